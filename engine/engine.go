@@ -1,0 +1,343 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/btree"
+)
+
+// Config configures an Engine. Start from DefaultConfig.
+type Config struct {
+	// Profile is the performance model. ProfileNone serves requests as fast
+	// as the engine can, with no latency and no throttling.
+	Profile Profile
+	// TimeScale compresses every modelled duration and rate: at 10, a 60 s
+	// experiment takes 6 s of wall time. Ignored when Clock is set.
+	TimeScale float64
+	// Clock, when set, is the engine's source of time.
+	Clock Clock
+	// Seed seeds every random draw the engine makes.
+	Seed uint64
+	// PreSplit is the number of range partitions a new table starts with,
+	// split evenly over the hex-GUID key space and spread over the servers.
+	// 0 or 1 starts a table cold, in one range partition, as the service does.
+	PreSplit int
+	// MaxKeyLength is the longest PartitionKey or RowKey, in UTF-16 code
+	// units. The service documents 1 KiB, that is 512 code units.
+	MaxKeyLength int
+	// TableDeleteGrace is how long a deleted table's name cannot be created
+	// again (409 TableBeingDeleted). Zero allows it at once.
+	TableDeleteGrace time.Duration
+	// Balancer configures the load balancer; it runs only under a profile
+	// with a model.
+	Balancer BalancerConfig
+}
+
+// DefaultConfig returns the configuration of the case study's engine: the
+// wa2010 profile in wall time, tables starting cold, the balancer on.
+func DefaultConfig() Config {
+	return Config{
+		Profile:          WA2010(),
+		TimeScale:        1,
+		Seed:             1,
+		MaxKeyLength:     DefaultMaxKeyLen,
+		TableDeleteGrace: 40 * time.Second,
+		Balancer:         DefaultBalancerConfig(),
+	}
+}
+
+// Engine is one storage account: a set of tables served by a stamp of
+// partition servers. It is safe for concurrent use.
+type Engine struct {
+	cfg   Config
+	clock Clock
+
+	tables   atomic.Pointer[map[string]*table] // by lower-case name, copy on write
+	tablesMu sync.Mutex                        // serializes table creation and deletion
+	deleted  map[string]time.Time              // lower-case name -> when its grace ends
+
+	servers  []*server
+	nextSrv  atomic.Uint64
+	rpSeq    atomic.Uint64
+	acctMu   sync.Mutex
+	acct     bucket
+	lb       *balancer
+	closeLB  context.CancelFunc
+	lbDone   chan struct{}
+	closeErr sync.Once
+}
+
+// New returns an engine configured by cfg. Close it to stop its load
+// balancer.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.Profile.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxKeyLength <= 0 {
+		cfg.MaxKeyLength = DefaultMaxKeyLen
+	}
+	if cfg.PreSplit < 0 || cfg.PreSplit > 4096 {
+		return nil, fmt.Errorf("engine: pre-split of %d range partitions is out of range: use 0 (cold) to 4096", cfg.PreSplit)
+	}
+	if cfg.TimeScale < 0 {
+		return nil, fmt.Errorf("engine: time scale %g is negative: use a factor above 0 (1 is wall time)", cfg.TimeScale)
+	}
+	e := &Engine{cfg: cfg, clock: cfg.Clock, deleted: map[string]time.Time{}}
+	if e.clock == nil {
+		e.clock = NewScaledClock(cfg.TimeScale)
+	}
+	empty := map[string]*table{}
+	e.tables.Store(&empty)
+	p := cfg.Profile
+	n := max(p.Servers, 1)
+	for i := range n {
+		e.servers = append(e.servers, newServer(i, max(p.ServerCores, 1)))
+	}
+	e.acct = *newBucket(p.AccountRate, p.Burst)
+	if p.Model && cfg.Balancer.Enabled {
+		ctx, cancel := context.WithCancel(context.Background())
+		e.closeLB = cancel
+		e.lbDone = make(chan struct{})
+		e.lb = newBalancer(e, cfg.Balancer)
+		go func() {
+			defer close(e.lbDone)
+			e.lb.run(ctx)
+		}()
+	}
+	return e, nil
+}
+
+// Close stops the engine's load balancer. The data stays readable.
+func (e *Engine) Close() error {
+	e.closeErr.Do(func() {
+		if e.closeLB != nil {
+			e.closeLB()
+			<-e.lbDone
+		}
+	})
+	return nil
+}
+
+// Clock returns the engine's clock; callers that measure latency in model
+// time use it.
+func (e *Engine) Clock() Clock { return e.clock }
+
+// Config returns the engine's configuration.
+func (e *Engine) Config() Config { return e.cfg }
+
+var tableNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{2,62}$`)
+
+// ValidateTableName checks a table name against the service's rules.
+func ValidateTableName(name string) error {
+	if !tableNameRE.MatchString(name) || strings.EqualFold(name, "tables") {
+		return badRequest(CodeInvalidResourceName, fmt.Sprintf("The table name %q is invalid: use 3 to 63 letters and digits, starting with a letter; \"tables\" is reserved.", name))
+	}
+	return nil
+}
+
+// CreateTable creates a table. Names are case-insensitive and case-preserving.
+func (e *Engine) CreateTable(ctx context.Context, name string) error {
+	if err := ValidateTableName(name); err != nil {
+		return err
+	}
+	key := strings.ToLower(name)
+	e.tablesMu.Lock()
+	defer e.tablesMu.Unlock()
+	old := *e.tables.Load()
+	if _, ok := old[key]; ok {
+		return newError(http.StatusConflict, CodeTableAlreadyExists, "The table specified already exists.")
+	}
+	if until, ok := e.deleted[key]; ok {
+		if e.clock.Now().Before(until) {
+			return newError(http.StatusConflict, CodeTableBeingDeleted, "The specified table is being deleted. Try operation later.")
+		}
+		delete(e.deleted, key)
+	}
+	t := e.newTable(name)
+	next := make(map[string]*table, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[key] = t
+	e.tables.Store(&next)
+	return nil
+}
+
+// DeleteTable deletes a table and all its entities.
+func (e *Engine) DeleteTable(ctx context.Context, name string) error {
+	key := strings.ToLower(name)
+	e.tablesMu.Lock()
+	defer e.tablesMu.Unlock()
+	old := *e.tables.Load()
+	if _, ok := old[key]; !ok {
+		return errTableNotFound
+	}
+	next := make(map[string]*table, len(old))
+	for k, v := range old {
+		if k != key {
+			next[k] = v
+		}
+	}
+	e.tables.Store(&next)
+	if e.cfg.TableDeleteGrace > 0 {
+		e.deleted[key] = e.clock.Now().Add(e.cfg.TableDeleteGrace)
+	}
+	return nil
+}
+
+// ListTables returns up to top table names (all when top is 0) in ordinal
+// order, starting at the name next, and the name to continue from ("" when
+// there are no more).
+func (e *Engine) ListTables(ctx context.Context, top int, next string) ([]string, string, error) {
+	if top < 0 || top > MaxPageSize {
+		return nil, "", badRequest(CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000.")
+	}
+	if top == 0 {
+		top = MaxPageSize
+	}
+	var names []string
+	for _, t := range *e.tables.Load() {
+		if next == "" || compareKeys(t.name, next) >= 0 {
+			names = append(names, t.name)
+		}
+	}
+	slices.SortFunc(names, compareKeys)
+	if len(names) > top {
+		return names[:top], names[top], nil
+	}
+	return names, "", nil
+}
+
+func (e *Engine) table(name string) (*table, *Error) {
+	t, ok := (*e.tables.Load())[strings.ToLower(name)]
+	if !ok {
+		return nil, errTableNotFound
+	}
+	return t, nil
+}
+
+// table is one table: an ordered set of range partitions over its
+// PartitionKeys.
+type table struct {
+	name  string
+	parts atomic.Pointer[[]*rangePartition] // sorted by lo, copy on write
+	mu    sync.Mutex                        // serializes splits
+}
+
+func (e *Engine) newTable(name string) *table {
+	t := &table{name: name}
+	k := max(e.cfg.PreSplit, 1)
+	bounds := presplitBounds(k)
+	parts := make([]*rangePartition, len(bounds))
+	first := e.nextSrv.Add(uint64(len(bounds))) - uint64(len(bounds))
+	for i, lo := range bounds {
+		hi := ""
+		if i+1 < len(bounds) {
+			hi = bounds[i+1]
+		}
+		srv := e.servers[(first+uint64(i))%uint64(len(e.servers))]
+		if k == 1 {
+			srv = e.leastLoadedServer(nil)
+		}
+		parts[i] = e.newRangePartition(t, lo, hi, srv)
+	}
+	t.parts.Store(&parts)
+	return t
+}
+
+// presplitBounds returns the low keys of k range partitions spread evenly
+// over the hex-GUID key space; the first is "" (the lowest key).
+func presplitBounds(k int) []string {
+	bounds := []string{""}
+	digits, space := 1, 16
+	for space < k {
+		digits++
+		space *= 16
+	}
+	for i := 1; i < k; i++ {
+		bounds = append(bounds, fmt.Sprintf("%0*x", digits, i*space/k))
+	}
+	return bounds
+}
+
+func (t *table) locate(pk string) *rangePartition {
+	parts := *t.parts.Load()
+	i, _ := slices.BinarySearchFunc(parts, pk, func(rp *rangePartition, pk string) int {
+		if compareKeys(rp.lo, pk) > 0 {
+			return 1
+		}
+		return -1
+	})
+	return parts[i-1]
+}
+
+// lock returns the live range partition holding pk, locked for writing (or
+// for reading when read is true). A partition retired by a split while the
+// caller waited for its lock is skipped.
+func (t *table) lock(pk string, read bool) *rangePartition {
+	for {
+		rp := t.locate(pk)
+		if read {
+			rp.mu.RLock()
+		} else {
+			rp.mu.Lock()
+		}
+		if !rp.retired {
+			return rp
+		}
+		if read {
+			rp.mu.RUnlock()
+		} else {
+			rp.mu.Unlock()
+		}
+	}
+}
+
+// rangePartition is a range [lo, hi) of a table's PartitionKeys ("" as hi is
+// the end of the key space), its data and the model state of its serial lane.
+type rangePartition struct {
+	id      uint64
+	table   *table
+	lo, hi  string
+	mu      sync.RWMutex
+	tree    *btree.BTreeG[*record]
+	retired bool
+	lastTS  int64
+	lane    // model state, guarded by mu
+}
+
+func (e *Engine) newRangePartition(t *table, lo, hi string, srv *server) *rangePartition {
+	id := e.rpSeq.Add(1)
+	rp := &rangePartition{id: id, table: t, lo: lo, hi: hi, tree: btree.NewG(32, lessRecord)}
+	rp.lane.init(srv, rand.New(rand.NewPCG(e.cfg.Seed, id)))
+	return rp
+}
+
+func (rp *rangePartition) contains(pk string) bool {
+	return compareKeys(pk, rp.lo) >= 0 && (rp.hi == "" || compareKeys(pk, rp.hi) < 0)
+}
+
+// stamp returns the next write timestamp of the partition: model time at
+// 100 ns precision, strictly increasing so two writes never share an ETag.
+func (rp *rangePartition) stamp(now time.Time) int64 {
+	ts := now.UnixNano() / 100 * 100
+	if ts <= rp.lastTS {
+		ts = rp.lastTS + 100
+	}
+	rp.lastTS = ts
+	return ts
+}
+
+func (rp *rangePartition) get(pk, rk string) *record {
+	r, _ := rp.tree.Get(&record{pk: pk, rk: rk})
+	return r
+}

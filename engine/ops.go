@@ -1,0 +1,295 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// UpdateMode says how a write combines with an existing entity.
+type UpdateMode uint8
+
+const (
+	// Merge keeps the existing properties the write does not name.
+	Merge UpdateMode = iota
+	// Replace replaces the whole entity.
+	Replace
+)
+
+// units returns the entity's cost toward the throughput targets: one per
+// started KiB, at least one.
+func units(r *record) float64 {
+	return math.Max(1, float64(r.size())/1024)
+}
+
+// Insert stores a new entity and returns it as stored, with its Timestamp.
+// An existing entity with the same keys gives 409 EntityAlreadyExists.
+func (e *Engine) Insert(ctx context.Context, tableName string, ent Entity) (Entity, error) {
+	return e.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *Error {
+		if old != nil {
+			return errEntityExists
+		}
+		return nil
+	})
+}
+
+// Upsert inserts the entity or, if it exists, merges it into or replaces the
+// existing one, unconditionally.
+func (e *Engine) Upsert(ctx context.Context, tableName string, ent Entity, mode UpdateMode) (Entity, error) {
+	return e.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *Error {
+		if old != nil && mode == Merge {
+			rec.props = merge(old.props, rec.props)
+		}
+		return nil
+	})
+}
+
+// Update merges into or replaces an existing entity. ifMatch is "*" (any
+// version) or the ETag the entity must still have; a missing entity gives
+// 404 ResourceNotFound and another version 412 UpdateConditionNotSatisfied.
+func (e *Engine) Update(ctx context.Context, tableName string, ent Entity, mode UpdateMode, ifMatch string) (Entity, error) {
+	if err := checkETag(ifMatch); err != nil {
+		return Entity{}, err
+	}
+	return e.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *Error {
+		if err := matches(old, ifMatch); err != nil {
+			return err
+		}
+		if mode == Merge {
+			rec.props = merge(old.props, rec.props)
+		}
+		return nil
+	})
+}
+
+func (e *Engine) write(ctx context.Context, tableName string, ent Entity, check func(rp *rangePartition, rec, old *record) *Error) (Entity, error) {
+	t, terr := e.table(tableName)
+	if terr != nil {
+		return Entity{}, terr
+	}
+	rec, verr := prepare(&ent, e.cfg.MaxKeyLength)
+	if verr != nil {
+		return Entity{}, verr
+	}
+	err := e.do(ctx, t, rec.pk, opWrite, 1, units(rec), func(rp *rangePartition, now time.Time) (int, *Error) {
+		if err := check(rp, rec, rp.get(rec.pk, rec.rk)); err != nil {
+			return 1, err
+		}
+		rec.ts = rp.stamp(now)
+		rp.tree.ReplaceOrInsert(rec)
+		return 1, nil
+	})
+	if err != nil {
+		return Entity{}, err
+	}
+	return rec.view(nil), nil
+}
+
+// Get returns one entity, with only the selected properties when sel is not
+// nil. A missing entity gives 404 ResourceNotFound.
+func (e *Engine) Get(ctx context.Context, tableName, pk, rk string, sel []string) (Entity, error) {
+	t, terr := e.table(tableName)
+	if terr != nil {
+		return Entity{}, terr
+	}
+	var out Entity
+	err := e.do(ctx, t, pk, opRead, 1, 1, func(rp *rangePartition, now time.Time) (int, *Error) {
+		r := rp.get(pk, rk)
+		if r == nil {
+			return 1, errEntityNotFound
+		}
+		out = r.view(sel)
+		return 1, nil
+	})
+	return out, err
+}
+
+// Delete removes an entity. ifMatch is "*" or the ETag the entity must have.
+func (e *Engine) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) error {
+	if err := checkETag(ifMatch); err != nil {
+		return err
+	}
+	t, terr := e.table(tableName)
+	if terr != nil {
+		return terr
+	}
+	return e.do(ctx, t, pk, opWrite, 1, 1, func(rp *rangePartition, now time.Time) (int, *Error) {
+		old := rp.get(pk, rk)
+		if err := matches(old, ifMatch); err != nil {
+			return 1, err
+		}
+		rp.tree.Delete(old)
+		return 1, nil
+	})
+}
+
+// checkETag checks the form of an If-Match value.
+func checkETag(ifMatch string) *Error {
+	if ifMatch == "*" {
+		return nil
+	}
+	if ifMatch == "" {
+		return badRequest(CodeInvalidInput, "An If-Match condition is required: use \"*\" for any version, or the entity's ETag.")
+	}
+	if _, ok := parseETag(ifMatch); !ok {
+		return badRequest(CodeInvalidInput, fmt.Sprintf("The ETag %q is not valid: use \"*\" or an ETag the service returned.", ifMatch))
+	}
+	return nil
+}
+
+// ParseETag returns the time an ETag of the service's form stands for.
+func parseETag(etag string) (time.Time, bool) {
+	s, ok := strings.CutPrefix(etag, `W/"datetime'`)
+	if !ok {
+		return time.Time{}, false
+	}
+	s, ok = strings.CutSuffix(s, `'"`)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.ReplaceAll(s, "%3A", ":"))
+	return t, err == nil
+}
+
+func matches(old *record, ifMatch string) *Error {
+	if old == nil {
+		return errEntityNotFound
+	}
+	if ifMatch == "*" {
+		return nil
+	}
+	if t, _ := parseETag(ifMatch); t.UnixNano() != old.ts {
+		return errCondition
+	}
+	return nil
+}
+
+// BatchOpKind is the kind of one operation of an entity group transaction.
+type BatchOpKind uint8
+
+// The operations a batch can hold.
+const (
+	BatchInsert BatchOpKind = iota
+	BatchUpdateMerge
+	BatchUpdateReplace
+	BatchUpsertMerge
+	BatchUpsertReplace
+	BatchDelete
+)
+
+// BatchOp is one operation of an entity group transaction. For BatchDelete
+// only the entity's keys are used. IfMatch applies to updates and deletes.
+type BatchOp struct {
+	Kind    BatchOpKind
+	Entity  Entity
+	IfMatch string
+}
+
+// Batch runs an entity group transaction: at most 100 operations on
+// distinct entities of one PartitionKey, at most 4 MiB, executed in order and
+// atomically, every written entity sharing one Timestamp. It returns the
+// entities as stored (keys only for deletes). If an operation fails nothing
+// is applied and the error's Index is the operation's 0-based index.
+func (e *Engine) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]Entity, error) {
+	if len(ops) == 0 {
+		return nil, badRequest(CodeInvalidInput, "The batch request contains no operations: add 1 to 100 operations.")
+	}
+	if len(ops) > MaxBatchOps {
+		return nil, badRequest(CodeInvalidInput, "The batch request operation exceeds the maximum 100 changes per change set.")
+	}
+	t, terr := e.table(tableName)
+	if terr != nil {
+		return nil, terr
+	}
+	pk := ops[0].Entity.PartitionKey
+	recs := make([]*record, len(ops))
+	seen := make(map[string]struct{}, len(ops))
+	var total float64
+	var size int
+	for i := range ops {
+		op := &ops[i]
+		if op.Entity.PartitionKey != pk {
+			return nil, withIndex(badRequest(CodeCommandsInBatchActOnDifferentPK, "All commands in a batch must operate on the same partition."), i)
+		}
+		if _, dup := seen[op.Entity.RowKey]; dup {
+			return nil, withIndex(badRequest(CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."), i)
+		}
+		seen[op.Entity.RowKey] = struct{}{}
+		if op.Kind == BatchDelete {
+			if err := validateKey("PartitionKey", pk, e.cfg.MaxKeyLength); err != nil {
+				return nil, withIndex(err, i)
+			}
+			if err := validateKey("RowKey", op.Entity.RowKey, e.cfg.MaxKeyLength); err != nil {
+				return nil, withIndex(err, i)
+			}
+			recs[i] = &record{pk: pk, rk: op.Entity.RowKey}
+			total++
+		} else {
+			r, err := prepare(&op.Entity, e.cfg.MaxKeyLength)
+			if err != nil {
+				return nil, withIndex(err, i)
+			}
+			recs[i] = r
+			total += units(r)
+			size += r.size()
+		}
+		if op.Kind == BatchUpdateMerge || op.Kind == BatchUpdateReplace || op.Kind == BatchDelete {
+			if err := checkETag(op.IfMatch); err != nil {
+				return nil, withIndex(err, i)
+			}
+		}
+		if op.Kind > BatchDelete {
+			return nil, withIndex(badRequest(CodeInvalidInput, fmt.Sprintf("Unknown batch operation kind %d.", op.Kind)), i)
+		}
+	}
+	if size > MaxBatchBytes {
+		return nil, newError(http.StatusRequestEntityTooLarge, CodeRequestBodyTooLarge, "The batch request is larger than 4 MiB.")
+	}
+	out := make([]Entity, len(ops))
+	err := e.do(ctx, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *Error) {
+		// Check every operation against the state the earlier ones leave,
+		// then apply all of them: nothing is applied if one fails.
+		olds := make([]*record, len(ops))
+		for i, op := range ops {
+			old := rp.get(pk, recs[i].rk)
+			olds[i] = old
+			var err *Error
+			switch op.Kind {
+			case BatchInsert:
+				if old != nil {
+					err = errEntityExists
+				}
+			case BatchUpdateMerge, BatchUpdateReplace, BatchDelete:
+				err = matches(old, op.IfMatch)
+			}
+			if err != nil {
+				return len(ops), withIndex(err, i)
+			}
+		}
+		ts := rp.stamp(now)
+		for i, op := range ops {
+			r := recs[i]
+			switch op.Kind {
+			case BatchDelete:
+				rp.tree.Delete(r)
+				out[i] = Entity{PartitionKey: pk, RowKey: r.rk}
+				continue
+			case BatchUpdateMerge, BatchUpsertMerge:
+				if olds[i] != nil {
+					r.props = merge(olds[i].props, r.props)
+				}
+			}
+			r.ts = ts
+			rp.tree.ReplaceOrInsert(r)
+			out[i] = r.view(nil)
+		}
+		return len(ops), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
