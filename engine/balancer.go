@@ -60,15 +60,15 @@ const (
 // key it was split at; for a move, From and To are servers. The partition is
 // unavailable until Until.
 type Event struct {
-	Time     time.Time `json:"time"`
-	Kind     EventKind `json:"kind"`
-	Table    string    `json:"table"`
-	Lo       string    `json:"lo"`
-	Hi       string    `json:"hi"`
-	At       []string  `json:"at,omitempty"`
-	From     int       `json:"from_server"`
-	To       int       `json:"to_server"`
-	Until    time.Time `json:"unavailable_until"`
+	Time  time.Time `json:"time"`
+	Kind  EventKind `json:"kind"`
+	Table string    `json:"table"`
+	Lo    string    `json:"lo"`
+	Hi    string    `json:"hi"`
+	At    []string  `json:"at,omitempty"`
+	From  int       `json:"from_server"`
+	To    int       `json:"to_server"`
+	Until time.Time `json:"unavailable_until"`
 }
 
 // PartitionLoad is one range partition's load over a balancer window.

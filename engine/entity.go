@@ -200,8 +200,8 @@ func firstUnit(r rune) uint16 {
 
 // Limits of the service's data model.
 const (
-	MaxProperties     = 252     // custom properties per entity
-	MaxPropertyName   = 255     // UTF-16 code units
+	MaxProperties     = 252       // custom properties per entity
+	MaxPropertyName   = 255       // UTF-16 code units
 	MaxStringUnits    = 32 * 1024 // UTF-16 code units in a String value
 	MaxBinaryBytes    = 64 * 1024
 	MaxEntitySize     = 1 << 20

@@ -445,7 +445,7 @@ func isAlnum(c byte) bool {
 	return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
 }
 
-// quoted reads a '…' literal with '' as an escaped quote.
+// quoted reads a '…' literal with ” as an escaped quote.
 func (l *lexer) quoted() (string, bool) {
 	var b strings.Builder
 	l.pos++
