@@ -340,7 +340,7 @@ func (b *balancer) split(c candidate, now time.Time) {
 	rp.tree.Ascend(func(r *record) bool {
 		for _, c := range children {
 			if c.contains(r.pk) {
-				c.tree.ReplaceOrInsert(r)
+				c.put(r)
 				break
 			}
 		}
@@ -365,7 +365,7 @@ func (b *balancer) split(c candidate, now time.Time) {
 		}
 	}
 	rp.retired = true
-	rp.tree = btree.NewG(2, lessRecord) // the children own the records now
+	rp.tree, rp.index = btree.NewG(2, lessRecord), nil // the children own the records now
 	old := *t.parts.Load()
 	i := slices.Index(old, rp)
 	parts := slices.Concat(old[:i], children, old[i+1:])

@@ -309,7 +309,8 @@ type rangePartition struct {
 	table   *table
 	lo, hi  string
 	mu      sync.RWMutex
-	tree    *btree.BTreeG[*record]
+	tree    *btree.BTreeG[*record] // in (PartitionKey, RowKey) order, for scans
+	index   map[recKey]*record     // for point operations
 	retired bool
 	lastTS  int64
 	lane    // model state, guarded by mu
@@ -317,7 +318,7 @@ type rangePartition struct {
 
 func (e *Engine) newRangePartition(t *table, lo, hi string, srv *server) *rangePartition {
 	id := e.rpSeq.Add(1)
-	rp := &rangePartition{id: id, table: t, lo: lo, hi: hi, tree: btree.NewG(32, lessRecord)}
+	rp := &rangePartition{id: id, table: t, lo: lo, hi: hi, tree: btree.NewG(32, lessRecord), index: map[recKey]*record{}}
 	rp.lane.init(srv, rand.New(rand.NewPCG(e.cfg.Seed, id)))
 	return rp
 }
@@ -337,7 +338,19 @@ func (rp *rangePartition) stamp(now time.Time) int64 {
 	return ts
 }
 
-func (rp *rangePartition) get(pk, rk string) *record {
-	r, _ := rp.tree.Get(&record{pk: pk, rk: rk})
-	return r
+// recKey is an entity's identity; a struct of the two keys hashes without
+// building a combined string.
+type recKey struct{ pk, rk string }
+
+func (rp *rangePartition) get(pk, rk string) *record { return rp.index[recKey{pk, rk}] }
+
+// put stores r, replacing any record with its keys.
+func (rp *rangePartition) put(r *record) {
+	rp.index[recKey{r.pk, r.rk}] = r
+	rp.tree.ReplaceOrInsert(r)
+}
+
+func (rp *rangePartition) remove(r *record) {
+	delete(rp.index, recKey{r.pk, r.rk})
+	rp.tree.Delete(r)
 }

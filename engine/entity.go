@@ -152,8 +152,17 @@ func FormatETag(t time.Time) string {
 // utf16Len returns the length of s in UTF-16 code units, which is how the
 // service measures keys, names and strings.
 func utf16Len(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
+	i := 0
+	for ; i+8 <= len(s); i += 8 { // ASCII eight bytes at a time
+		_ = s[i+7]
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	n := i
+	for i < len(s) {
 		if s[i] < utf8.RuneSelf {
 			n++
 			i++
@@ -173,7 +182,11 @@ func utf16Len(s string) int {
 // that ordering matches it even for characters outside the BMP.
 func compareKeys(a, b string) int {
 	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
+	n := min(len(a), len(b))
+	for i+8 <= n && a[i:i+8] == b[i:i+8] { // keys in a partition share long prefixes
+		i += 8
+	}
+	for i < n && a[i] == b[i] {
 		i++
 	}
 	if i == len(a) || i == len(b) {
@@ -253,43 +266,48 @@ func validPropertyName(name string) bool {
 	return true
 }
 
-// prepare validates e for a write and returns the record to store. Timestamp
-// properties are dropped because the service manages them; property names are
-// interned so that a million entities with the same schema share one copy.
-func prepare(e *Entity, maxKeyLen int) (*record, *Error) {
+// prepare validates e for a write and returns the record to store and its
+// size. Timestamp properties are dropped because the service manages them;
+// property names are interned so that a million entities with the same
+// schema share one copy.
+func prepare(e *Entity, maxKeyLen int) (*record, int, *Error) {
 	if err := validateKey("PartitionKey", e.PartitionKey, maxKeyLen); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := validateKey("RowKey", e.RowKey, maxKeyLen); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	size := 4 + 2*(utf16Len(e.PartitionKey)+utf16Len(e.RowKey))
 	props := make([]Property, 0, len(e.Properties))
 	for _, p := range e.Properties {
 		switch p.Name {
 		case "Timestamp":
 			continue
 		case "PartitionKey", "RowKey":
-			return nil, badRequest(CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+p.Name+" is a key and cannot also be a property.")
+			return nil, 0, badRequest(CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+p.Name+" is a key and cannot also be a property.")
 		}
-		if utf16Len(p.Name) > MaxPropertyName {
-			return nil, badRequest(CodePropertyNameTooLong, "The property name exceeds the maximum allowed length (255).")
+		nameLen := utf16Len(p.Name)
+		if nameLen > MaxPropertyName {
+			return nil, 0, badRequest(CodePropertyNameTooLong, "The property name exceeds the maximum allowed length (255).")
 		}
 		if !validPropertyName(p.Name) {
-			return nil, badRequest(CodePropertyNameInvalid, fmt.Sprintf("The property name %q is invalid: it must be a C# identifier.", p.Name))
+			return nil, 0, badRequest(CodePropertyNameInvalid, fmt.Sprintf("The property name %q is invalid: it must be a C# identifier.", p.Name))
 		}
-		if err := validateValue(p); err != nil {
-			return nil, err
+		vsize, err := validateValue(p)
+		if err != nil {
+			return nil, 0, err
 		}
+		size += 8 + 2*nameLen + vsize
 		p.Name = unique.Make(p.Name).Value()
 		props = append(props, p)
 	}
 	if len(props) > MaxProperties {
-		return nil, badRequest(CodeTooManyProperties, "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties.")
+		return nil, 0, badRequest(CodeTooManyProperties, "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties.")
 	}
 	for i := 1; i < len(props); i++ {
 		for j := 0; j < i; j++ {
 			if props[i].Name == props[j].Name {
-				return nil, badRequest(CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+props[i].Name+".")
+				return nil, 0, badRequest(CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+props[i].Name+".")
 			}
 		}
 	}
@@ -297,15 +315,17 @@ func prepare(e *Entity, maxKeyLen int) (*record, *Error) {
 	if len(props) == 0 {
 		r.props = nil
 	}
-	if sz := entitySize(r.pk, r.rk, r.props); sz > MaxEntitySize {
-		return nil, badRequest(CodeEntityTooLarge, fmt.Sprintf("The entity is larger than the maximum allowed size (1MB): %d bytes.", sz))
+	if size > MaxEntitySize {
+		return nil, 0, badRequest(CodeEntityTooLarge, fmt.Sprintf("The entity is larger than the maximum allowed size (1MB): %d bytes.", size))
 	}
-	return r, nil
+	return r, size, nil
 }
 
-func validateValue(p Property) *Error {
-	invalid := func() *Error {
-		return badRequest(CodeInvalidValueType, fmt.Sprintf("The value of property %q is not a valid %s.", p.Name, p.Type))
+// validateValue checks a property's value and returns its size by the
+// service's formula.
+func validateValue(p Property) (int, *Error) {
+	invalid := func() (int, *Error) {
+		return 0, badRequest(CodeInvalidValueType, fmt.Sprintf("The value of property %q is not a valid %s.", p.Name, p.Type))
 	}
 	switch p.Type {
 	case EdmString:
@@ -313,17 +333,20 @@ func validateValue(p Property) *Error {
 		if !ok || !utf8.ValidString(s) {
 			return invalid()
 		}
-		if utf16Len(s) > MaxStringUnits {
-			return badRequest(CodePropertyValueTooLarge, "The property value exceeds the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the maximum number of characters should be 32K or less.")
+		n := utf16Len(s)
+		if n > MaxStringUnits {
+			return 0, badRequest(CodePropertyValueTooLarge, "The property value exceeds the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the maximum number of characters should be 32K or less.")
 		}
+		return 2*n + 4, nil
 	case EdmBinary:
 		b, ok := p.Value.([]byte)
 		if !ok {
 			return invalid()
 		}
 		if len(b) > MaxBinaryBytes {
-			return badRequest(CodePropertyValueTooLarge, "The property value exceeds the maximum allowed size (64KB).")
+			return 0, badRequest(CodePropertyValueTooLarge, "The property value exceeds the maximum allowed size (64KB).")
 		}
+		return len(b) + 4, nil
 	case EdmInt32:
 		if _, ok := p.Value.(int32); !ok {
 			return invalid()
@@ -350,12 +373,12 @@ func validateValue(p Property) *Error {
 			return invalid()
 		}
 		if t.Before(minDateTime) || t.After(maxDateTime) {
-			return badRequest(CodeOutOfRangeInput, fmt.Sprintf("The DateTime value of property %q is out of range: it must lie between 1601-01-01 and 9999-12-31 UTC.", p.Name))
+			return 0, badRequest(CodeOutOfRangeInput, fmt.Sprintf("The DateTime value of property %q is out of range: it must lie between 1601-01-01 and 9999-12-31 UTC.", p.Name))
 		}
 	default:
 		return invalid()
 	}
-	return nil
+	return valueSize(p), nil
 }
 
 // record is the stored form of an entity. Records are immutable once stored:
@@ -366,8 +389,6 @@ type record struct {
 	ts     int64 // Unix nanoseconds, a multiple of 100
 	props  []Property
 }
-
-func (r *record) size() int { return entitySize(r.pk, r.rk, r.props) }
 
 // view returns the entity as returned to callers, limited to the selected
 // properties when sel is not nil.
@@ -391,8 +412,8 @@ func (r *record) view(sel []string) Entity {
 func (r *record) etag() string { return FormatETag(time.Unix(0, r.ts)) }
 
 func lessRecord(a, b *record) bool {
-	if c := compareKeys(a.pk, b.pk); c != 0 {
-		return c < 0
+	if a.pk != b.pk { // usually equal within a partition, and == is vectorized
+		return compareKeys(a.pk, b.pk) < 0
 	}
 	return compareKeys(a.rk, b.rk) < 0
 }

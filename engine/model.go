@@ -411,7 +411,7 @@ func (rp *rangePartition) keyBucket(pk string, rate float64, burst time.Duration
 
 // serve schedules an admitted request on the partition's lane and returns its
 // timing. scanned is the number of entities a query scanned.
-func (e *Engine) serve(a *admission, rp *rangePartition, k opKind, entities int, scanned int) Timing {
+func (e *Engine) serve(a *admission, rp *rangePartition, k opKind, pk string, entities int, scanned int) Timing {
 	p := &e.cfg.Profile
 	var mean, post time.Duration
 	switch k {
@@ -428,7 +428,7 @@ func (e *Engine) serve(a *admission, rp *rangePartition, k opKind, entities int,
 		e.acctMu.Lock()
 		e.acct.charge(a.t1, a.units)
 		e.acctMu.Unlock()
-		rp.keyBucket(rp.lo, p.PartitionKeyRate, p.Burst).charge(a.t1, a.units)
+		rp.keyBucket(pk, p.PartitionKeyRate, p.Burst).charge(a.t1, a.units)
 	}
 	if p.HiccupP > 0 && a.rng.Float64() < p.HiccupP {
 		post += p.HiccupMin + time.Duration(a.rng.Int64N(int64(p.HiccupMax-p.HiccupMin)+1))
@@ -469,7 +469,7 @@ func (e *Engine) do(ctx context.Context, t *table, pk string, k opKind, entities
 	if err == nil {
 		var scanned int
 		scanned, err = fn(rp, a.laneStart)
-		tm = e.serve(&a, rp, k, entities, scanned)
+		tm = e.serve(&a, rp, k, pk, entities, scanned)
 	} else {
 		tm = Timing{Arrival: a.t0, Done: refusedAt, FrontEnd: a.t1.Sub(a.t0), Units: units}
 		if refusedAt.After(a.t1) {

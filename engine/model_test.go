@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -21,19 +19,21 @@ import (
 // each sending its next request when the last returns and pausing 3 s after
 // any error.
 type loop struct {
-	profile   engine.Profile
-	scale     float64
-	vms       int
-	threads   int
-	size      vm.Size
-	op        string // insert, get, batch
-	batch     int
-	shared    bool // one PartitionKey for every thread
-	warmup    time.Duration
-	duration  time.Duration
-	seed      uint64
-	balancer  engine.BalancerConfig
-	partition string // a fixed PartitionKey; overrides shared
+	profile  engine.Profile
+	scale    float64
+	vms      int
+	threads  int
+	size     vm.Size
+	op       string // insert, get, batch
+	batch    int
+	shared   bool // one PartitionKey for every thread
+	warmup   time.Duration
+	duration time.Duration
+	seed     uint64
+	balancer engine.BalancerConfig
+	cold     bool // start the table in one range partition
+	appendPK bool // time-ordered, increasing PartitionKeys
+	query    int  // for op "query": entities loaded per thread, all scanned
 }
 
 type loopResult struct {
@@ -41,6 +41,16 @@ type loopResult struct {
 	latencySum                              time.Duration
 	latencies                               []time.Duration
 	secs                                    float64
+	start                                   time.Time
+	events                                  []engine.Event
+	snapshots                               []engine.Snapshot
+	partitions                              []engine.PartitionLoad
+}
+
+func (r loopResult) median() time.Duration {
+	s := slices.Clone(r.latencies)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func (r loopResult) entitiesPerSec() float64 { return float64(r.entities) / r.secs }
@@ -69,6 +79,9 @@ func (l loop) run(t *testing.T) loopResult {
 	cfg := engine.DefaultConfig()
 	cfg.Profile = l.profile
 	cfg.PreSplit = 16
+	if l.cold {
+		cfg.PreSplit = 0
+	}
 	cfg.Seed = l.seed
 	cfg.TimeScale = max(l.scale, 1)
 	cfg.Balancer = l.balancer
@@ -102,9 +115,6 @@ func (l loop) run(t *testing.T) loopResult {
 				if l.shared {
 					pk = shared
 				}
-				if l.partition != "" {
-					pk = l.partition
-				}
 				body := payload(rng)
 				n := max(l.batch, 1)
 				var local loopResult
@@ -134,6 +144,9 @@ func (l loop) run(t *testing.T) loopResult {
 					var err error
 					switch l.op {
 					case "insert":
+						if l.appendPK {
+							pk = fmt.Sprintf("%019d-%04x-%04x", clock.Now().UnixNano(), v, th)
+						}
 						_, err = e.Insert(cctx, "bench", engine.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("j_%d_%d_%d", v, th, idx), Properties: []engine.Property{engine.String("Payload", body)}})
 						idx++
 					case "get":
@@ -185,6 +198,10 @@ func (l loop) run(t *testing.T) loopResult {
 	cancel()
 	wg.Wait()
 	res.secs = l.duration.Seconds()
+	res.events = e.Events()
+	res.snapshots = e.Snapshots()
+	res.partitions, _ = e.Partitions("bench")
+	res.start = start
 	return res
 }
 
@@ -201,36 +218,185 @@ func within(t *testing.T, what string, got, want, tol float64) {
 	}
 }
 
-func TestCalibrationProbe(t *testing.T) {
-	if !testing.Verbose() {
-		t.Skip("probe")
+func wa2010Loop(l loop) loop {
+	l.profile = engine.WA2010()
+	l.size = vm.XL
+	l.seed = 7
+	l.warmup, l.duration = 30*time.Second, 300*time.Second
+	l.balancer = engine.DefaultBalancerConfig()
+	return l
+}
+
+// TestDeterministic checks that a fixed seed gives the same run twice.
+func TestDeterministic(t *testing.T) {
+	var a, b loopResult
+	l := wa2010Loop(loop{op: "batch", batch: 100, vms: 3, threads: 10, shared: true})
+	l.duration = 60 * time.Second
+	synctest.Test(t, func(t *testing.T) { a = l.run(t) })
+	synctest.Test(t, func(t *testing.T) { b = l.run(t) })
+	if a.entities != b.entities || a.throttled != b.throttled || a.latencySum != b.latencySum {
+		t.Fatalf("two runs of one seed differ: %v and %v", a, b)
 	}
-	for _, tc := range []loop{
-		{op: "insert", vms: 2, threads: 15, size: vm.XL, shared: true},
-		{op: "insert", vms: 5, threads: 15, size: vm.XL, shared: true},
-		{op: "insert", vms: 10, threads: 15, size: vm.XL, shared: true},
-		{op: "insert", vms: 16, threads: 15, size: vm.XL, shared: true},
-		{op: "batch", batch: 100, vms: 2, threads: 10, size: vm.XL, shared: true},
-		{op: "batch", batch: 100, vms: 4, threads: 10, size: vm.XL, shared: true},
-		{op: "batch", batch: 100, vms: 3, threads: 10, size: vm.XL, shared: true},
-		{op: "batch", batch: 100, vms: 5, threads: 10, size: vm.XL, shared: true},
-	} {
-		synctest.Test(t, func(t *testing.T) {
-			tc.profile = engine.WA2010()
-			if v := os.Getenv("PROBE_RATE"); v != "" {
-				tc.profile.PartitionKeyRate, _ = strconv.ParseFloat(v, 64)
+}
+
+// TestBalancerSplitsHotRange: a cold table under load from many keys is one
+// hot range partition; the balancer splits it once it has stayed hot for
+// its decision delay, and not before.
+func TestBalancerSplitsHotRange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := wa2010Loop(loop{op: "insert", vms: 10, threads: 15, cold: true})
+		l.warmup, l.duration = 0, 180*time.Second
+		l.balancer = engine.AcceleratedBalancerConfig() // hot from the 15 s tick, decides in 15-30 s
+		r := l.run(t)
+		var splits []engine.Event
+		for _, ev := range r.events {
+			if ev.Kind == engine.EventSplit {
+				splits = append(splits, ev)
 			}
-			if v := os.Getenv("PROBE_BURST"); v != "" {
-				tc.profile.Burst, _ = time.ParseDuration(v)
+		}
+		for _, ev := range r.events {
+			t.Logf("%v %s [%q,%q) at %q server %d->%d", ev.Time.Sub(r.start), ev.Kind, ev.Lo, ev.Hi, ev.At, ev.From, ev.To)
+		}
+		t.Log(r)
+		if len(splits) == 0 {
+			t.Fatalf("no split in 180 s of a hot range; events %v", r.events)
+		}
+		if first := splits[0].Time.Sub(r.start); first < 30*time.Second {
+			t.Fatalf("first split after %v, before the partition could have been hot for 15 s", first)
+		}
+		if len(r.partitions) < 2 {
+			t.Fatalf("table still has %d range partition", len(r.partitions))
+		}
+		var moved bool
+		for _, ev := range r.events {
+			moved = moved || ev.Kind == engine.EventMove && ev.From != ev.To
+		}
+		if !moved {
+			t.Fatal("no split child was moved to another server")
+		}
+	})
+}
+
+// TestBalancerNeverSplitsOneKey: a saturated single PartitionKey can at
+// most be isolated in a range partition of its own; its throughput stays
+// bounded by one lane.
+func TestBalancerNeverSplitsOneKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := wa2010Loop(loop{op: "insert", vms: 10, threads: 15, shared: true, cold: true})
+		l.warmup, l.duration = 0, 180*time.Second
+		l.balancer = engine.AcceleratedBalancerConfig()
+		r := l.run(t)
+		splits := 0
+		for _, ev := range r.events {
+			if ev.Kind == engine.EventSplit {
+				splits++
 			}
-			if v := os.Getenv("PROBE_FEU"); v != "" {
-				tc.profile.FEWriteUnit, _ = time.ParseDuration(v)
+		}
+		t.Logf("events %v, partitions %v", r.events, r.partitions)
+		if splits > 1 {
+			t.Fatalf("%d splits of a one-key load; events %v", splits, r.events)
+		}
+		within(t, "entities/s", r.entitiesPerSec(), 1000, 0.15)
+	})
+}
+
+// TestAppendOnlyStaysHot: time-ordered keys always land in the last range
+// partition, so splitting never spreads them.
+func TestAppendOnlyStaysHot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := wa2010Loop(loop{op: "insert", vms: 10, threads: 15, cold: true, appendPK: true})
+		l.warmup, l.duration = 0, 240*time.Second
+		l.balancer = engine.AcceleratedBalancerConfig()
+		r := l.run(t)
+		splits := 0
+		for _, ev := range r.events {
+			if ev.Kind == engine.EventSplit {
+				splits++
 			}
-			tc.warmup, tc.duration, tc.seed = 30*time.Second, 300*time.Second, 7
-			tc.balancer = engine.DefaultBalancerConfig()
-			r := tc.run(t)
-			t.Logf("%s %d VMs: %v", tc.op, tc.vms, r)
-		})
-	}
-	_ = strings.Repeat
+		}
+		if splits == 0 {
+			t.Fatal("the hot append-only range was never split")
+		}
+		last := r.snapshots[len(r.snapshots)-1]
+		var total, tail float64
+		for _, p := range last.Partitions {
+			total += p.Units
+			if p.Hi == "" {
+				tail = p.Units
+			}
+		}
+		t.Logf("%d splits; last window: tail %.0f of %.0f units; %v", splits, tail, total, r)
+		if tail < 0.95*total {
+			t.Fatalf("after %d splits the last range partition took %.0f of %.0f units; append-only load should stay there", splits, tail, total)
+		}
+		if r.entitiesPerSec() > 1150 {
+			t.Fatalf("append-only load reached %.0f entities/s, more than one partition serves", r.entitiesPerSec())
+		}
+	})
+}
+
+// TestQueriesChargeScannedEntities: a query is charged for every entity it
+// scans, so a big scan spends a PartitionKey's budget.
+func TestQueriesChargeScannedEntities(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := engine.DefaultConfig()
+		cfg.Profile = engine.Modern()
+		e, err := engine.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		e.CreateTable(ctx, "scan")
+		var ops []engine.BatchOp
+		for i := range 3000 {
+			ops = append(ops, engine.BatchOp{Kind: engine.BatchUpsertReplace, Entity: ent("p", fmt.Sprintf("r%05d", i))})
+			if len(ops) == 100 {
+				if _, err := e.Batch(ctx, "scan", ops); err != nil {
+					t.Fatal(err)
+				}
+				ops = nil
+				time.Sleep(time.Second) // stay within the key's budget
+			}
+		}
+		time.Sleep(5 * time.Second)
+		call := &engine.Call{}
+		qctx := engine.WithCall(ctx, call)
+		p, err := e.QueryEntities(qctx, "scan", engine.Query{Filter: "PartitionKey eq 'p' and RowKey ge 'r00000'"})
+		if err != nil || len(p.Entities) != 1000 || p.Scanned != 1000 {
+			t.Fatalf("first page: %d entities, %d scanned, %v", len(p.Entities), p.Scanned, err)
+		}
+		if call.Timing.Units != 1000 {
+			t.Fatalf("the page was charged %v units, want 1,000", call.Timing.Units)
+		}
+		q := engine.Query{Filter: "N eq 1", Continuation: p.Continuation} // matches nothing, scans the rest
+		p, err = e.QueryEntities(qctx, "scan", q)
+		if err != nil || p.Scanned != 2000 || len(p.Entities) != 0 || p.Continuation != nil {
+			t.Fatalf("second page scanned %d, returned %d, continuation %v, %v; want the last 2,000 scanned", p.Scanned, len(p.Entities), p.Continuation, err)
+		}
+		if call.Timing.Units != 2000 {
+			t.Fatalf("the second page was charged %v units, want 2,000", call.Timing.Units)
+		}
+		_, err = e.Insert(ctx, "scan", ent("p", "more"))
+		wantCode(t, err, 503, engine.CodeServerBusy)
+	})
+}
+
+// TestTimeScale: a run compressed 10x agrees with the same run in real
+// time on throughput and median latency.
+func TestTimeScale(t *testing.T) {
+	var real, fast loopResult
+	l := wa2010Loop(loop{op: "insert", vms: 5, threads: 15, shared: true})
+	l.duration = 60 * time.Second
+	synctest.Test(t, func(t *testing.T) { real = l.run(t) })
+	l.scale = 10
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		fast = l.run(t)
+		if wall := time.Since(start); wall > 10*time.Second {
+			t.Fatalf("a 90 s experiment at scale 10 took %v of (virtual) wall time", wall)
+		}
+	})
+	t.Logf("scale 1: %v, median %v; scale 10: %v, median %v", real, real.median(), fast, fast.median())
+	within(t, "throughput at scale 10", fast.entitiesPerSec(), real.entitiesPerSec(), 0.05)
+	within(t, "median latency at scale 10", float64(fast.median()), float64(real.median()), 0.05)
 }

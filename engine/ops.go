@@ -19,10 +19,10 @@ const (
 	Replace
 )
 
-// units returns the entity's cost toward the throughput targets: one per
-// started KiB, at least one.
-func units(r *record) float64 {
-	return math.Max(1, float64(r.size())/1024)
+// units returns an entity's cost toward the throughput targets: its size
+// in KiB, at least one.
+func units(size int) float64 {
+	return math.Max(1, float64(size)/1024)
 }
 
 // Insert stores a new entity and returns it as stored, with its Timestamp.
@@ -70,16 +70,16 @@ func (e *Engine) write(ctx context.Context, tableName string, ent Entity, check 
 	if terr != nil {
 		return Entity{}, terr
 	}
-	rec, verr := prepare(&ent, e.cfg.MaxKeyLength)
+	rec, size, verr := prepare(&ent, e.cfg.MaxKeyLength)
 	if verr != nil {
 		return Entity{}, verr
 	}
-	err := e.do(ctx, t, rec.pk, opWrite, 1, units(rec), func(rp *rangePartition, now time.Time) (int, *Error) {
+	err := e.do(ctx, t, rec.pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *Error) {
 		if err := check(rp, rec, rp.get(rec.pk, rec.rk)); err != nil {
 			return 1, err
 		}
 		rec.ts = rp.stamp(now)
-		rp.tree.ReplaceOrInsert(rec)
+		rp.put(rec)
 		return 1, nil
 	})
 	if err != nil {
@@ -121,7 +121,7 @@ func (e *Engine) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) 
 		if err := matches(old, ifMatch); err != nil {
 			return 1, err
 		}
-		rp.tree.Delete(old)
+		rp.remove(old)
 		return 1, nil
 	})
 }
@@ -228,13 +228,13 @@ func (e *Engine) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]
 			recs[i] = &record{pk: pk, rk: op.Entity.RowKey}
 			total++
 		} else {
-			r, err := prepare(&op.Entity, e.cfg.MaxKeyLength)
+			r, sz, err := prepare(&op.Entity, e.cfg.MaxKeyLength)
 			if err != nil {
 				return nil, withIndex(err, i)
 			}
 			recs[i] = r
-			total += units(r)
-			size += r.size()
+			total += units(sz)
+			size += sz
 		}
 		if op.Kind == BatchUpdateMerge || op.Kind == BatchUpdateReplace || op.Kind == BatchDelete {
 			if err := checkETag(op.IfMatch); err != nil {
@@ -274,7 +274,7 @@ func (e *Engine) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]
 			r := recs[i]
 			switch op.Kind {
 			case BatchDelete:
-				rp.tree.Delete(r)
+				rp.remove(r)
 				out[i] = Entity{PartitionKey: pk, RowKey: r.rk}
 				continue
 			case BatchUpdateMerge, BatchUpsertMerge:
@@ -283,7 +283,7 @@ func (e *Engine) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]
 				}
 			}
 			r.ts = ts
-			rp.tree.ReplaceOrInsert(r)
+			rp.put(r)
 			out[i] = r.view(nil)
 		}
 		return len(ops), nil

@@ -1,0 +1,124 @@
+package engine_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/tablebench/tablebench/engine"
+)
+
+// The raw engine's speed: the none profile, in process, with parallelism.
+
+func benchEngine(b *testing.B) *engine.Engine {
+	b.Helper()
+	cfg := engine.DefaultConfig()
+	cfg.Profile = engine.None()
+	cfg.PreSplit = 16
+	e, err := engine.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	if err := e.CreateTable(ctx, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+var payload1K = strings.Repeat("x", 1024)
+
+func BenchmarkInsert(b *testing.B) {
+	e := benchEngine(b)
+	var worker atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		pk := uuid.NewString()
+		w := worker.Add(1)
+		i := 0
+		for pb.Next() {
+			if _, err := e.Insert(ctx, "bench", ent(pk, fmt.Sprintf("%d_%d", w, i), engine.String("Payload", payload1K))); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+func BenchmarkGet(b *testing.B) {
+	e := benchEngine(b)
+	const n = 100_000
+	pks := make([]string, 64)
+	for i := range pks {
+		pks[i] = uuid.NewString()
+	}
+	for i := range n {
+		e.Insert(ctx, "bench", ent(pks[i%len(pks)], fmt.Sprintf("r%06d", i), engine.String("Payload", payload1K)))
+	}
+	rks := make([]string, n)
+	for i := range rks {
+		rks[i] = fmt.Sprintf("r%06d", i)
+	}
+	var seed atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(seed.Add(1), 0))
+		for pb.Next() {
+			i := rng.IntN(n)
+			if _, err := e.Get(ctx, "bench", pks[i%len(pks)], rks[i], nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkBatch100 reports entities/s of batch-100 inserts.
+func BenchmarkBatch100(b *testing.B) {
+	e := benchEngine(b)
+	var worker atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		pk := uuid.NewString()
+		w := worker.Add(1)
+		i := 0
+		ops := make([]engine.BatchOp, 100)
+		for pb.Next() {
+			for j := range ops {
+				ops[j] = engine.BatchOp{Kind: engine.BatchInsert, Entity: ent(pk, fmt.Sprintf("%d_%d", w, i), engine.String("Payload", payload1K))}
+				i++
+			}
+			if _, err := e.Batch(ctx, "bench", ops); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "entities/s")
+}
+
+// BenchmarkMemoryPerEntity reports the heap one stored entity with a 1 KiB
+// payload string takes, keys and index included.
+func BenchmarkMemoryPerEntity(b *testing.B) {
+	const n = 200_000
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		e := benchEngine(b)
+		pk := uuid.NewString()
+		for i := range n {
+			p := []byte(payload1K) // each entity its own payload, as from the wire
+			if _, err := e.Insert(ctx, "bench", ent(pk, fmt.Sprintf("job_1_7_%d", i), engine.String("Payload", string(p)))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "bytes/entity")
+		runtime.KeepAlive(e)
+	}
+}
