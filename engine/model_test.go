@@ -274,6 +274,9 @@ func TestBalancerSplitsHotRange(t *testing.T) {
 		if !moved {
 			t.Fatal("no split child was moved to another server")
 		}
+		if r.throttled == 0 {
+			t.Fatal("no request was refused while partitions split and moved")
+		}
 	})
 }
 
@@ -399,4 +402,77 @@ func TestTimeScale(t *testing.T) {
 	t.Logf("scale 1: %v, median %v; scale 10: %v, median %v", real, real.median(), fast, fast.median())
 	within(t, "throughput at scale 10", fast.entitiesPerSec(), real.entitiesPerSec(), 0.05)
 	within(t, "median latency at scale 10", float64(fast.median()), float64(real.median()), 0.05)
+}
+
+// TestDeadline: a request that cannot start before its server timeout gets
+// 500 OperationTimedOut, answered at the deadline.
+func TestDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := engine.DefaultConfig()
+		cfg.Balancer.Enabled = false
+		e, err := engine.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		e.CreateTable(ctx, "slow")
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var timedOut []engine.Timing
+		for g := range 40 { // 40 batch-100s on 40 keys of one range partition at once
+			wg.Go(func() {
+				call := &engine.Call{Timeout: 700 * time.Millisecond, Rand: rand.New(rand.NewPCG(1, uint64(g)))}
+				var ops []engine.BatchOp
+				for i := range 100 {
+					ops = append(ops, engine.BatchOp{Entity: ent(fmt.Sprintf("k%02d", g), fmt.Sprint(i))})
+				}
+				_, err := e.Batch(engine.WithCall(ctx, call), "slow", ops)
+				if engine.IsCode(err, engine.CodeOperationTimedOut) {
+					mu.Lock()
+					timedOut = append(timedOut, call.Timing)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(timedOut) == 0 {
+			t.Fatal("no request timed out behind 40 batches with a 700 ms timeout")
+		}
+		for _, tm := range timedOut {
+			if got := tm.Done.Sub(tm.Arrival); got != 700*time.Millisecond {
+				t.Fatalf("a timeout was answered after %v, want at the 700 ms deadline", got)
+			}
+		}
+	})
+}
+
+// TestModernProfile: today's targets, one PartitionKey serves ~2,000
+// single inserts/s with single-digit-millisecond latency when unloaded.
+func TestModernProfile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := engine.DefaultConfig()
+		cfg.Profile = engine.Modern()
+		e, err := engine.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.CreateTable(ctx, "today")
+		call := &engine.Call{}
+		var lat []time.Duration
+		for i := range 201 {
+			if _, err := e.Insert(engine.WithCall(ctx, call), "today", ent("p", fmt.Sprint(i))); err != nil {
+				t.Fatal(err)
+			}
+			lat = append(lat, call.Timing.Done.Sub(call.Timing.Arrival))
+		}
+		e.Close()
+		slices.Sort(lat)
+		if m := lat[100]; m > 10*time.Millisecond {
+			t.Fatalf("unloaded insert median %v at the server, want single-digit milliseconds", m)
+		}
+		l := wa2010Loop(loop{op: "insert", vms: 10, threads: 30, shared: true}) // past the 2010 client's ~290/s per XL VM
+		l.profile, l.duration = engine.Modern(), 30*time.Second
+		r := l.run(t)
+		within(t, "saturated single-key inserts/s", r.entitiesPerSec(), 2000, 0.15)
+	})
 }
