@@ -1,0 +1,180 @@
+package results
+
+import (
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Outcomes of a request besides an error code.
+const (
+	OutcomeOK        = "ok"
+	OutcomeThrottled = "ServerBusy"        // 503
+	OutcomeTimedOut  = "OperationTimedOut" // 500
+)
+
+// Histogram range: latencies are recorded in microseconds, from 1 µs to an
+// hour, to two significant digits (1% resolution), which keeps a histogram
+// near 30 KiB so every worker can own one per operation and outcome.
+const (
+	histMin    = 1
+	histMax    = int64(time.Hour / time.Microsecond)
+	histDigits = 2
+)
+
+// NewHistogram returns an empty latency histogram in microseconds.
+func NewHistogram() *hdr.Histogram { return hdr.New(histMin, histMax, histDigits) }
+
+// Live holds counters that a progress display reads while a run goes on.
+// Workers add to them atomically; nothing on the request path locks.
+type Live struct {
+	Requests  atomic.Int64
+	Entities  atomic.Int64
+	Throttled atomic.Int64
+	Errors    atomic.Int64
+}
+
+// IntervalDelta is one worker's part of one second of a run, handed to the
+// collector when the worker moves on to a later second.
+type IntervalDelta struct {
+	Second int
+	Counts Counts
+	Hist   *hdr.Histogram // latency of every request completed in the second
+}
+
+// Counts are the counters of a run or of a part of it.
+type Counts struct {
+	Requests     int64            `json:"requests"`
+	Entities     int64            `json:"entities"`      // entities written or read successfully
+	EntitiesSent int64            `json:"entities_sent"` // entities in every request, refused or not
+	Throttled    int64            `json:"throttled"`     // 503 ServerBusy
+	TimedOut     int64            `json:"timed_out"`     // 500 OperationTimedOut
+	Errors       map[string]int64 `json:"errors,omitempty"`
+	Retries      int64            `json:"retries"`
+	LateStarts   int64            `json:"late_starts"` // open loop: requests that could not start on time
+}
+
+func (c *Counts) add(o *Counts) {
+	c.Requests += o.Requests
+	c.Entities += o.Entities
+	c.EntitiesSent += o.EntitiesSent
+	c.Throttled += o.Throttled
+	c.TimedOut += o.TimedOut
+	c.Retries += o.Retries
+	c.LateStarts += o.LateStarts
+	for k, v := range o.Errors {
+		if c.Errors == nil {
+			c.Errors = map[string]int64{}
+		}
+		c.Errors[k] += v
+	}
+}
+
+// Recorder records one worker's requests. It is not safe for concurrent
+// use: each worker owns one, and the coordinator merges them.
+type Recorder struct {
+	start, from, to time.Time // run start; the measured window [from, to)
+	live            *Live
+	out             chan<- IntervalDelta
+
+	Totals    Counts
+	hists     map[histKey]*hdr.Histogram // measured window, by operation and outcome
+	perEntity map[string]*hdr.Histogram  // successful requests' latency / entities
+	maxLag    time.Duration
+
+	sec     int
+	secCnt  Counts
+	secHist *hdr.Histogram
+}
+
+type histKey struct{ op, outcome string }
+
+// NewRecorder returns a recorder for a run that starts at start and is
+// measured in [from, to). Finished seconds go to out; live counters to live.
+func NewRecorder(start, from, to time.Time, live *Live, out chan<- IntervalDelta) *Recorder {
+	return &Recorder{start: start, from: from, to: to, live: live, out: out,
+		hists: map[histKey]*hdr.Histogram{}, perEntity: map[string]*hdr.Histogram{}, sec: -1}
+}
+
+// Record records one request (one attempt) of op carrying n entities that
+// was due at due, completed at done, with the given outcome (OutcomeOK, a
+// throttling outcome, or an error code). lag is how late it started.
+func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
+	lat := done.Sub(due)
+	us := max(lat.Microseconds(), histMin)
+	ok := outcome == OutcomeOK
+	r.live.Requests.Add(1)
+	switch {
+	case ok:
+		r.live.Entities.Add(int64(n))
+	case outcome == OutcomeThrottled || outcome == OutcomeTimedOut:
+		r.live.Throttled.Add(1)
+	default:
+		r.live.Errors.Add(1)
+	}
+	if sec := int(done.Sub(r.start) / time.Second); sec != r.sec {
+		r.flushSecond()
+		r.sec = sec
+	}
+	if r.secHist == nil {
+		r.secHist = NewHistogram()
+	}
+	r.secHist.RecordValue(us)
+	count(&r.secCnt, n, outcome, lag, retry)
+	if done.Before(r.from) || !done.Before(r.to) {
+		return
+	}
+	count(&r.Totals, n, outcome, lag, retry)
+	r.maxLag = max(r.maxLag, lag)
+	k := histKey{op, outcome}
+	h := r.hists[k]
+	if h == nil {
+		h = NewHistogram()
+		r.hists[k] = h
+	}
+	h.RecordValue(us)
+	if ok && n > 0 {
+		pe := r.perEntity[op]
+		if pe == nil {
+			pe = NewHistogram()
+			r.perEntity[op] = pe
+		}
+		pe.RecordValue(max(us/int64(n), histMin))
+	}
+}
+
+func count(c *Counts, n int, outcome string, lag time.Duration, retry bool) {
+	c.Requests++
+	c.EntitiesSent += int64(n)
+	switch outcome {
+	case OutcomeOK:
+		c.Entities += int64(n)
+	case OutcomeThrottled:
+		c.Throttled++
+	case OutcomeTimedOut:
+		c.TimedOut++
+	}
+	if outcome != OutcomeOK {
+		if c.Errors == nil {
+			c.Errors = map[string]int64{}
+		}
+		c.Errors[outcome]++
+	}
+	if retry {
+		c.Retries++
+	}
+	if lag > time.Millisecond {
+		c.LateStarts++
+	}
+}
+
+func (r *Recorder) flushSecond() {
+	if r.sec >= 0 && r.secCnt.Requests > 0 {
+		r.out <- IntervalDelta{Second: r.sec, Counts: r.secCnt, Hist: r.secHist}
+	}
+	r.secCnt, r.secHist = Counts{}, nil
+}
+
+// Close hands the last second to the collector.
+func (r *Recorder) Close() { r.flushSecond() }

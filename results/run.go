@@ -1,0 +1,287 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Run is the record of one run: what was run, where, and what was measured.
+// Its JSON form is the run record tablebench stores and prints with --json.
+type Run struct {
+	ID     string          `json:"id"`
+	Figure string          `json:"figure,omitempty"` // the figure the run belongs to
+	Series string          `json:"series,omitempty"` // its series in the figure
+	X      float64         `json:"x,omitempty"`      // its x value in the figure
+	Spec   json.RawMessage `json:"spec"`
+	Env    Environment     `json:"environment"`
+
+	Start       time.Time `json:"start"` // in the target's time: model time on the engine
+	MeasuredSec float64   `json:"measured_sec"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+
+	EntitiesPerSec     float64          `json:"entities_per_sec"`
+	EntitiesSentPerSec float64          `json:"entities_sent_per_sec"`
+	RequestsPerSec     float64          `json:"requests_per_sec"`
+	Billable           int64            `json:"billable_transactions"` // a batch is one; throttled requests are billed too
+	ThrottledPct       float64          `json:"throttled_pct"`         // % of requests answered 503 ServerBusy or 500 OperationTimedOut
+	Errors             map[string]int64 `json:"errors"`                // error code -> count, throttling included
+	Totals             Counts           `json:"totals"`
+	LatencyMs          Percentiles      `json:"latency_ms"`            // every request
+	SuccessLatencyMs   Percentiles      `json:"success_latency_ms"`    // successful requests
+	PerEntityMs        Percentiles      `json:"per_entity_latency_ms"` // successful requests' latency / entities
+	MaxStartLagMs      float64          `json:"max_start_lag_ms,omitempty"`
+	ClientCPUPct       []float64        `json:"client_cpu_pct,omitempty"` // per modelled VM
+
+	Intervals  []Interval        `json:"intervals"`
+	Histograms map[string]string `json:"histograms"` // "op/outcome" or "op/per-entity" -> compressed HDR (µs)
+	Events     []Event           `json:"events,omitempty"`
+
+	// IntervalHists are the per-second histograms, stored in the run's .hlog.
+	IntervalHists []*hdr.Histogram `json:"-"`
+}
+
+// Environment is where a run ran.
+type Environment struct {
+	Tablebench string  `json:"tablebench"`
+	GoVersion  string  `json:"go"`
+	OS         string  `json:"os"`
+	CPUs       int     `json:"cpus"`
+	Target     string  `json:"target"`
+	Endpoint   string  `json:"endpoint,omitempty"` // with any secret removed
+	Profile    string  `json:"profile,omitempty"`
+	TimeScale  float64 `json:"time_scale,omitempty"`
+}
+
+// Percentiles summarizes a latency histogram, in milliseconds.
+type Percentiles struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	Max   float64 `json:"max"`
+	Mean  float64 `json:"mean"`
+}
+
+// Interval is one second of a run, warm-up included.
+type Interval struct {
+	Second    int     `json:"second"`
+	Warmup    bool    `json:"warmup,omitempty"`
+	Requests  int64   `json:"requests"`
+	Entities  int64   `json:"entities"`
+	Throttled int64   `json:"throttled"` // 503 and 500-timeout
+	Errors    int64   `json:"errors"`    // other errors
+	P50Ms     float64 `json:"p50_ms"`
+	P99Ms     float64 `json:"p99_ms"`
+}
+
+// Event is something the target did during a run, such as a partition split.
+type Event struct {
+	Second float64 `json:"second"`
+	Kind   string  `json:"kind"`
+	Detail string  `json:"detail"`
+}
+
+// PercentilesOf summarizes a histogram of microseconds.
+func PercentilesOf(h *hdr.Histogram) Percentiles {
+	if h == nil || h.TotalCount() == 0 {
+		return Percentiles{}
+	}
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	v := h.ValueAtPercentiles([]float64{50, 90, 99, 99.9})
+	return Percentiles{Count: h.TotalCount(), P50: ms(v[50]), P90: ms(v[90]), P99: ms(v[99]), P999: ms(v[99.9]), Max: ms(h.Max()), Mean: h.Mean() / 1000}
+}
+
+// Collector merges the workers' finished seconds. Its channel is buffered so
+// that a worker's once-a-second hand-off does not wait.
+type Collector struct {
+	C    chan IntervalDelta
+	secs map[int]*IntervalDelta
+	done chan struct{}
+}
+
+// NewCollector starts a collector.
+func NewCollector() *Collector {
+	c := &Collector{C: make(chan IntervalDelta, 4096), secs: map[int]*IntervalDelta{}, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		for d := range c.C {
+			s := c.secs[d.Second]
+			if s == nil {
+				s = &IntervalDelta{Second: d.Second, Hist: NewHistogram()}
+				c.secs[d.Second] = s
+			}
+			s.Counts.add(&d.Counts)
+			s.Hist.Merge(d.Hist)
+		}
+	}()
+	return c
+}
+
+// Finish closes C, waits for every hand-off and fills the run's intervals;
+// seconds before warmupSecs are marked as warm-up.
+func (c *Collector) Finish(run *Run, start time.Time, warmupSecs int) {
+	close(c.C)
+	<-c.done
+	for _, sec := range slices.Sorted(maps.Keys(c.secs)) {
+		s := c.secs[sec]
+		p := PercentilesOf(s.Hist)
+		run.Intervals = append(run.Intervals, Interval{
+			Second: sec, Warmup: sec < warmupSecs, Requests: s.Counts.Requests, Entities: s.Counts.Entities,
+			Throttled: s.Counts.Throttled + s.Counts.TimedOut, Errors: s.otherErrors(),
+			P50Ms: p.P50, P99Ms: p.P99,
+		})
+		s.Hist.SetStartTimeMs(start.Add(time.Duration(sec) * time.Second).UnixMilli())
+		s.Hist.SetEndTimeMs(start.Add(time.Duration(sec+1) * time.Second).UnixMilli())
+		run.IntervalHists = append(run.IntervalHists, s.Hist)
+	}
+}
+
+// otherErrors counts the errors that are not throttling.
+func (d *IntervalDelta) otherErrors() int64 {
+	var n int64
+	for code, v := range d.Counts.Errors {
+		if code != OutcomeThrottled && code != OutcomeTimedOut {
+			n += v
+		}
+	}
+	return n
+}
+
+// Summarize fills the run's totals, rates and latency summaries from its
+// workers' recorders over a measured window of measured.
+func Summarize(run *Run, recs []*Recorder, measured time.Duration) error {
+	all, ok := NewHistogram(), NewHistogram()
+	byKey := map[string]*hdr.Histogram{}
+	perEntity := NewHistogram()
+	var lag time.Duration
+	for _, r := range recs {
+		run.Totals.add(&r.Totals)
+		lag = max(lag, r.maxLag)
+		for k, h := range r.hists {
+			all.Merge(h)
+			if k.outcome == OutcomeOK {
+				ok.Merge(h)
+			}
+			name := k.op + "/" + k.outcome
+			if byKey[name] == nil {
+				byKey[name] = NewHistogram()
+			}
+			byKey[name].Merge(h)
+		}
+		for op, h := range r.perEntity {
+			perEntity.Merge(h)
+			name := op + "/per-entity"
+			if byKey[name] == nil {
+				byKey[name] = NewHistogram()
+			}
+			byKey[name].Merge(h)
+		}
+	}
+	t := run.Totals
+	run.MeasuredSec = measured.Seconds()
+	if s := run.MeasuredSec; s > 0 {
+		run.EntitiesPerSec = float64(t.Entities) / s
+		run.EntitiesSentPerSec = float64(t.EntitiesSent) / s
+		run.RequestsPerSec = float64(t.Requests) / s
+	}
+	run.Billable = t.Requests
+	if t.Requests > 0 {
+		run.ThrottledPct = 100 * float64(t.Throttled+t.TimedOut) / float64(t.Requests)
+	}
+	run.Errors = map[string]int64{}
+	maps.Copy(run.Errors, t.Errors)
+	run.LatencyMs = PercentilesOf(all)
+	run.SuccessLatencyMs = PercentilesOf(ok)
+	run.PerEntityMs = PercentilesOf(perEntity)
+	run.MaxStartLagMs = float64(lag) / float64(time.Millisecond)
+	run.Histograms = map[string]string{}
+	for name, h := range byKey {
+		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			return fmt.Errorf("encoding histogram %s: %w", name, err)
+		}
+		run.Histograms[name] = string(enc)
+	}
+	return nil
+}
+
+// Histogram decodes one of the run's stored histograms (microseconds).
+func (r *Run) Histogram(name string) (*hdr.Histogram, error) {
+	enc, ok := r.Histograms[name]
+	if !ok {
+		return nil, fmt.Errorf("run %s has no histogram %q", r.ID, name)
+	}
+	return hdr.Decode([]byte(enc))
+}
+
+// Merged decodes and merges the run's histograms whose names have the given
+// suffix, such as "/ok" for every successful request.
+func (r *Run) Merged(suffix string) *hdr.Histogram {
+	h := NewHistogram()
+	for _, name := range slices.Sorted(maps.Keys(r.Histograms)) {
+		if strings.HasSuffix(name, suffix) {
+			if x, err := r.Histogram(name); err == nil {
+				h.Merge(x)
+			}
+		}
+	}
+	return h
+}
+
+// WriteHlog writes the run's per-second histograms as an HdrHistogram
+// interval log.
+func (r *Run) WriteHlog(w io.Writer) error {
+	lw := hdr.NewHistogramLogWriter(w)
+	if err := lw.OutputLogFormatVersion(); err != nil {
+		return err
+	}
+	lw.OutputComment("tablebench run " + r.ID + ": request latency in microseconds, one interval per second")
+	base := r.Start.UnixMilli()
+	lw.SetBaseTime(base)
+	lw.OutputStartTime(base)
+	lw.OutputBaseTime(base)
+	lw.OutputLegend()
+	for _, h := range r.IntervalHists {
+		if err := lw.OutputIntervalHistogram(h); err != nil {
+			return fmt.Errorf("writing interval log: %w", err)
+		}
+	}
+	return nil
+}
+
+// Write writes v as indented JSON.
+func Write(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// ReadRun reads a run record.
+func ReadRun(rd io.Reader) (*Run, error) {
+	var r Run
+	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+		return nil, fmt.Errorf("reading run record: %w", err)
+	}
+	return &r, nil
+}
+
+// SortedErrors returns the error codes of a count map, most frequent first.
+func SortedErrors(m map[string]int64) []string {
+	keys := slices.Collect(maps.Keys(m))
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}

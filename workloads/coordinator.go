@@ -1,0 +1,355 @@
+package workloads
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	mrand "math/rand/v2"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads/vm"
+)
+
+// Runner runs one spec against one target.
+type Runner struct {
+	spec   Spec
+	target Target
+	live   []*results.Live
+	cost   vm.Cost
+}
+
+// NewRunner returns a runner, or the spec's validation error.
+func NewRunner(spec Spec, t Target) (*Runner, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Runner{spec: spec, target: t, cost: vm.DefaultCost()}
+	for range spec.VMs {
+		r.live = append(r.live, &results.Live{})
+	}
+	return r, nil
+}
+
+// Live returns each VM's live counters, for a progress display.
+func (r *Runner) Live() []*results.Live { return r.live }
+
+// Spec returns the runner's spec.
+func (r *Runner) Spec() Spec { return r.spec }
+
+// worker is one thread of one VM.
+type worker struct {
+	r       *Runner
+	vmID    int
+	id      int
+	machine *vm.VM // nil when the target is a real client
+	rng     *mrand.Rand
+	keys    *keys
+	pay     payloads
+	rec     *results.Recorder
+	op      Op
+	batch   []engine.BatchOp
+}
+
+// Run runs the spec: it creates the run's table, loads what gets and
+// queries read, starts every thread together, excludes the warm-up, stops at
+// the deadline or when ctx is done, and returns what it measured. An
+// interrupted run still returns its measurements, marked Interrupted.
+func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
+	s := &r.spec
+	clock := r.target.Clock()
+	table := s.Table
+	if table == "" {
+		table = tableName(s.JobID)
+	}
+	if err := r.target.CreateTable(ctx, table); err != nil {
+		return nil, fmt.Errorf("creating table %s: %w", table, err)
+	}
+	if !s.KeepTable {
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			r.target.DeleteTable(dctx, table)
+		}()
+	}
+	modeled := false
+	if m, ok := r.target.(ClientModeler); ok {
+		modeled = m.ModelsClient()
+	}
+	sharedPK := guidFrom(mrand.New(mrand.NewPCG(s.Seed, 0)))
+	var workers []*worker
+	var machines []*vm.VM
+	for v := 1; v <= s.VMs; v++ {
+		var machine *vm.VM
+		if modeled {
+			machine = vm.New(s.VMSize)
+			machines = append(machines, machine)
+		}
+		for th := 1; th <= s.Threads; th++ {
+			rng := mrand.New(mrand.NewPCG(s.Seed, uint64(v)<<32|uint64(th)))
+			w := &worker{r: r, vmID: v, id: th, machine: machine, rng: rng}
+			w.keys = newKeys(s, sharedPK, v, th, rng)
+			pkLen := len(w.keys.partitionKey(clock.Now().UnixNano()))
+			w.pay = newPayloads(rng, s.EntitySize, pkLen, len(w.keys.prefix)+10)
+			w.op.Table = table
+			workers = append(workers, w)
+		}
+	}
+	if s.Op == OpGet || s.Op == OpQuery {
+		if err := r.preload(ctx, table, workers); err != nil {
+			return nil, fmt.Errorf("loading the entities to read: %w", err)
+		}
+	}
+
+	start := clock.Now()
+	from, to := start.Add(s.Warmup), start.Add(s.Warmup+s.Duration)
+	collector := results.NewCollector()
+	for _, w := range workers {
+		w.rec = results.NewRecorder(start, from, to, r.live[w.vmID-1], collector.C)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { // the deadline, in the target's clock
+		if clock.SleepUntil(runCtx, to) == nil {
+			stop()
+		}
+	}()
+	g, gctx := errgroup.WithContext(runCtx)
+	for _, w := range workers {
+		g.Go(func() error { return w.run(gctx, start) })
+	}
+	werr := g.Wait()
+	for _, w := range workers {
+		w.rec.Close()
+	}
+	end := clock.Now()
+	if end.After(to) {
+		end = to
+	}
+	run := &results.Run{ID: table, Start: start, Interrupted: ctx.Err() != nil}
+	if spec, err := json.Marshal(s); err == nil {
+		run.Spec = spec
+	}
+	run.Env = r.environment()
+	collector.Finish(run, start, int(s.Warmup/time.Second))
+	var recs []*results.Recorder
+	for _, w := range workers {
+		recs = append(recs, w.rec)
+	}
+	if err := results.Summarize(run, recs, max(0, end.Sub(from))); err != nil {
+		return nil, err
+	}
+	if elapsed := end.Sub(start).Seconds(); elapsed > 0 {
+		for _, m := range machines {
+			run.ClientCPUPct = append(run.ClientCPUPct, math.Min(100, 100*m.Busy().Seconds()/elapsed/float64(m.Size().Cores)))
+		}
+	}
+	if es, ok := r.target.(EventSource); ok {
+		run.Events = es.Events(start)
+	}
+	if werr != nil && !errors.Is(werr, context.Canceled) {
+		return run, werr
+	}
+	return run, nil
+}
+
+func (r *Runner) environment() results.Environment {
+	env := results.Environment{Tablebench: Version, GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU()}
+	if d, ok := r.target.(Describer); ok {
+		t := d.Describe()
+		env.Target, env.Endpoint, env.Profile, env.TimeScale = t.Target, t.Endpoint, t.Profile, t.TimeScale
+	}
+	return env
+}
+
+// Version is tablebench's version, stored with every run.
+const Version = "0.1.0"
+
+// tableName returns a fresh table name for a job: letters and digits only.
+func tableName(job string) string {
+	var b [4]byte
+	rand.Read(b[:])
+	clean := strings.Map(func(r rune) rune {
+		if ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
+			return r
+		}
+		return -1
+	}, job)
+	return "tb" + clean + hex.EncodeToString(b[:])
+}
+
+// preload stores the entities each thread of a get or query run reads back;
+// it is not measured.
+func (r *Runner) preload(ctx context.Context, table string, workers []*worker) error {
+	clock := r.target.Clock()
+	loader, direct := r.target.(Loader)
+	for _, w := range workers {
+		for range r.spec.Preload {
+			w.keys.loaded = append(w.keys.loaded, engine.Entity{
+				PartitionKey: w.keys.partitionKey(clock.Now().UnixNano()), RowKey: w.keys.rowKey(),
+				Properties: []engine.Property{engine.String("Payload", w.pay.next())},
+			})
+		}
+		if direct {
+			if err := loader.Load(ctx, table, w.keys.loaded); err != nil {
+				return err
+			}
+			continue
+		}
+		sess := r.target.NewSession(w.rng.Uint64())
+		ents := w.keys.loaded
+		for len(ents) > 0 {
+			n := 1
+			for n < len(ents) && n < 100 && ents[n].PartitionKey == ents[0].PartitionKey {
+				n++
+			}
+			op := Op{Kind: OpBatch, Table: table}
+			for _, e := range ents[:n] {
+				op.Batch = append(op.Batch, engine.BatchOp{Kind: engine.BatchUpsertReplace, Entity: e})
+			}
+			if _, err := sess.Do(ctx, &op); err != nil {
+				return err
+			}
+			ents = ents[n:]
+		}
+	}
+	return nil
+}
+
+// run is one thread's loop.
+func (w *worker) run(ctx context.Context, start time.Time) error {
+	s := &w.r.spec
+	clock := w.r.target.Clock()
+	sess := w.r.target.NewSession(w.rng.Uint64())
+	n := s.EntitiesPerRequest()
+	var work time.Duration
+	switch s.Op {
+	case OpGet:
+		work = w.r.cost.Get
+	case OpQuery:
+		work = w.r.cost.Get + time.Duration(n)*w.r.cost.PerEntity
+	default:
+		work = w.r.cost.Write(n)
+	}
+	// Threads start within 10 ms of each other, not in lockstep.
+	next := start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
+	var interval time.Duration
+	var intended time.Time // open loop: when the next request is due
+	if s.Load == LoadOpen {
+		interval = time.Duration(float64(time.Second) * float64(s.VMs*s.Threads) / s.Rate)
+		intended = start.Add(time.Duration(w.rng.Int64N(int64(max(interval, 1)))))
+		next = intended
+	}
+	for ctx.Err() == nil {
+		if clock.SleepUntil(ctx, next) != nil {
+			return nil
+		}
+		now := clock.Now()
+		due, sent := now, now
+		if w.machine != nil && s.Load == LoadClosed {
+			due, sent = next, next // chain modelled completions exactly; the sleep may overshoot
+		}
+		var lag time.Duration
+		if s.Load == LoadOpen { // latency counts from the intended start
+			due = intended
+			lag = max(0, now.Sub(intended))
+		}
+		w.prepare(clock)
+		for attempt := 0; ; attempt++ {
+			w.op.Ready = time.Time{}
+			if w.machine != nil {
+				w.op.Ready = w.machine.Spend(sent, work)
+			}
+			done, err := sess.Do(ctx, &w.op)
+			if err != nil && ctx.Err() != nil {
+				return nil // cut off by the deadline or an interrupt: not a result
+			}
+			got := n
+			if s.Op == OpQuery {
+				got = w.op.Returned
+			}
+			w.rec.Record(s.Op, got, due, done, Outcome(err), lag, attempt > 0)
+			if err == nil {
+				next = done
+				break
+			}
+			if s.Retry.Policy == RetryNone {
+				next = done.Add(s.Retry.Pause)
+				break
+			}
+			if !retriable(err) || attempt >= s.Retry.MaxRetries {
+				next = done
+				break
+			}
+			if clock.SleepUntil(ctx, done.Add(w.backoff(attempt+1))) != nil {
+				return nil
+			}
+			sent = clock.Now()
+			due, lag = sent, 0
+		}
+		if s.Load == LoadOpen { // a pause after an error still holds the thread
+			intended = intended.Add(interval)
+			if next.Before(intended) {
+				next = intended
+			}
+		}
+	}
+	return nil
+}
+
+// backoff returns the delay before retry number try (1-based).
+func (w *worker) backoff(try int) time.Duration {
+	r := &w.r.spec.Retry
+	exp := math.Pow(2, float64(try)) - 1
+	switch r.Policy {
+	case RetryExponential: // y = min(zmin + z·rand(0.8, 1.2)·(2^n − 1), zmax)
+		z := float64(r.Delay) * (0.8 + 0.4*w.rng.Float64()) * exp
+		return min(r.MinBackoff+time.Duration(z), r.MaxBackoff)
+	case RetrySDK: // (2^n − 1) · delay · U[0.8, 1.3), at most the maximum
+		d := time.Duration(exp * float64(r.Delay) * (0.8 + 0.5*w.rng.Float64()))
+		if r.MaxBackoff > 0 {
+			d = min(d, r.MaxBackoff)
+		}
+		return d
+	}
+	return r.Delay
+}
+
+// prepare fills the worker's Op with its next request.
+func (w *worker) prepare(clock engine.Clock) {
+	s := &w.r.spec
+	op := &w.op
+	op.Kind = s.Op
+	switch s.Op {
+	case OpInsert, OpUpsert:
+		pk := w.keys.partitionKey(clock.Now().UnixNano())
+		op.Entity = engine.Entity{PartitionKey: pk, RowKey: w.keys.rowKey(), Properties: w.props()}
+	case OpBatch:
+		pk := w.keys.partitionKey(clock.Now().UnixNano())
+		w.batch = w.batch[:0]
+		for range s.BatchSize {
+			w.batch = append(w.batch, engine.BatchOp{Kind: engine.BatchInsert, Entity: engine.Entity{PartitionKey: pk, RowKey: w.keys.rowKey(), Properties: w.props()}})
+		}
+		op.Batch = w.batch
+	case OpGet:
+		e := w.keys.nextRead()
+		op.PartitionKey, op.RowKey = e.PartitionKey, e.RowKey
+	case OpQuery:
+		e := w.keys.nextRead()
+		q := fmt.Sprintf("PartitionKey eq '%s' and RowKey ge '%s'", strings.ReplaceAll(e.PartitionKey, "'", "''"), strings.ReplaceAll(e.RowKey, "'", "''"))
+		op.Query = engine.Query{Filter: q, Top: s.BatchSize}
+	}
+}
+
+func (w *worker) props() []engine.Property {
+	return []engine.Property{engine.String("Payload", w.pay.next())}
+}

@@ -1,0 +1,231 @@
+package workloads_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/enginetarget"
+	"github.com/tablebench/tablebench/workloads/vm"
+)
+
+var ctx = context.Background()
+
+func engineTarget(t *testing.T, mod ...func(*engine.Config)) *enginetarget.Target {
+	t.Helper()
+	cfg := engine.DefaultConfig()
+	cfg.PreSplit = 16
+	for _, m := range mod {
+		m(&cfg)
+	}
+	tg, err := enginetarget.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	return tg
+}
+
+func run(t *testing.T, spec workloads.Spec, tg workloads.Target) *results.Run {
+	t.Helper()
+	r, err := workloads.NewRunner(spec, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if d := (got - want) / want; d > tol || d < -tol {
+		t.Errorf("%s = %.4g, want %.4g ±%.1f%%", what, got, want, 100*tol)
+	}
+}
+
+// Little's law: a closed loop of N threads completes N / mean latency
+// requests per second.
+func TestClosedLoopLittlesLaw(t *testing.T) {
+	for _, op := range []string{workloads.OpInsert, workloads.OpGet, workloads.OpBatch} {
+		t.Run(op, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				spec := workloads.DefaultSpec()
+				spec.Op, spec.BatchSize, spec.VMs, spec.Threads = op, 20, 2, 10
+				spec.Duration, spec.Warmup = 60*time.Second, 5*time.Second
+				res := run(t, spec, engineTarget(t))
+				want := float64(spec.VMs*spec.Threads) / (res.LatencyMs.Mean / 1000)
+				near(t, "requests/s", res.RequestsPerSec, want, 0.02)
+				if res.ThrottledPct != 0 || len(res.Errors) != 0 {
+					t.Fatalf("errors in an unthrottled run: %v", res.Errors)
+				}
+			})
+		})
+	}
+}
+
+func TestWarmupIsExcluded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spec := workloads.DefaultSpec()
+		spec.Threads, spec.Duration, spec.Warmup = 5, 20*time.Second, 10*time.Second
+		res := run(t, spec, engineTarget(t))
+		var warm, measured int64
+		for _, iv := range res.Intervals {
+			if iv.Warmup != (iv.Second < 10) {
+				t.Fatalf("second %d marked warmup=%v", iv.Second, iv.Warmup)
+			}
+			if iv.Warmup {
+				warm += iv.Requests
+			} else {
+				measured += iv.Requests
+			}
+		}
+		if warm == 0 || res.MeasuredSec != 20 {
+			t.Fatalf("warm-up had %d requests, measured %v s", warm, res.MeasuredSec)
+		}
+		if res.Totals.Requests != measured {
+			t.Fatalf("totals count %d requests, the measured seconds %d", res.Totals.Requests, measured)
+		}
+		near(t, "requests/s", res.RequestsPerSec, float64(measured)/20, 0.001)
+	})
+}
+
+// failing answers every request with 503 ServerBusy after 10 ms.
+type failing struct{ workloads.Target }
+
+func (f failing) NewSession(seed uint64) workloads.Session { return failSession{f.Clock()} }
+
+type failSession struct{ clock engine.Clock }
+
+func (s failSession) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
+	done := s.clock.Now().Add(10 * time.Millisecond)
+	if err := s.clock.SleepUntil(ctx, done); err != nil {
+		return done, err
+	}
+	return done, &engine.Error{Status: 503, Code: engine.CodeServerBusy, Message: engine.MsgServerBusy, Index: -1}
+}
+
+func TestPauseAfterError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spec := workloads.DefaultSpec()
+		spec.Threads, spec.Duration, spec.Warmup = 4, 30*time.Second, 0
+		res := run(t, spec, failing{engineTarget(t)})
+		// Each thread sends one request every 3.01 s: ~10 in 30 s.
+		if got := res.Totals.Requests; got < 36 || got > 44 {
+			t.Fatalf("%d requests in 30 s from 4 threads pausing 3 s after each error, want ~40", got)
+		}
+		if res.ThrottledPct != 100 || res.Errors[results.OutcomeThrottled] != res.Totals.Requests {
+			t.Fatalf("throttling not counted: %v", res.Errors)
+		}
+	})
+}
+
+func TestRetryCountsEveryAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spec := workloads.DefaultSpec()
+		spec.Duration, spec.Warmup = 20*time.Second, 0
+		spec.Retry = workloads.Retry{Policy: workloads.RetryFixed, MaxRetries: 3, Delay: 100 * time.Millisecond}
+		res := run(t, spec, failing{engineTarget(t)})
+		// Each operation: 4 attempts of 10 ms with 3 delays of 100 ms.
+		if res.Totals.Retries == 0 || res.Totals.Retries*4 < res.Totals.Requests*3-4 {
+			t.Fatalf("%d requests, %d retries: every attempt must be counted", res.Totals.Requests, res.Totals.Retries)
+		}
+		near(t, "requests", float64(res.Totals.Requests), 20/0.34*4, 0.05)
+	})
+}
+
+// slow answers every request after 50 ms.
+type slow struct{ workloads.Target }
+
+func (f slow) NewSession(seed uint64) workloads.Session { return slowSession{f.Clock()} }
+
+type slowSession struct{ clock engine.Clock }
+
+func (s slowSession) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
+	done := s.clock.Now().Add(50 * time.Millisecond)
+	return done, s.clock.SleepUntil(ctx, done)
+}
+
+func TestOpenLoopCountsQueueing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spec := workloads.DefaultSpec()
+		spec.Duration, spec.Warmup = 10*time.Second, 0
+		closed := run(t, spec, slow{engineTarget(t)})
+		spec.Load, spec.Rate = workloads.LoadOpen, 40 // twice what one thread of 50 ms can do
+		open := run(t, spec, slow{engineTarget(t)})
+		if closed.LatencyMs.P99 > 51 {
+			t.Fatalf("closed loop p99 %v ms, want 50", closed.LatencyMs.P99)
+		}
+		// Due every 25 ms, served every 50 ms: by the end requests are ~5 s late.
+		if open.LatencyMs.Max < 4000 || open.Totals.LateStarts < open.Totals.Requests/2 {
+			t.Fatalf("open loop max latency %v ms, %d of %d late: queueing behind the intended start is hidden",
+				open.LatencyMs.Max, open.Totals.LateStarts, open.Totals.Requests)
+		}
+	})
+}
+
+func TestOpenLoopKeepsRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spec := workloads.DefaultSpec()
+		spec.Threads, spec.Duration, spec.Warmup = 10, 20*time.Second, 2*time.Second
+		spec.Load, spec.Rate = workloads.LoadOpen, 100
+		res := run(t, spec, engineTarget(t))
+		near(t, "requests/s", res.RequestsPerSec, 100, 0.02)
+		if res.Totals.LateStarts != 0 {
+			t.Fatalf("%d late starts at a rate the threads keep up with", res.Totals.LateStarts)
+		}
+	})
+}
+
+func TestClientModel(t *testing.T) {
+	// A small VM saturates at 1 / (5 ms + 0.8 ms x 100) ≈ 11.8 batch-100/s.
+	synctest.Test(t, func(t *testing.T) {
+		spec := workloads.DefaultSpec()
+		spec.Op, spec.BatchSize, spec.Threads, spec.VMSize = workloads.OpBatch, 100, 30, vm.Small
+		spec.Duration = 60 * time.Second
+		res := run(t, spec, engineTarget(t))
+		near(t, "small VM batch-100 entities/s", res.EntitiesPerSec, 1176, 0.05)
+		if len(res.ClientCPUPct) != 1 || res.ClientCPUPct[0] < 95 {
+			t.Fatalf("client CPU %v%%, want saturated", res.ClientCPUPct)
+		}
+	})
+}
+
+func TestDeterministicRuns(t *testing.T) {
+	var a, b *results.Run
+	spec := workloads.DefaultSpec()
+	spec.Op, spec.Partition, spec.VMs, spec.Threads = workloads.OpBatch, workloads.PartitionShared, 3, 10
+	spec.Duration = 30 * time.Second
+	synctest.Test(t, func(t *testing.T) { a = run(t, spec, engineTarget(t)) })
+	synctest.Test(t, func(t *testing.T) { b = run(t, spec, engineTarget(t)) })
+	if a.Totals.Requests != b.Totals.Requests || a.Totals.Throttled != b.Totals.Throttled || a.LatencyMs != b.LatencyMs {
+		t.Fatalf("one seed, two results: %+v / %+v", a.Totals, b.Totals)
+	}
+}
+
+func TestInterruptKeepsResults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spec := workloads.DefaultSpec()
+		spec.Threads, spec.Warmup, spec.Duration = 4, time.Second, time.Hour
+		r, err := workloads.NewRunner(spec, engineTarget(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		time.AfterFunc(31*time.Second, cancel) // Ctrl-C after 30 s measured
+		res, err := r.Run(cctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Interrupted || res.Totals.Requests == 0 {
+			t.Fatalf("interrupted=%v with %d requests", res.Interrupted, res.Totals.Requests)
+		}
+		near(t, "measured seconds", res.MeasuredSec, 30, 0.01)
+	})
+}

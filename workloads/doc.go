@@ -1,0 +1,11 @@
+// Package workloads is tablebench's harness: a run's spec (operation,
+// partition scheme, VMs and threads, entity size, retry policy, load mode),
+// the keys and entities it generates, the coordinator that fans out worker
+// goroutines that mimic VMs and threads against a Target, and the catalog of
+// the case study's figures.
+//
+// By default a run follows the case study's method exactly: closed-loop
+// synchronous threads, no retries and a 3 s pause after any error, GUID
+// PartitionKeys, RowKeys of the form JobID_VMID_WorkerID_Index, one random
+// Payload string per 1,024-byte entity, measurement after a warm-up.
+package workloads

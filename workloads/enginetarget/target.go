@@ -1,0 +1,135 @@
+// Package enginetarget drives the in-tree engine in process as a workloads
+// Target: requests are method calls, latency is model time, and the harness
+// applies its client VM model because no real client CPU is spent.
+package enginetarget
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads"
+)
+
+// Target is the engine as a run's target.
+type Target struct {
+	e     *engine.Engine
+	scale float64
+}
+
+var (
+	_ workloads.Target        = (*Target)(nil)
+	_ workloads.ClientModeler = (*Target)(nil)
+	_ workloads.Loader        = (*Target)(nil)
+	_ workloads.EventSource   = (*Target)(nil)
+	_ workloads.Describer     = (*Target)(nil)
+)
+
+// New returns a target over a new engine configured by cfg.
+func New(cfg engine.Config) (*Target, error) {
+	e, err := engine.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Target{e: e, scale: cfg.TimeScale}, nil
+}
+
+// Engine returns the target's engine.
+func (t *Target) Engine() *engine.Engine { return t.e }
+
+// Close stops the engine's load balancer.
+func (t *Target) Close() error { return t.e.Close() }
+
+// Clock returns the engine's model-time clock.
+func (t *Target) Clock() engine.Clock { return t.e.Clock() }
+
+// CreateTable creates a table.
+func (t *Target) CreateTable(ctx context.Context, name string) error {
+	return t.e.CreateTable(ctx, name)
+}
+
+// DeleteTable deletes a table.
+func (t *Target) DeleteTable(ctx context.Context, name string) error {
+	return t.e.DeleteTable(ctx, name)
+}
+
+// ModelsClient reports that the harness must model the client's CPU.
+func (t *Target) ModelsClient() bool { return t.e.Config().Profile.Model }
+
+// Describe describes the target for the run record.
+func (t *Target) Describe() results.Environment {
+	return results.Environment{Target: "engine", Profile: t.e.Config().Profile.Name, TimeScale: t.scale}
+}
+
+// Load stores entities directly, outside the model: a run's preload is not
+// measured and should not spend modelled time or budgets.
+func (t *Target) Load(ctx context.Context, table string, entities []engine.Entity) error {
+	return t.e.Load(ctx, table, entities)
+}
+
+// Events returns the load balancer's actions since start.
+func (t *Target) Events(since time.Time) []results.Event {
+	var out []results.Event
+	for _, ev := range t.e.Events() {
+		if ev.Time.Before(since) {
+			continue
+		}
+		detail := fmt.Sprintf("table %s range [%q, %q)", ev.Table, ev.Lo, ev.Hi)
+		switch ev.Kind {
+		case engine.EventSplit:
+			detail += fmt.Sprintf(" split at %q", ev.At)
+		case engine.EventMove:
+			detail += fmt.Sprintf(" moved from server %d to %d", ev.From, ev.To)
+		}
+		detail += fmt.Sprintf(", unavailable for %v", ev.Until.Sub(ev.Time).Round(time.Millisecond))
+		out = append(out, results.Event{Second: ev.Time.Sub(since).Seconds(), Kind: string(ev.Kind), Detail: detail})
+	}
+	return out
+}
+
+// NewSession returns a worker's session; its random draws come from its own
+// seeded source so runs repeat for a seed.
+func (t *Target) NewSession(seed uint64) workloads.Session {
+	return &session{e: t.e, call: &engine.Call{Rand: rand.New(rand.NewPCG(seed, 0x5e55))}}
+}
+
+type session struct {
+	e      *engine.Engine
+	call   *engine.Call
+	parent context.Context
+	cctx   context.Context
+}
+
+// Do sends op to the engine and returns its modelled completion time.
+func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
+	if ctx != s.parent { // a worker keeps one context: derive the call's once
+		s.parent, s.cctx = ctx, engine.WithCall(ctx, s.call)
+	}
+	s.call.Arrival = op.Ready
+	s.call.Timing = engine.Timing{}
+	var err error
+	switch op.Kind {
+	case workloads.OpInsert:
+		_, err = s.e.Insert(s.cctx, op.Table, op.Entity)
+	case workloads.OpUpsert:
+		_, err = s.e.Upsert(s.cctx, op.Table, op.Entity, engine.Replace)
+	case workloads.OpGet:
+		_, err = s.e.Get(s.cctx, op.Table, op.PartitionKey, op.RowKey, nil)
+	case workloads.OpBatch:
+		_, err = s.e.Batch(s.cctx, op.Table, op.Batch)
+	case workloads.OpQuery:
+		var p engine.Page
+		p, err = s.e.QueryEntities(s.cctx, op.Table, op.Query)
+		op.Returned, op.Next = len(p.Entities), p.Continuation
+	default:
+		return time.Time{}, fmt.Errorf("operation %q is not known", op.Kind)
+	}
+	done := s.call.Timing.Done
+	if done.IsZero() { // no model, or refused before it: now
+		done = s.e.Clock().Now()
+	}
+	return done, err
+}

@@ -1,0 +1,117 @@
+package workloads
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/tablebench/tablebench/engine"
+)
+
+// minEntitySize is the smallest entity a run can write: the keys and an empty
+// Payload property.
+const minEntitySize = 256
+
+// guidFrom returns a random (version 4) GUID drawn from rng, so that runs are
+// reproducible for a seed.
+func guidFrom(rng *rand.Rand) string {
+	var u uuid.UUID
+	for i := 0; i < 16; i += 8 {
+		v := rng.Uint64()
+		for j := range 8 {
+			u[i+j] = byte(v >> (8 * j))
+		}
+	}
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return u.String()
+}
+
+// keys generates one thread's keys.
+type keys struct {
+	scheme  string
+	pk      string // guid and shared
+	prefix  string // JobID_VMID_WorkerID_
+	index   int
+	suffix  string // makes time-ordered keys of different threads distinct
+	rowBuf  []byte
+	loaded  []engine.Entity // get and query: what the thread loaded, in RowKey order
+	readPos int
+}
+
+func newKeys(spec *Spec, sharedPK string, vmID, worker int, rng *rand.Rand) *keys {
+	k := &keys{scheme: spec.Partition, prefix: fmt.Sprintf("%s_%d_%d_", spec.JobID, vmID, worker), suffix: fmt.Sprintf("-%d-%d", vmID, worker)}
+	switch spec.Partition {
+	case PartitionShared:
+		k.pk = sharedPK
+	default:
+		k.pk = guidFrom(rng)
+	}
+	return k
+}
+
+// partitionKey returns the PartitionKey of the next request sent at model
+// time nanos.
+func (k *keys) partitionKey(nanos int64) string {
+	switch k.scheme {
+	case PartitionAppend:
+		return fmt.Sprintf("%019d%s", nanos, k.suffix)
+	case PartitionPrepend:
+		return fmt.Sprintf("%019d%s", math.MaxInt64-nanos, k.suffix)
+	}
+	return k.pk
+}
+
+// rowKey returns the next RowKey, JobID_VMID_WorkerID_Index, the index zero
+// padded so that RowKey order is insertion order.
+func (k *keys) rowKey() string {
+	k.rowBuf = append(k.rowBuf[:0], k.prefix...)
+	n := len(k.rowBuf)
+	k.rowBuf = strconv.AppendInt(k.rowBuf, int64(k.index), 10)
+	if pad := 10 - (len(k.rowBuf) - n); pad > 0 {
+		k.rowBuf = append(k.rowBuf[:n], "0000000000"[:pad]...)
+		k.rowBuf = strconv.AppendInt(k.rowBuf, int64(k.index), 10)
+	}
+	k.index++
+	return string(k.rowBuf)
+}
+
+// nextRead returns the next loaded entity to read back, in RowKey order.
+func (k *keys) nextRead() *engine.Entity {
+	e := &k.loaded[k.readPos]
+	k.readPos = (k.readPos + 1) % len(k.loaded)
+	return e
+}
+
+// payloads holds a thread's random payload strings, made once so that the
+// harness costs little per request.
+type payloads struct {
+	s []string
+	i int
+}
+
+const payloadAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// newPayloads makes payloads so that an entity with keys of the given
+// lengths weighs size bytes by the service's formula:
+// 4 + 2·(len(PK)+len(RK)) + 8 + 2·len("Payload") + 2·len(payload) + 4.
+func newPayloads(rng *rand.Rand, size, pkLen, rkLen int) payloads {
+	n := max(0, (size-4-2*(pkLen+rkLen)-8-2*len("Payload")-4)/2)
+	var p payloads
+	for range 8 {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = payloadAlphabet[rng.IntN(len(payloadAlphabet))]
+		}
+		p.s = append(p.s, string(b))
+	}
+	return p
+}
+
+func (p *payloads) next() string {
+	s := p.s[p.i]
+	p.i = (p.i + 1) % len(p.s)
+	return s
+}

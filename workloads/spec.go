@@ -1,0 +1,201 @@
+package workloads
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tablebench/tablebench/workloads/vm"
+)
+
+// Operations a run can issue.
+const (
+	OpInsert = "insert" // single-entity inserts
+	OpGet    = "get"    // point gets of entities the thread loaded first
+	OpBatch  = "batch"  // entity group transactions of BatchSize inserts
+	OpUpsert = "upsert" // single-entity insert-or-replace
+	OpQuery  = "query"  // pages of BatchSize entities of the thread's partition
+)
+
+// Partition schemes.
+const (
+	PartitionGUID    = "guid"    // each thread its own random GUID PartitionKey
+	PartitionShared  = "shared"  // one GUID PartitionKey for every thread of every VM
+	PartitionAppend  = "append"  // time-ordered, increasing keys: the append-only hot spot
+	PartitionPrepend = "prepend" // time-ordered, decreasing keys: the prepend hot spot
+)
+
+// Retry policies.
+const (
+	RetryNone        = "none"        // the published method: no retry, pause after any error
+	RetryFixed       = "fixed"       // retry throttling and timeouts after a fixed delay
+	RetryExponential = "exponential" // the partitioning guide's exponential backoff with ±20% jitter
+	RetrySDK         = "sdk"         // the Azure SDK's default policy
+)
+
+// Load modes.
+const (
+	LoadClosed = "closed" // each thread sends its next request when the last returns
+	LoadOpen   = "open"   // requests start at a fixed total rate; latency counts from the intended start
+)
+
+// Retry is a retry policy.
+type Retry struct {
+	Policy     string        `json:"policy"`
+	Pause      time.Duration `json:"pause"`       // none: how long a thread waits after an error
+	MaxRetries int           `json:"max_retries"` // fixed, exponential, sdk
+	Delay      time.Duration `json:"delay"`       // fixed: the delay; exponential and sdk: the base delay
+	MinBackoff time.Duration `json:"min_backoff"` // exponential
+	MaxBackoff time.Duration `json:"max_backoff"` // exponential and sdk
+}
+
+// DefaultRetry returns the policy named by p with its defaults: for none the
+// published 3 s pause; for exponential the partitioning guide's 30 s base,
+// 3 s minimum and 90 s maximum; for sdk the Azure SDK's 3 retries from
+// 800 ms up to 60 s.
+func DefaultRetry(p string) (Retry, error) {
+	switch p {
+	case RetryNone, "":
+		return Retry{Policy: RetryNone, Pause: 3 * time.Second}, nil
+	case RetryFixed:
+		return Retry{Policy: RetryFixed, MaxRetries: 3, Delay: time.Second}, nil
+	case RetryExponential:
+		return Retry{Policy: RetryExponential, MaxRetries: 3, Delay: 30 * time.Second, MinBackoff: 3 * time.Second, MaxBackoff: 90 * time.Second}, nil
+	case RetrySDK:
+		return Retry{Policy: RetrySDK, MaxRetries: 3, Delay: 800 * time.Millisecond, MaxBackoff: 60 * time.Second}, nil
+	}
+	return Retry{}, fmt.Errorf("retry policy %q is not known: use none, fixed, exponential or sdk", p)
+}
+
+// Spec is what a run does. Start from DefaultSpec.
+type Spec struct {
+	Op         string        `json:"op"`
+	BatchSize  int           `json:"batch_size"`
+	Partition  string        `json:"partition"`
+	VMs        int           `json:"vms"`
+	Threads    int           `json:"threads"` // per VM
+	VMSize     vm.Size       `json:"vm_size"`
+	EntitySize int           `json:"entity_size"` // bytes by the service's size formula
+	Duration   time.Duration `json:"duration"`    // measured, after the warm-up
+	Warmup     time.Duration `json:"warmup"`
+	Seed       uint64        `json:"seed"`
+	Retry      Retry         `json:"retry"`
+	Load       string        `json:"load"`
+	Rate       float64       `json:"rate,omitempty"` // open loop: requests per second, all threads together
+	Preload    int           `json:"preload"`        // get and query: entities each thread loads first
+	JobID      string        `json:"job_id"`
+	Table      string        `json:"table,omitempty"` // empty: one named after the job
+	KeepTable  bool          `json:"keep_table,omitempty"`
+}
+
+// DefaultSpec returns the case study's method: single inserts from one XL
+// VM of one thread into GUID partitions, 1,024-byte entities, 60 s measured
+// after 10 s of warm-up, no retries with a 3 s pause after errors, closed loop.
+func DefaultSpec() Spec {
+	r, _ := DefaultRetry(RetryNone)
+	return Spec{
+		Op: OpInsert, BatchSize: 100, Partition: PartitionGUID,
+		VMs: 1, Threads: 1, VMSize: vm.XL, EntitySize: 1024,
+		Duration: 60 * time.Second, Warmup: 10 * time.Second, Seed: 1,
+		Retry: r, Load: LoadClosed, Preload: 200, JobID: "tb",
+	}
+}
+
+// EntitiesPerRequest returns how many entities one request carries.
+func (s *Spec) EntitiesPerRequest() int {
+	if s.Op == OpBatch || s.Op == OpQuery {
+		return s.BatchSize
+	}
+	return 1
+}
+
+// Validate checks a spec; its error names the field and how to fix it.
+func (s *Spec) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch s.Op {
+	case OpInsert, OpGet, OpBatch, OpUpsert, OpQuery:
+	default:
+		bad("op %q is not known: use insert, get, batch, upsert or query", s.Op)
+	}
+	if (s.Op == OpBatch || s.Op == OpQuery) && (s.BatchSize < 1 || s.BatchSize > 100) {
+		bad("batch size %d is out of range: use 1 to 100 entities", s.BatchSize)
+	}
+	switch s.Partition {
+	case PartitionGUID, PartitionShared, PartitionAppend, PartitionPrepend:
+	default:
+		bad("partition scheme %q is not known: use guid, shared, append or prepend", s.Partition)
+	}
+	if s.VMs < 1 || s.VMs > 1000 {
+		bad("%d VMs is out of range: use 1 to 1000", s.VMs)
+	}
+	if s.Threads < 1 || s.Threads > 1000 {
+		bad("%d threads per VM is out of range: use 1 to 1000", s.Threads)
+	}
+	if s.VMs*s.Threads > 20000 {
+		bad("%d threads in all is too many: keep VMs x threads at most 20000", s.VMs*s.Threads)
+	}
+	if s.VMSize.Cores < 1 || s.VMSize.SerialFraction < 0 || s.VMSize.SerialFraction > 1 {
+		bad("VM size %q is not valid: use small, xl or cores:N[,serial:F]", s.VMSize.Name)
+	}
+	if s.EntitySize < minEntitySize || s.EntitySize > 1<<20 {
+		bad("entity size %d is out of range: use %d to 1048576 bytes", s.EntitySize, minEntitySize)
+	}
+	if s.Duration <= 0 {
+		bad("duration %v must be positive, as in 60s", s.Duration)
+	}
+	if s.Warmup < 0 {
+		bad("warm-up %v must not be negative", s.Warmup)
+	}
+	switch s.Load {
+	case LoadClosed:
+	case LoadOpen:
+		if s.Rate <= 0 {
+			bad("open load needs a rate: give --rate in requests per second, above 0")
+		}
+	default:
+		bad("load mode %q is not known: use closed or open", s.Load)
+	}
+	switch s.Retry.Policy {
+	case RetryNone, RetryFixed, RetryExponential, RetrySDK:
+	default:
+		bad("retry policy %q is not known: use none, fixed, exponential or sdk", s.Retry.Policy)
+	}
+	if s.Retry.MaxRetries < 0 || s.Retry.Pause < 0 || s.Retry.Delay < 0 {
+		bad("retry settings must not be negative")
+	}
+	if (s.Op == OpGet || s.Op == OpQuery) && s.Preload < 1 {
+		bad("preload %d: gets and queries read entities the thread loaded first; use at least 1", s.Preload)
+	}
+	if s.JobID == "" || strings.ContainsAny(s.JobID, "/\\#?_ ") || len(s.JobID) > 32 {
+		bad("job ID %q is not valid: use 1 to 32 letters and digits", s.JobID)
+	}
+	return errors.Join(errs...)
+}
+
+// MarshalJSON writes durations as strings such as "60s".
+func (s Spec) MarshalJSON() ([]byte, error) {
+	type plain Spec
+	return json.Marshal(struct {
+		plain
+		Duration string `json:"duration"`
+		Warmup   string `json:"warmup"`
+		Retry    any    `json:"retry"`
+	}{plain(s), s.Duration.String(), s.Warmup.String(), struct {
+		Policy     string `json:"policy"`
+		Pause      string `json:"pause,omitempty"`
+		MaxRetries int    `json:"max_retries,omitempty"`
+		Delay      string `json:"delay,omitempty"`
+		MinBackoff string `json:"min_backoff,omitempty"`
+		MaxBackoff string `json:"max_backoff,omitempty"`
+	}{s.Retry.Policy, durStr(s.Retry.Pause), s.Retry.MaxRetries, durStr(s.Retry.Delay), durStr(s.Retry.MinBackoff), durStr(s.Retry.MaxBackoff)}})
+}
+
+func durStr(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}

@@ -1,0 +1,135 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/results"
+)
+
+// Target is a table endpoint a run drives: the in-tree engine or a Table
+// service.
+type Target interface {
+	// Clock is the time the run is measured in: model time for the
+	// engine, wall time for a service.
+	Clock() engine.Clock
+	CreateTable(ctx context.Context, name string) error
+	DeleteTable(ctx context.Context, name string) error
+	// NewSession returns one worker thread's connection to the target.
+	NewSession(seed uint64) Session
+}
+
+// Session is one worker thread's connection to a target. It is used by one
+// goroutine at a time.
+type Session interface {
+	// Do sends op and returns when its response arrived, in the target's
+	// clock. A failed request returns an *engine.Error carrying the
+	// service's status and code, or another error for transport failures.
+	Do(ctx context.Context, op *Op) (done time.Time, err error)
+}
+
+// ClientModeler is implemented by targets that run in the harness's own
+// process and cost no client CPU of their own (the in-tree engine): the
+// harness then charges each request to the VM model of workloads/vm.
+type ClientModeler interface {
+	ModelsClient() bool
+}
+
+// Loader is implemented by targets that can store a run's preloaded
+// entities directly, without modelled time; the load is not measured.
+type Loader interface {
+	Load(ctx context.Context, table string, entities []engine.Entity) error
+}
+
+// EventSource is implemented by targets that report what they did during a
+// run, such as partition splits and moves.
+type EventSource interface {
+	Events(since time.Time) []results.Event
+}
+
+// Describer is implemented by targets that describe themselves for the run
+// record (target kind, endpoint without secrets, profile).
+type Describer interface {
+	Describe() results.Environment
+}
+
+// Op is one request. A worker reuses one Op for all its requests.
+type Op struct {
+	Kind         string
+	Table        string
+	Entity       engine.Entity    // insert and upsert
+	Batch        []engine.BatchOp // batch
+	PartitionKey string           // get
+	RowKey       string           // get
+	Query        engine.Query     // query
+	// Ready is when the client's own work on the request is done and it
+	// leaves the client; zero means now. Set by the harness's client model.
+	Ready time.Time
+	// Returned is the number of entities a query page returned, and Next
+	// its continuation; set by Do.
+	Returned int
+	Next     *engine.Continuation
+}
+
+// Outcome classifies a request's error as the recorder counts it: OK,
+// throttled (503 ServerBusy), timed out (500 OperationTimedOut), the
+// service's error code, or "transport" for a failure with no response.
+func Outcome(err error) string {
+	if err == nil {
+		return results.OutcomeOK
+	}
+	if e, ok := engine.AsError(err); ok {
+		switch e.Code {
+		case engine.CodeServerBusy:
+			return results.OutcomeThrottled
+		case engine.CodeOperationTimedOut:
+			return results.OutcomeTimedOut
+		case "":
+			return httpStatusOutcome(e.Status)
+		}
+		return e.Code
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "ClientTimeout"
+	}
+	return "transport"
+}
+
+func httpStatusOutcome(status int) string {
+	switch status {
+	case 503:
+		return results.OutcomeThrottled
+	case 0:
+		return "transport"
+	}
+	return "HTTP" + itoa(status)
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+// retriable reports whether a retry policy retries an outcome: throttling,
+// timeouts, and the transient statuses the Azure SDK retries.
+func retriable(err error) bool {
+	if e, ok := engine.AsError(err); ok {
+		switch e.Status {
+		case 408, 429, 500, 502, 503, 504:
+			return true
+		}
+		return false
+	}
+	return !errors.Is(err, context.Canceled)
+}
