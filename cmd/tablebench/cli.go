@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+)
+
+// env is what a command needs of its process, injectable for tests.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// terminal reports whether stderr is a terminal, for progress bars.
+	terminal bool
+}
+
+// usageError is bad input: the command exits 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, e *env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "one run against the engine or a Table endpoint", runCmd},
+		{"version", "print the version", versionCmd},
+	}
+}
+
+// run runs the command line and returns the process's exit code: 0, 1 for a
+// failure, 2 for bad input.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	e := &env{stdout: stdout, stderr: stderr, getenv: getenv}
+	if f, ok := stderr.(*os.File); ok {
+		e.terminal = term.IsTerminal(int(f.Fd()))
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(ctx, e, args[1:])
+			if err == nil {
+				return 0
+			}
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			fmt.Fprintf(stderr, "tablebench %s: %v\n", c.name, oneLine(err))
+			var ue *usageError
+			if errors.As(err, &ue) {
+				return 2
+			}
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "tablebench: unknown command %q; run 'tablebench help' for the list\n", args[0])
+	return 2
+}
+
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "tablebench: benchmark table stores and reproduce the Azure Tables case study")
+	fmt.Fprintln(w, "\nusage: tablebench <command> [flags]   (tablebench <command> -h for its flags)")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+}
+
+func versionCmd(ctx context.Context, e *env, args []string) error {
+	fmt.Fprintln(e.stdout, "tablebench", version)
+	return nil
+}
+
+// flagSet is a subcommand's flags: errors are reported as one line, and
+// -h prints its help.
+type flagSet struct {
+	*flag.FlagSet
+	help func()
+}
+
+func newFlagSet(e *env, name, synopsis string) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{fs, func() {
+		fmt.Fprintf(e.stdout, "usage: tablebench %s %s\n\nflags:\n", name, synopsis)
+		fs.SetOutput(e.stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}}
+}
+
+// parse parses flags; errors are usage errors naming the fix.
+func parse(fs *flagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.help()
+			return err
+		}
+		return usagef("%v; see 'tablebench %s -h'", err, fs.Name())
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q; flags go as --name=value, see 'tablebench %s -h'", fs.Arg(0), fs.Name())
+	}
+	return nil
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tablebench/tablebench/results"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// tb runs the command in process and returns its exit code and output.
+func tb(t *testing.T, ctx context.Context, getenv func(string) string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	code := run(ctx, args, &out, &errOut, getenv)
+	return code, out.String(), errOut.String()
+}
+
+var runID = regexp.MustCompile(`tbtb[0-9a-f]{8}`)
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	got = runID.ReplaceAllString(got, "RUNID")
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("output differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestRunSummary(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		code, out, errOut := tb(t, context.Background(), nil, "run", "--op=batch", "--batch-size=20", "--partition=shared", "--vms=3", "--threads=10", "--duration=30s", "--warmup=5s", "--seed=3")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		golden(t, "run-summary", out)
+		golden(t, "run-config", errOut)
+	})
+}
+
+func TestRunJSON(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		code, out, errOut := tb(t, context.Background(), nil, "run", "--json", "--quiet", "--threads=3", "--duration=10s")
+		if code != 0 || errOut != "" {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+		var v map[string]any
+		dec := json.NewDecoder(strings.NewReader(out))
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("stdout is not one JSON object: %v\n%s", err, out)
+		}
+		if dec.More() {
+			t.Fatal("stdout holds more than one JSON object")
+		}
+		for _, k := range []string{"entities_per_sec", "requests_per_sec", "throttled_pct", "errors", "latency_ms", "spec"} {
+			if _, ok := v[k]; !ok {
+				t.Errorf("no %q in %s", k, out)
+			}
+		}
+		lat := v["latency_ms"].(map[string]any)
+		for _, k := range []string{"p50", "p90", "p99", "p999", "max", "mean"} {
+			if _, ok := lat[k].(float64); !ok {
+				t.Errorf("latency_ms has no %q", k)
+			}
+		}
+		if v["entities_per_sec"].(float64) <= 0 {
+			t.Fatal("no throughput")
+		}
+	})
+}
+
+func TestRunOut(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		code, out, errOut := tb(t, context.Background(), nil, "run", "--quiet", "--threads=2", "--duration=10s", "--warmup=2s", "--out="+dir)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if !strings.Contains(out, "stored in "+dir) {
+			t.Fatalf("summary does not say where: %s", out)
+		}
+	})
+	jsons, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	hlogs, _ := filepath.Glob(filepath.Join(dir, "*.hlog"))
+	if len(jsons) != 1 || len(hlogs) != 1 {
+		t.Fatalf("files %v %v", jsons, hlogs)
+	}
+	f, _ := os.Open(jsons[0])
+	run, err := results.ReadRun(f)
+	f.Close()
+	if err != nil || run.Env.Target != "engine" || len(run.Spec) == 0 || len(run.Histograms) == 0 {
+		t.Fatalf("run record %v: %+v", err, run)
+	}
+	if h, err := run.Histogram("insert/ok"); err != nil || h.TotalCount() != run.Totals.Requests {
+		t.Fatalf("stored histogram %v, %d counts for %d requests", err, h.TotalCount(), run.Totals.Requests)
+	}
+	data, _ := os.ReadFile(hlogs[0])
+	rd := hdr.NewHistogramLogReader(bytes.NewReader(data))
+	var n int
+	var total int64
+	for h, err := rd.NextIntervalHistogram(); h != nil && err == nil; h, err = rd.NextIntervalHistogram() {
+		n++
+		total += h.TotalCount()
+	}
+	if n != 12 || total < run.Totals.Requests {
+		t.Fatalf("interval log: %d intervals with %d values; want 12 seconds covering %d requests", n, total, run.Totals.Requests)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nope"}, `unknown command "nope"`},
+		{[]string{"run", "--vms=x"}, `invalid value "x" for flag -vms`},
+		{[]string{"run", "--nosuch"}, "flag provided but not defined: -nosuch"},
+		{[]string{"run", "stray"}, `unexpected argument "stray"`},
+		{[]string{"run", "--op=delete"}, `op "delete" is not known`},
+		{[]string{"run", "--op=batch", "--batch-size=101"}, "batch size 101 is out of range"},
+		{[]string{"run", "--partition=range"}, `partition scheme "range" is not known`},
+		{[]string{"run", "--vms=0"}, "0 VMs is out of range"},
+		{[]string{"run", "--threads=-1"}, "-1 threads per VM is out of range"},
+		{[]string{"run", "--vm-size=huge"}, `VM size "huge" is not valid`},
+		{[]string{"run", "--vm-size=cores:0"}, "cores must be a whole number"},
+		{[]string{"run", "--entity-size=10"}, "entity size 10 is out of range"},
+		{[]string{"run", "--duration=0s"}, "duration 0s must be positive"},
+		{[]string{"run", "--duration=ten"}, `invalid value "ten" for flag -duration`},
+		{[]string{"run", "--retry=often"}, `retry policy "often" is not known`},
+		{[]string{"run", "--load=open"}, "open load needs a rate"},
+		{[]string{"run", "--profile=fast"}, `unknown profile "fast"`},
+		{[]string{"run", "--time-scale=-1"}, "--time-scale -1 is out of range"},
+		{[]string{"run", "--balancer=sometimes"}, `--balancer "sometimes" is not known`},
+		{[]string{"run", "--target=cloud"}, `--target "cloud" is not known`},
+		{[]string{"run", "--target=table"}, "no connection string in $TABLEBENCH_CONNECTION_STRING"},
+		{[]string{"run", "--job-id=a_b"}, `job ID "a_b" is not valid`},
+		{[]string{"run", "--out=/proc/nope/x"}, "--out: cannot create"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, errOut := tb(t, context.Background(), nil, tc.args...)
+			if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, out, errOut, tc.want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{}, {"help"}, {"run", "-h"}, {"version"}} {
+		code, out, _ := tb(t, context.Background(), nil, args...)
+		if code != 0 || out == "" {
+			t.Fatalf("%v: exit %d, %q", args, code, out)
+		}
+	}
+}
+
+func TestInterruptedRunKeepsResults(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(25*time.Second, cancel)
+		code, out, errOut := tb(t, ctx, nil, "run", "--quiet", "--threads=2", "--duration=1h", "--warmup=5s", "--out="+dir)
+		if code != 1 || !strings.Contains(errOut, "interrupted") || !strings.Contains(out, "(interrupted): 20.0 s measured") {
+			t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+		}
+	})
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(files) != 1 {
+		t.Fatalf("interrupted run stored %v", files)
+	}
+}
+
+func TestSecretsNeverPrinted(t *testing.T) {
+	srv := httptest.NewServer(nil)
+	url := srv.URL
+	srv.Close() // every request fails, with its URL in the transport error
+	const key = "c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5MTIzNA=="
+	const sas = "sv=2019-02-02&sp=raud&se=2030-01-01&sig=c2VjcmV0c2lnbmF0dXJl%3D"
+	env := map[string]string{
+		"TABLEBENCH_CONNECTION_STRING": "DefaultEndpointsProtocol=http;AccountName=acct;AccountKey=" + key + ";TableEndpoint=" + url + "/acct",
+		"MYSAS":                        sas,
+	}
+	getenv := func(k string) string { return env[k] }
+	for _, args := range [][]string{
+		{"run", "--target=table", "--duration=1s", "--warmup=0s"},
+		{"run", "--target=table", "--json", "--duration=1s", "--warmup=0s"},
+		{"run", "--target=table", "--auth=sas", "--sas-env=MYSAS", "--endpoint=" + url + "/acct", "--duration=1s"},
+	} {
+		code, out, errOut := tb(t, context.Background(), getenv, args...)
+		if code == 0 {
+			t.Fatalf("%v succeeded against a closed port", args)
+		}
+		for _, s := range []string{key, sas, "c2VjcmV0", "sig=c2"} {
+			if strings.Contains(out+errOut, s) {
+				t.Fatalf("%v printed a secret:\n%s%s", args, out, errOut)
+			}
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/vm"
+)
+
+// specFlags binds a run spec's flags.
+type specFlags struct {
+	spec   workloads.Spec
+	vmSize string
+	retry  string
+}
+
+func (s *specFlags) register(fs *flag.FlagSet) {
+	d := workloads.DefaultSpec()
+	s.spec = d
+	fs.StringVar(&s.spec.Op, "op", d.Op, "operation: insert, get, batch (entity group transactions), upsert or query")
+	fs.IntVar(&s.spec.BatchSize, "batch-size", d.BatchSize, "entities per batch (1-100), or per query page")
+	fs.StringVar(&s.spec.Partition, "partition", d.Partition, "PartitionKeys: guid (one per thread), shared (one for all), append or prepend (time-ordered hot spots)")
+	fs.IntVar(&s.spec.VMs, "vms", d.VMs, "client VMs")
+	fs.IntVar(&s.spec.Threads, "threads", d.Threads, "worker threads per VM")
+	fs.StringVar(&s.vmSize, "vm-size", "xl", "VM size: small (1 core), xl (8 cores) or cores:N[,serial:F]; the engine's client model uses it")
+	fs.IntVar(&s.spec.EntitySize, "entity-size", d.EntitySize, "bytes per entity by the service's size formula, one random Payload string")
+	fs.DurationVar(&s.spec.Duration, "duration", d.Duration, "measured time, after the warm-up (model time on the engine)")
+	fs.DurationVar(&s.spec.Warmup, "warmup", d.Warmup, "warm-up before measuring; 0 measures from the start")
+	fs.Uint64Var(&s.spec.Seed, "seed", d.Seed, "seed of every random choice: keys, payloads, the engine's draws")
+	fs.StringVar(&s.retry, "retry", "none", "retry policy: none (the published method: no retry, 3 s pause after any error), fixed, exponential or sdk")
+	fs.StringVar(&s.spec.Load, "load", "", "closed (each thread sends when its last request returns) or open (a fixed rate); default closed, open when --rate is set")
+	fs.Float64Var(&s.spec.Rate, "rate", 0, "open load: requests per second, all threads together; 0 is closed load")
+	fs.IntVar(&s.spec.Preload, "preload", d.Preload, "get and query: entities each thread loads (unmeasured) and reads back")
+	fs.StringVar(&s.spec.JobID, "job-id", d.JobID, "job ID, the first part of every RowKey")
+}
+
+// resolve finishes the spec after parsing and validates it.
+func (s *specFlags) resolve() (workloads.Spec, error) {
+	sz, err := vm.ParseSize(s.vmSize)
+	if err != nil {
+		return s.spec, usagef("--vm-size: %v", err)
+	}
+	s.spec.VMSize = sz
+	r, err := workloads.DefaultRetry(s.retry)
+	if err != nil {
+		return s.spec, usagef("--retry: %v", err)
+	}
+	s.spec.Retry = r
+	if s.spec.Load == "" {
+		s.spec.Load = workloads.LoadClosed
+		if s.spec.Rate > 0 {
+			s.spec.Load = workloads.LoadOpen
+		}
+	}
+	if err := s.spec.Validate(); err != nil {
+		return s.spec, usagef("%v", err)
+	}
+	return s.spec, nil
+}
+
+func runCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "run", "[flags]")
+	var sf specFlags
+	var tf targetFlags
+	sf.register(fs.FlagSet)
+	tf.register(fs.FlagSet)
+	out := fs.String("out", "", "directory to store the run record (JSON) and its HdrHistogram interval log (.hlog)")
+	asJSON := fs.Bool("json", false, "print one JSON object with the results instead of the summary")
+	quiet := fs.Bool("quiet", false, "no progress and no configuration lines on stderr")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	spec, err := sf.resolve()
+	if err != nil {
+		return err
+	}
+	spec.KeepTable = tf.keep
+	if *out != "" {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			return usagef("--out: cannot create %s: %v", *out, err)
+		}
+	}
+	tg, release, err := tf.build(e.getenv, spec.Seed)
+	if err != nil {
+		return err
+	}
+	defer release()
+	runner, err := workloads.NewRunner(spec, tg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if !*quiet {
+		tf.describe(e.stderr, tg)
+		fmt.Fprintln(e.stderr, "spec:", describeSpec(spec))
+	}
+	var stop func()
+	if e.terminal && !*quiet {
+		stop = startProgress(e.stderr, runner, tg.Clock(), spec.Warmup+spec.Duration)
+	}
+	res, err := runner.Run(ctx)
+	if stop != nil {
+		stop()
+	}
+	if err != nil && res == nil {
+		return err
+	}
+	if *out != "" {
+		if werr := store(*out, res); werr != nil {
+			return werr
+		}
+	}
+	if *asJSON {
+		if werr := writeJSONSummary(e.stdout, res); werr != nil {
+			return werr
+		}
+	} else {
+		results.WriteSummary(e.stdout, res)
+		if *out != "" {
+			fmt.Fprintf(e.stdout, "stored in %s\n", filepath.Join(*out, res.ID+".json"))
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if res.Interrupted {
+		return fmt.Errorf("interrupted: the results above cover %.1f s measured", res.MeasuredSec)
+	}
+	return nil
+}
+
+// describeSpec is one line of the spec's effective values.
+func describeSpec(s workloads.Spec) string {
+	op := s.Op
+	if s.Op == workloads.OpBatch {
+		op = fmt.Sprintf("batch of %d", s.BatchSize)
+	}
+	load := "closed loop"
+	if s.Load == workloads.LoadOpen {
+		load = fmt.Sprintf("open loop at %g requests/s", s.Rate)
+	}
+	return fmt.Sprintf("%s, %s partitions, %d %s VM(s) x %d threads, %d-byte entities, %v after %v warm-up, retry %s, %s, seed %d",
+		op, s.Partition, s.VMs, s.VMSize.Name, s.Threads, s.EntitySize, s.Duration, s.Warmup, s.Retry.Policy, load, s.Seed)
+}
+
+// store writes a run's record and interval log into dir.
+func store(dir string, res *results.Run) error {
+	if err := writeFile(filepath.Join(dir, res.ID+".json"), func(f *os.File) error { return results.Write(f, res) }); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, res.ID+".hlog"), func(f *os.File) error { return res.WriteHlog(f) })
+}
+
+// writeFile writes a file through a temporary one, so a file is whole or
+// absent.
+func writeFile(path string, write func(*os.File) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// writeJSONSummary prints the run record without its encoded histograms.
+func writeJSONSummary(w interface{ Write([]byte) (int, error) }, res *results.Run) error {
+	c := *res
+	c.Histograms = nil
+	c.Intervals = nil
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/aztarget"
+	"github.com/tablebench/tablebench/workloads/enginetarget"
+)
+
+const version = workloads.Version
+
+// targetFlags are the flags that choose and configure a target; run,
+// figures and sweep share them.
+type targetFlags struct {
+	target    string
+	profile   string
+	timeScale float64
+	presplit  bool
+	balancer  string
+	az        aztarget.Config
+	keep      bool
+}
+
+func (t *targetFlags) register(fs *flag.FlagSet) {
+	az := aztarget.DefaultConfig()
+	t.az = az
+	fs.StringVar(&t.target, "target", "engine", "engine (the in-tree engine, in process) or table (a Table endpoint through the Azure SDK)")
+	fs.StringVar(&t.profile, "profile", "wa2010", "engine model: wa2010 (the 2010 case study), modern (today's targets) or none (no latency, no throttling)")
+	fs.Float64Var(&t.timeScale, "time-scale", 1, "engine: model seconds per wall second; 10 runs a 60 s experiment in 6 s")
+	fs.BoolVar(&t.presplit, "presplit", true, "engine: start tables split over the servers, as after the case study's warm-up; false starts them cold in one range partition")
+	fs.StringVar(&t.balancer, "balancer", "default", "engine: load balancer: default (decides in 5-10 min), accelerated (15-30 s) or off")
+	fs.StringVar(&t.az.Auth, "auth", "", "table: connection-string, key, sas or entra (default: a connection string, or key/sas when --endpoint and their variable are set)")
+	fs.StringVar(&t.az.ConnectionStringEnv, "connection-string-env", az.ConnectionStringEnv, "table: environment variable holding the connection string")
+	fs.StringVar(&t.az.Endpoint, "endpoint", "", "table: the table service URL, e.g. https://ACCOUNT.table.core.windows.net or http://127.0.0.1:10002/devstoreaccount1")
+	fs.StringVar(&t.az.Account, "account", "", "table: account name for key auth (default: from the endpoint)")
+	fs.StringVar(&t.az.KeyEnv, "account-key-env", az.KeyEnv, "table: environment variable holding the account key")
+	fs.StringVar(&t.az.SASEnv, "sas-env", az.SASEnv, "table: environment variable holding a SAS token")
+	fs.BoolVar(&t.keep, "keep-tables", false, "keep the tables a run creates instead of deleting them at the end")
+}
+
+// closer releases a target.
+type closer func()
+
+// build returns the target the flags describe; seed seeds the engine.
+func (t *targetFlags) build(getenv func(string) string, seed uint64) (workloads.Target, closer, error) {
+	switch t.target {
+	case "engine":
+		p, err := engine.ProfileByName(t.profile)
+		if err != nil {
+			return nil, nil, usagef("--profile: %v", err)
+		}
+		if t.timeScale <= 0 || t.timeScale > 1000 {
+			return nil, nil, usagef("--time-scale %g is out of range: use a factor from 0 (exclusive) to 1000; 1 is wall time", t.timeScale)
+		}
+		cfg := engine.DefaultConfig()
+		cfg.Profile, cfg.TimeScale, cfg.Seed = p, t.timeScale, seed
+		if t.presplit {
+			cfg.PreSplit = max(p.Servers, 1)
+		}
+		switch t.balancer {
+		case "default":
+		case "accelerated":
+			cfg.Balancer = engine.AcceleratedBalancerConfig()
+		case "off":
+			cfg.Balancer.Enabled = false
+		default:
+			return nil, nil, usagef("--balancer %q is not known: use default, accelerated or off", t.balancer)
+		}
+		tg, err := enginetarget.New(cfg)
+		if err != nil {
+			return nil, nil, usagef("%v", err)
+		}
+		return tg, func() { tg.Close() }, nil
+	case "table":
+		cfg := t.az
+		cfg.Getenv = getenv
+		tg, err := aztarget.New(cfg)
+		if err != nil {
+			return nil, nil, usagef("%v", err)
+		}
+		return tg, func() {}, nil
+	}
+	return nil, nil, usagef("--target %q is not known: use engine or table", t.target)
+}
+
+// describe writes the target's effective configuration, without secrets.
+func (t *targetFlags) describe(w io.Writer, tg workloads.Target) {
+	if d, ok := tg.(workloads.Describer); ok {
+		env := d.Describe()
+		switch env.Target {
+		case "engine":
+			fmt.Fprintf(w, "target engine: profile %s, time scale %g, presplit %v, balancer %s\n", env.Profile, env.TimeScale, t.presplit, t.balancer)
+		default:
+			fmt.Fprintf(w, "target table: %s\n", env.Endpoint)
+		}
+	}
+}

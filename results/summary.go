@@ -1,0 +1,62 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteSummary writes a run's results for people.
+func WriteSummary(w io.Writer, r *Run) {
+	var spec struct {
+		Op        string `json:"op"`
+		BatchSize int    `json:"batch_size"`
+	}
+	json.Unmarshal(r.Spec, &spec)
+	fmt.Fprintf(w, "run %s", r.ID)
+	if r.Interrupted {
+		fmt.Fprint(w, " (interrupted)")
+	}
+	fmt.Fprintf(w, ": %.1f s measured\n", r.MeasuredSec)
+	fmt.Fprintf(w, "  entities/s       %.1f (%.1f sent)\n", r.EntitiesPerSec, r.EntitiesSentPerSec)
+	fmt.Fprintf(w, "  requests/s       %.1f (%d billable transactions)\n", r.RequestsPerSec, r.Billable)
+	fmt.Fprintf(w, "  throttled        %.4f%% (%d ServerBusy, %d OperationTimedOut)\n", r.ThrottledPct, r.Totals.Throttled, r.Totals.TimedOut)
+	if len(r.Errors) == 0 {
+		fmt.Fprintln(w, "  errors           none")
+	} else {
+		var parts []string
+		for _, code := range SortedErrors(r.Errors) {
+			parts = append(parts, fmt.Sprintf("%s %d", code, r.Errors[code]))
+		}
+		fmt.Fprintf(w, "  errors           %s\n", strings.Join(parts, ", "))
+	}
+	if r.Totals.Retries > 0 {
+		fmt.Fprintf(w, "  retries          %d\n", r.Totals.Retries)
+	}
+	if r.Totals.LateStarts > 0 {
+		fmt.Fprintf(w, "  late starts      %d (at most %.1f ms late)\n", r.Totals.LateStarts, r.MaxStartLagMs)
+	}
+	writeLatency(w, "latency ms", r.LatencyMs)
+	if spec.Op == "batch" || spec.Op == "query" {
+		writeLatency(w, "per entity ms", r.PerEntityMs)
+	}
+	if len(r.ClientCPUPct) > 0 {
+		var parts []string
+		for i, c := range r.ClientCPUPct {
+			if i == 8 {
+				parts = append(parts, "...")
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%.0f%%", c))
+		}
+		fmt.Fprintf(w, "  client CPU       %s (modelled, per VM)\n", strings.Join(parts, " "))
+	}
+	if n := len(r.Events); n > 0 {
+		fmt.Fprintf(w, "  target events    %d (first: %s at %.0f s)\n", n, r.Events[0].Kind, r.Events[0].Second)
+	}
+}
+
+func writeLatency(w io.Writer, name string, p Percentiles) {
+	fmt.Fprintf(w, "  %-16s p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n", name, p.P50, p.P90, p.P99, p.P999, p.Max, p.Mean)
+}
