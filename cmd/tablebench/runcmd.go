@@ -186,4 +186,3 @@ func writeJSONSummary(w interface{ Write([]byte) (int, error) }, res *results.Ru
 	_, err = w.Write(append(b, '\n'))
 	return err
 }
-
