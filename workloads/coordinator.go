@@ -350,6 +350,4 @@ func (w *worker) prepare(clock engine.Clock) {
 	}
 }
 
-func (w *worker) props() []engine.Property {
-	return []engine.Property{engine.String("Payload", w.pay.next())}
-}
+func (w *worker) props() []engine.Property { return w.pay.nextProps() }

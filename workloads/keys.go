@@ -88,8 +88,9 @@ func (k *keys) nextRead() *engine.Entity {
 // payloads holds a thread's random payload strings, made once so that the
 // harness costs little per request.
 type payloads struct {
-	s []string
-	i int
+	s     []string
+	props [][]engine.Property // one Payload property per string, shared: writers copy them
+	i     int
 }
 
 const payloadAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -106,6 +107,7 @@ func newPayloads(rng *rand.Rand, size, pkLen, rkLen int) payloads {
 			b[i] = payloadAlphabet[rng.IntN(len(payloadAlphabet))]
 		}
 		p.s = append(p.s, string(b))
+		p.props = append(p.props, []engine.Property{engine.String("Payload", string(b))})
 	}
 	return p
 }
@@ -114,4 +116,12 @@ func (p *payloads) next() string {
 	s := p.s[p.i]
 	p.i = (p.i + 1) % len(p.s)
 	return s
+}
+
+// nextProps returns the next entity's properties. They are shared and must
+// not be modified.
+func (p *payloads) nextProps() []engine.Property {
+	ps := p.props[p.i]
+	p.i = (p.i + 1) % len(p.props)
+	return ps
 }
