@@ -114,6 +114,7 @@ func newBalancer(e *Engine, cfg BalancerConfig) *balancer {
 }
 
 func (b *balancer) run(ctx context.Context) {
+	ctx = Background(ctx) // on a virtual clock the balancer never drives time
 	next := b.e.clock.Now()
 	for {
 		next = next.Add(b.cfg.Interval)

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"container/heap"
 	"context"
+	"sync"
 	"time"
 )
 
@@ -61,4 +63,147 @@ func (c *ScaledClock) SleepUntil(ctx context.Context, t time.Time) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// VirtualClock is a discrete-event clock: model time stands still while any
+// participant runs and jumps to the next wake-up when every participant is
+// waiting on the clock. A run on it goes as fast as the CPU allows and does
+// not depend on how the machine schedules goroutines.
+//
+// Goroutines that drive time are declared with Hold before they start and
+// call Release when they end. Background goroutines (the load balancer) wait
+// with a context from Background: they are woken when their time comes but
+// never make time pass on their own.
+type VirtualClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	active  int // participants running (not waiting on the clock)
+	drivers int // participants waiting on the clock
+	q       waiters
+}
+
+// NewVirtualClock returns a virtual clock that starts at start.
+func NewVirtualClock(start time.Time) *VirtualClock { return &VirtualClock{now: start} }
+
+// Now returns the current model time.
+func (c *VirtualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Hold declares n participants that are about to start.
+func (c *VirtualClock) Hold(n int) {
+	c.mu.Lock()
+	c.active += n
+	c.mu.Unlock()
+}
+
+// Release declares that a participant has ended.
+func (c *VirtualClock) Release() {
+	c.mu.Lock()
+	c.active--
+	c.advance()
+	c.mu.Unlock()
+}
+
+type backgroundKey struct{}
+
+// bgToken is one background goroutine's state: whether the clock woke it
+// and it has not waited again yet, so time must not pass under it.
+type bgToken struct{ running bool }
+
+// Background marks ctx as one background goroutine's: on a VirtualClock it
+// is woken on time but does not make time pass. Each background goroutine
+// needs its own.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, &bgToken{})
+}
+
+type waiter struct {
+	t     time.Time
+	ch    chan struct{}
+	bg    *bgToken // nil for a participant
+	index int      // in the heap; -1 once woken or removed
+}
+
+// SleepUntil waits until model time t, or until ctx is done.
+func (c *VirtualClock) SleepUntil(ctx context.Context, t time.Time) error {
+	c.mu.Lock()
+	if !t.After(c.now) {
+		c.mu.Unlock()
+		return ctx.Err()
+	}
+	w := &waiter{t: t, ch: make(chan struct{})}
+	w.bg, _ = ctx.Value(backgroundKey{}).(*bgToken)
+	heap.Push(&c.q, w)
+	switch {
+	case w.bg == nil:
+		c.active--
+		c.drivers++
+	case w.bg.running:
+		w.bg.running = false
+		c.active--
+	}
+	c.advance()
+	c.mu.Unlock()
+	select {
+	case <-w.ch:
+		return nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		if w.index >= 0 { // still waiting: leave the queue and run again
+			heap.Remove(&c.q, w.index)
+			w.index = -1
+			if w.bg == nil {
+				c.drivers--
+				c.active++
+			}
+		}
+		c.advance()
+		c.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// advance moves time to the next wake-up while every participant waits.
+// Called with c.mu held.
+func (c *VirtualClock) advance() {
+	for c.active == 0 && c.drivers > 0 && c.q.Len() > 0 {
+		c.now = maxTime(c.now, c.q[0].t)
+		for c.q.Len() > 0 && !c.q[0].t.After(c.now) {
+			w := heap.Pop(&c.q).(*waiter)
+			if w.bg != nil {
+				w.bg.running = true // runs until it waits again
+			} else {
+				c.drivers--
+			}
+			c.active++
+			close(w.ch)
+		}
+	}
+}
+
+type waiters []*waiter
+
+func (q waiters) Len() int { return len(q) }
+func (q waiters) Less(i, j int) bool {
+	return q[i].t.Before(q[j].t)
+}
+func (q waiters) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].index, q[j].index = i, j
+}
+func (q *waiters) Push(x any) {
+	w := x.(*waiter)
+	w.index = len(*q)
+	*q = append(*q, w)
+}
+func (q *waiters) Pop() any {
+	old := *q
+	w := old[len(old)-1]
+	old[len(old)-1] = nil
+	w.index = -1
+	*q = old[:len(old)-1]
+	return w
 }

@@ -247,7 +247,7 @@ func (s *server) reserve(l *schedule, at, now time.Time, d time.Duration) time.T
 	for {
 		best, core := time.Time{}, -1
 		for i := range s.cores {
-			s.cores[i].prune(now)
+			s.cores[i].prune(now.Add(-pruneMargin))
 			if t := s.cores[i].fit(start, d); core < 0 || t.Before(best) {
 				best, core = t, i
 			}
@@ -307,6 +307,11 @@ func (w *window) observe(rng *rand.Rand, pk string, units float64) {
 		w.sample[j] = keyLoad{pk, units}
 	}
 }
+
+// pruneMargin is how much past busy time a schedule keeps. A caller that
+// wakes late on a loaded machine sends its request with its intended (past)
+// arrival time; the schedule must still show what was busy then.
+const pruneMargin = 2 * time.Second
 
 // admission is a request admitted by a partition, waiting to be served.
 type admission struct {
@@ -386,7 +391,7 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 		}
 		start = rp.unavailableUntil
 	}
-	rp.sched.prune(e.clock.Now())
+	rp.sched.prune(e.clock.Now().Add(-pruneMargin))
 	a.laneStart = rp.sched.fit(start, 0)
 	if backlog := rp.sched.pending(start); backlog > 0 {
 		if a.rng.Float64() < math.Pow(backlog.Seconds()/p.ThrottleAt.Seconds(), p.ThrottleExp) {

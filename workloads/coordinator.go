@@ -118,16 +118,29 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	release := func() {}
+	if pc, ok := clock.(participants); ok { // a virtual clock: time passes when all of these wait
+		pc.Hold(len(workers) + 1)
+		release = pc.Release
+	}
+	deadlineDone := make(chan struct{})
 	go func() { // the deadline, in the target's clock
+		defer close(deadlineDone)
+		defer release()
 		if clock.SleepUntil(runCtx, to) == nil {
 			stop()
 		}
 	}()
 	g, gctx := errgroup.WithContext(runCtx)
 	for _, w := range workers {
-		g.Go(func() error { return w.run(gctx, start) })
+		g.Go(func() error {
+			defer release()
+			return w.run(gctx, start)
+		})
 	}
 	werr := g.Wait()
+	stop()
+	<-deadlineDone
 	for _, w := range workers {
 		w.rec.Close()
 	}
@@ -169,6 +182,13 @@ func (r *Runner) environment() results.Environment {
 		env.Target, env.Endpoint, env.Profile, env.TimeScale = t.Target, t.Endpoint, t.Profile, t.TimeScale
 	}
 	return env
+}
+
+// participants is a clock on which time passes only when every declared
+// participant waits on it (engine.VirtualClock).
+type participants interface {
+	Hold(n int)
+	Release()
 }
 
 // Version is tablebench's version, stored with every run.

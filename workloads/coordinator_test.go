@@ -229,3 +229,21 @@ func TestInterruptKeepsResults(t *testing.T) {
 		near(t, "measured seconds", res.MeasuredSec, 30, 0.01)
 	})
 }
+
+// TestVirtualClock: a run on the engine's virtual clock measures what the
+// same run measures in (synctest's) real time.
+func TestVirtualClock(t *testing.T) {
+	spec := workloads.DefaultSpec()
+	spec.Op, spec.Partition, spec.VMs, spec.Threads = workloads.OpBatch, workloads.PartitionShared, 3, 10
+	spec.Duration = 60 * time.Second
+	var real, virtual *results.Run
+	synctest.Test(t, func(t *testing.T) { real = run(t, spec, engineTarget(t)) })
+	vc := engine.NewVirtualClock(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
+	virtual = run(t, spec, engineTarget(t, func(c *engine.Config) { c.Clock = vc }))
+	near(t, "entities/s", virtual.EntitiesPerSec, real.EntitiesPerSec, 0.02)
+	near(t, "throttled %", virtual.ThrottledPct, real.ThrottledPct, 0.10)
+	near(t, "p50 latency", virtual.LatencyMs.P50, real.LatencyMs.P50, 0.02)
+	if got := vc.Now().Sub(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)); got < 70*time.Second {
+		t.Fatalf("virtual time advanced %v, want the run's 70 s", got)
+	}
+}

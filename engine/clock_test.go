@@ -1,0 +1,118 @@
+package engine_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tablebench/tablebench/engine"
+)
+
+var epoch = time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)
+
+func TestVirtualClockAdvancesWhenAllWait(t *testing.T) {
+	c := engine.NewVirtualClock(epoch)
+	c.Hold(3)
+	var mu sync.Mutex
+	var woke []time.Duration
+	var wg sync.WaitGroup
+	for _, d := range []time.Duration{3 * time.Second, time.Second, 2 * time.Second} {
+		wg.Go(func() {
+			defer c.Release()
+			if err := c.SleepUntil(ctx, epoch.Add(d)); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			woke = append(woke, c.Now().Sub(epoch))
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(woke) != 3 || c.Now() != epoch.Add(3*time.Second) {
+		t.Fatalf("woke at %v, clock at %v", woke, c.Now())
+	}
+	for _, w := range woke {
+		if w != time.Second && w != 2*time.Second && w != 3*time.Second {
+			t.Fatalf("a sleeper saw %v", w)
+		}
+	}
+}
+
+func TestVirtualClockStandsStillWhileAParticipantRuns(t *testing.T) {
+	c := engine.NewVirtualClock(epoch)
+	c.Hold(2)
+	busy := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // waits on the clock
+		defer c.Release()
+		c.SleepUntil(ctx, epoch.Add(time.Hour))
+		close(done)
+	}()
+	go func() { // runs without waiting on the clock until told
+		defer c.Release()
+		<-busy
+	}()
+	time.Sleep(20 * time.Millisecond) // real time: the clock must not move meanwhile
+	if got := c.Now(); got != epoch {
+		t.Fatalf("time passed to %v while a participant ran", got)
+	}
+	close(busy)
+	<-done
+	if c.Now() != epoch.Add(time.Hour) {
+		t.Fatalf("clock at %v", c.Now())
+	}
+}
+
+func TestVirtualClockBackgroundDoesNotDrive(t *testing.T) {
+	c := engine.NewVirtualClock(epoch)
+	bg := engine.Background(context.Background())
+	ticks := make(chan time.Time, 100)
+	stop, cancel := context.WithCancel(bg)
+	var wg sync.WaitGroup
+	wg.Go(func() { // a balancer-like loop
+		next := epoch
+		for {
+			next = next.Add(15 * time.Second)
+			if c.SleepUntil(stop, next) != nil {
+				return
+			}
+			ticks <- c.Now()
+		}
+	})
+	time.Sleep(20 * time.Millisecond)
+	if c.Now() != epoch || len(ticks) != 0 {
+		t.Fatalf("a lone background loop made time pass: %v, %d ticks", c.Now(), len(ticks))
+	}
+	c.Hold(1) // a participant sleeps a minute: the loop ticks 4 times meanwhile
+	c.SleepUntil(ctx, epoch.Add(time.Minute))
+	c.Release()
+	cancel()
+	wg.Wait()
+	if len(ticks) != 4 {
+		t.Fatalf("%d background ticks in a minute, want 4", len(ticks))
+	}
+}
+
+func TestVirtualClockCancel(t *testing.T) {
+	c := engine.NewVirtualClock(epoch)
+	c.Hold(2)
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error)
+	go func() {
+		defer c.Release()
+		errc <- c.SleepUntil(cctx, epoch.Add(time.Hour))
+	}()
+	time.Sleep(10 * time.Millisecond)
+	cancel()
+	if err := <-errc; err != context.Canceled {
+		t.Fatalf("got %v", err)
+	}
+	// The cancelled sleeper left the queue: the other participant's sleep
+	// advances to its own time, not the hour.
+	c.SleepUntil(ctx, epoch.Add(time.Second))
+	c.Release()
+	if c.Now() != epoch.Add(time.Second) {
+		t.Fatalf("clock at %v", c.Now())
+	}
+}
