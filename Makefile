@@ -1,23 +1,40 @@
 # tablebench: `make bench` reproduces the case study, `make test` runs every test.
 GO ?= go
+ECHARTS := tools/node_modules/echarts/dist/echarts.min.js
 
-.PHONY: all build test bench vet fmt
+.PHONY: all build assets test bench bench-quick vet perf
 
 all: build
 
 build:
 	$(GO) build -o bin/tablebench ./cmd/tablebench
 
+# The report's charts load echarts from the report folder, never from the
+# network; the build takes the pinned version from the npm registry.
+assets: $(ECHARTS)
+
+$(ECHARTS): tools/package.json tools/package-lock.json
+	cd tools && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 vet:
 	$(GO) vet ./...
-	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './tools/*'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 
 # The engine's calibration tests simulate minutes of load in virtual time;
 # they run in a second pass without the race detector, which would make them
 # several times slower and adds nothing the shorter model tests don't check.
-test: vet
+test: vet assets
 	$(GO) test -race -count=1 ./...
 	$(GO) test -count=1 -tags calibration -run Calibration ./engine/
 
-bench:
-	@echo "make bench: the figure suite is not built yet; see the figures issue." >&2; exit 1
+# Figures 3-15 on the in-tree engine: results/<UTC time>/ and results/latest.
+bench: assets build
+	./bin/tablebench figures --check
+
+bench-quick: assets build
+	./bin/tablebench figures --quick --check
+
+# Speed of the raw engine and of the harness's own cost per request.
+perf:
+	$(GO) test -run XXX -bench . -benchtime 2s -count 3 ./engine/ ./workloads/

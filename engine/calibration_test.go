@@ -64,10 +64,11 @@ func TestCalibrationSinglePartitionBatches(t *testing.T) {
 	within(t, "C15.3 entities/s at 50 threads", r.entitiesPerSec(), 2500, 0.15)
 	within(t, "C15.3 throttled % at 50 threads", r.throttledPct(), 22, 0.15)
 	within(t, "C15.3 entities/s sent at 50 threads", 100*float64(r.requests)/r.secs, 3200, 0.15)
-	// C15.4: the successful rate holds above 2,300 e/s as threads grow.
+	// C15.4: the successful rate holds above ~2,300 e/s as threads grow;
+	// the figure suite's reading: at least 2,185 (2,300 less 5% for the ~).
 	for _, vms := range []int{3, 4, 5} {
-		if s := got[vms].entitiesPerSec(); s < 2300 {
-			t.Errorf("C15.4: %d threads gave %.0f successful e/s, want above 2,300", vms*10, s)
+		if s := got[vms].entitiesPerSec(); s < 2185 {
+			t.Errorf("C15.4: %d threads gave %.0f successful e/s, want at least 2,185", vms*10, s)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func New(cfg Config) (*Engine, error) {
 	for i := range n {
 		e.servers = append(e.servers, newServer(i, max(p.ServerCores, 1)))
 	}
-	e.acct = *newBucket(p.AccountRate, p.Burst)
+	e.acct = *newBucket(p.AccountRate, p.AccountBurst)
 	if p.Model && cfg.Balancer.Enabled {
 		ctx, cancel := context.WithCancel(context.Background())
 		e.closeLB = cancel

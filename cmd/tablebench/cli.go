@@ -35,6 +35,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "one run against the engine or a Table endpoint", runCmd},
+		{"figures", "reproduce Figures 3-15 and check every published claim", figuresCmd},
+		{"report", "rebuild the charts of a stored result set", reportCmd},
 		{"version", "print the version", versionCmd},
 	}
 }

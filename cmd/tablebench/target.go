@@ -49,26 +49,12 @@ type closer func()
 func (t *targetFlags) build(getenv func(string) string, seed uint64) (workloads.Target, closer, error) {
 	switch t.target {
 	case "engine":
-		p, err := engine.ProfileByName(t.profile)
-		if err != nil {
-			return nil, nil, usagef("--profile: %v", err)
-		}
 		if t.timeScale <= 0 || t.timeScale > 1000 {
 			return nil, nil, usagef("--time-scale %g is out of range: use a factor from 0 (exclusive) to 1000; 1 is wall time", t.timeScale)
 		}
-		cfg := engine.DefaultConfig()
-		cfg.Profile, cfg.TimeScale, cfg.Seed = p, t.timeScale, seed
-		if t.presplit {
-			cfg.PreSplit = max(p.Servers, 1)
-		}
-		switch t.balancer {
-		case "default":
-		case "accelerated":
-			cfg.Balancer = engine.AcceleratedBalancerConfig()
-		case "off":
-			cfg.Balancer.Enabled = false
-		default:
-			return nil, nil, usagef("--balancer %q is not known: use default, accelerated or off", t.balancer)
+		cfg, err := t.engineConfig(seed)
+		if err != nil {
+			return nil, nil, err
 		}
 		tg, err := enginetarget.New(cfg)
 		if err != nil {
@@ -85,6 +71,29 @@ func (t *targetFlags) build(getenv func(string) string, seed uint64) (workloads.
 		return tg, func() {}, nil
 	}
 	return nil, nil, usagef("--target %q is not known: use engine or table", t.target)
+}
+
+// engineConfig returns the engine configuration the flags describe.
+func (t *targetFlags) engineConfig(seed uint64) (engine.Config, error) {
+	cfg := engine.DefaultConfig()
+	p, err := engine.ProfileByName(t.profile)
+	if err != nil {
+		return cfg, usagef("--profile: %v", err)
+	}
+	cfg.Profile, cfg.TimeScale, cfg.Seed = p, t.timeScale, seed
+	if t.presplit {
+		cfg.PreSplit = max(p.Servers, 1)
+	}
+	switch t.balancer {
+	case "default":
+	case "accelerated":
+		cfg.Balancer = engine.AcceleratedBalancerConfig()
+	case "off":
+		cfg.Balancer.Enabled = false
+	default:
+		return cfg, usagef("--balancer %q is not known: use default, accelerated or off", t.balancer)
+	}
+	return cfg, nil
 }
 
 // describe writes the target's effective configuration, without secrets.

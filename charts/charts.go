@@ -1,0 +1,499 @@
+// Package charts renders stored results as an offline HTML report: one page
+// per figure that looks like the published figure, latency percentile
+// curves and per-second throughput and throttling of each run, and an index
+// with the claims table. Pages load echarts from the report's own assets
+// folder, never from the network, and are the same for the same results.
+package charts
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-echarts/go-echarts/v2/render"
+
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads"
+)
+
+// EChartsEnv names the environment variable that can point at echarts.min.js.
+const EChartsEnv = "TABLEBENCH_ECHARTS"
+
+// echartsRel is where `make assets` installs echarts, from the npm registry.
+var echartsRel = filepath.Join("tools", "node_modules", "echarts", "dist", "echarts.min.js")
+
+// FindECharts returns the path of echarts.min.js: $TABLEBENCH_ECHARTS, or
+// tools/node_modules/echarts/dist/echarts.min.js in the working directory,
+// one of its parents, or beside the executable.
+func FindECharts(getenv func(string) string) (string, error) {
+	if p := getenv(EChartsEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("$%s points at %s, which does not exist", EChartsEnv, p)
+		}
+		return p, nil
+	}
+	var dirs []string
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			dirs = append(dirs, d)
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		dirs = append(dirs, filepath.Dir(exe), filepath.Dir(filepath.Dir(exe)))
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, echartsRel)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("the charts need echarts.min.js: run 'make assets' (it installs the pinned echarts from npm into tools/), or set $" + EChartsEnv + " to its path")
+}
+
+// page is one HTML page of the report.
+type page struct {
+	Title    string
+	Subtitle string
+	Nav      []link
+	Paras    []string
+	Claims   []results.Claim
+	Sections []section
+	Tables   []table
+}
+
+type link struct{ Href, Text string }
+
+type section struct {
+	Heading string
+	Note    string
+	Chart   render.ChartSnippet
+}
+
+type table struct {
+	Caption string
+	Head    []string
+	Rows    [][]string
+}
+
+var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	"safeJS":   func(s string) template.JS { return template.JS(s) },
+	"safeHTML": func(s string) template.HTML { return template.HTML(s) },
+	"value":    results.FormatValue,
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{{.Title}}</title>
+<script src="assets/echarts.min.js"></script>
+<style>
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1000px; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 2em; }
+nav a { margin-right: .8em; }
+table { border-collapse: collapse; margin: 1em 0; font-size: .85em; }
+th, td { border: 1px solid #ccc; padding: .25em .5em; text-align: left; vertical-align: top; }
+.PASS { color: #06660c; font-weight: bold; } .FAIL { color: #b00020; font-weight: bold; }
+.note { color: #555; font-size: .9em; }
+</style>
+</head>
+<body>
+<nav>{{range .Nav}}<a href="{{.Href}}">{{.Text}}</a>{{end}}</nav>
+<h1>{{.Title}}</h1>
+{{if .Subtitle}}<p class="note">{{.Subtitle}}</p>{{end}}
+{{range .Paras}}<p>{{.}}</p>{{end}}
+{{if .Claims}}<table id="claims">
+<tr><th>claim</th><th></th><th>published</th><th>measured</th><th>tolerance</th><th>claim as published; how it is checked</th></tr>
+{{range .Claims}}<tr><td>{{.ID}}</td><td class="{{if .Pass}}PASS{{else}}FAIL{{end}}">{{if .Pass}}PASS{{else}}FAIL{{end}}</td><td>{{value .Published .Unit}}</td><td>{{value .Measured .Unit}}</td><td>{{.Tolerance}}</td><td>{{.Text}}<br><span class="note">{{.Reading}}{{if .Detail}}; {{.Detail}}{{end}}{{if .Note}}<br>{{.Note}}{{end}}</span></td></tr>
+{{end}}</table>{{end}}
+{{range .Sections}}<h2>{{.Heading}}</h2>{{if .Note}}<p class="note">{{.Note}}</p>{{end}}
+{{safeHTML .Chart.Element}}
+{{end}}
+{{range .Tables}}<table><caption>{{.Caption}}</caption><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
+{{range .Sections}}{{safeHTML .Chart.Script}}
+{{end}}
+</body>
+</html>
+`))
+
+func (p *page) write(w io.Writer) error { return pageTmpl.Execute(w, p) }
+
+// init returns the options every chart shares: a fixed ID, so pages are
+// the same for the same results, assets from the report folder, and SVG so
+// a browser (or a test) can see what was drawn.
+func initOpts(id string, height string) charts.GlobalOpts {
+	return charts.WithInitializationOpts(opts.Initialization{
+		ChartID: id, AssetsHost: "assets/", Renderer: "svg", Width: "960px", Height: height, PageTitle: "tablebench",
+	})
+}
+
+func common(id, title, xName, yName string, xType string) []charts.GlobalOpts {
+	return []charts.GlobalOpts{
+		initOpts(id, "480px"),
+		charts.WithTitleOpts(opts.Title{Title: title}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "30", Type: "scroll"}),
+		charts.WithGridOpts(opts.Grid{Top: "80", Left: "80", Right: "80"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: xName, Type: xType, NameLocation: "middle", NameGap: 30}),
+		charts.WithYAxisOpts(opts.YAxis{Name: yName, Type: "value"}),
+		charts.WithAnimation(false),
+	}
+}
+
+// Figure is what one figure page shows.
+type Figure struct {
+	Figure workloads.Figure
+	Series []workloads.Series
+	Runs   []*results.Run // the figure's runs, in catalog order
+	Claims []results.Claim
+}
+
+// mainChart renders the figure as it was published.
+func mainChart(f *Figure) render.ChartSnippet {
+	fig := &f.Figure
+	id := fig.Name + "_main"
+	switch fig.Chart {
+	case workloads.ChartHistogram:
+		return histogramChart(id, fig.Title, f.Runs, seriesNames(f))
+	case workloads.ChartDual:
+		l := charts.NewLine()
+		l.SetGlobalOptions(common(id, fig.Title, fig.XLabel, fig.YLabel, "value")...)
+		l.ExtendYAxis(opts.YAxis{Name: fig.Y2Label, Type: "value", Position: "right", Min: 0})
+		for _, s := range f.Series {
+			var ok, thr []opts.LineData
+			for _, p := range s.Points {
+				ok = append(ok, opts.LineData{Value: []any{p.X, round(p.Y)}})
+				thr = append(thr, opts.LineData{Value: []any{p.X, round(p.Y2)}})
+			}
+			l.AddSeries("successful entities/s", ok, charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true)}))
+			l.AddSeries("% throttled", thr, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1, ShowSymbol: opts.Bool(true)}))
+		}
+		return l.RenderSnippet()
+	}
+	l := charts.NewLine()
+	l.SetGlobalOptions(common(id, fig.Title, fig.XLabel, fig.YLabel, "value")...)
+	for _, s := range f.Series {
+		var data []opts.LineData
+		for _, p := range s.Points {
+			data = append(data, opts.LineData{Value: []any{p.X, round(p.Y)}})
+		}
+		l.AddSeries(s.Name, data, charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true)}))
+	}
+	return l.RenderSnippet()
+}
+
+func seriesNames(f *Figure) []string {
+	var names []string
+	for _, r := range f.Runs {
+		names = append(names, r.Series)
+	}
+	return names
+}
+
+func round(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return math.Round(v*1000) / 1000
+}
+
+// histogramChart draws latency histograms (requests per latency bin).
+func histogramChart(id, title string, runs []*results.Run, names []string) render.ChartSnippet {
+	hi := 0.0
+	for _, r := range runs {
+		hi = math.Max(hi, float64(r.Merged("/ok").ValueAtQuantile(99.9))/1000)
+	}
+	width := niceStep(hi / 40)
+	n := int(math.Ceil(hi/width)) + 1
+	var labels []string
+	for i := range n {
+		labels = append(labels, strconv.FormatFloat(float64(i)*width, 'f', -1, 64))
+	}
+	b := charts.NewBar()
+	b.SetGlobalOptions(common(id, title, "latency (ms), bins of "+strconv.FormatFloat(width, 'f', -1, 64)+" ms", "requests", "category")...)
+	b.SetXAxis(labels)
+	for i, r := range runs {
+		counts := make([]int64, n)
+		for _, bar := range r.Merged("/ok").Distribution() {
+			if bar.Count > 0 {
+				ms := float64(bar.From+bar.To) / 2 / 1000
+				counts[min(int(ms/width), n-1)] += bar.Count
+			}
+		}
+		data := make([]opts.BarData, n)
+		for j, c := range counts {
+			data[j] = opts.BarData{Value: c}
+		}
+		b.AddSeries(names[i], data, charts.WithBarChartOpts(opts.BarChart{BarGap: "0%"}))
+	}
+	return b.RenderSnippet()
+}
+
+// niceStep rounds a bin width up to 1, 2 or 5 times a power of ten.
+func niceStep(x float64) float64 {
+	if x <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= x {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+var percentiles = []float64{50, 75, 90, 95, 99, 99.9, 99.99, 100}
+
+// percentileChart draws each run's latency at fixed percentiles.
+func percentileChart(id string, runs []*results.Run) render.ChartSnippet {
+	var labels []string
+	for _, p := range percentiles {
+		if p == 100 {
+			labels = append(labels, "max")
+		} else {
+			labels = append(labels, strconv.FormatFloat(p, 'f', -1, 64))
+		}
+	}
+	l := charts.NewLine()
+	l.SetGlobalOptions(common(id, "Latency percentiles of each run", "percentile", "latency (ms)", "category")...)
+	l.SetGlobalOptions(charts.WithYAxisOpts(opts.YAxis{Name: "latency (ms)", Type: "log"}))
+	l.SetXAxis(labels)
+	for _, r := range runs {
+		h := r.Merged("/ok")
+		var data []opts.LineData
+		for _, p := range percentiles {
+			v := float64(h.ValueAtQuantile(p)) / 1000
+			if p == 100 {
+				v = float64(h.Max()) / 1000
+			}
+			data = append(data, opts.LineData{Value: round(math.Max(v, 0.001))})
+		}
+		l.AddSeries(runLabel(r), data)
+	}
+	return l.RenderSnippet()
+}
+
+// overTimeChart draws a per-second value of each run.
+func overTimeChart(id, title, yName string, runs []*results.Run, value func(results.Interval) float64) render.ChartSnippet {
+	l := charts.NewLine()
+	l.SetGlobalOptions(common(id, title, "second (warm-up included)", yName, "value")...)
+	for _, r := range runs {
+		var data []opts.LineData
+		for _, iv := range r.Intervals {
+			data = append(data, opts.LineData{Value: []any{iv.Second, round(value(iv))}})
+		}
+		l.AddSeries(runLabel(r), data, charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)}))
+	}
+	return l.RenderSnippet()
+}
+
+func runLabel(r *results.Run) string {
+	if r.Series == "" {
+		return r.ID
+	}
+	return fmt.Sprintf("%s, x=%g", r.Series, r.X)
+}
+
+// figurePage builds a figure's page.
+func figurePage(f *Figure, nav []link) *page {
+	fig := &f.Figure
+	p := &page{Title: fmt.Sprintf("Figure %d: %s", fig.ID, fig.Title), Nav: nav, Claims: f.Claims}
+	if fig.ID >= 100 {
+		p.Title = fig.Title
+	}
+	for _, c := range fig.Choices {
+		p.Paras = append(p.Paras, "Choice: "+c+".")
+	}
+	p.Sections = append(p.Sections, section{Heading: "The figure", Chart: mainChart(f)})
+	if len(f.Runs) > 0 {
+		p.Sections = append(p.Sections,
+			section{Heading: "Latency percentiles", Note: "Successful requests, from each run's HDR histogram.", Chart: percentileChart(fig.Name+"_pct", f.Runs)},
+			section{Heading: "Throughput over time", Chart: overTimeChart(fig.Name+"_tput", "Successful entities per second", "entities/s", f.Runs,
+				func(iv results.Interval) float64 { return float64(iv.Entities) })},
+			section{Heading: "Throttling over time", Note: "Requests answered 503 ServerBusy or 500 OperationTimedOut, per second.",
+				Chart: overTimeChart(fig.Name+"_thr", "Throttled requests per second", "requests/s", f.Runs,
+					func(iv results.Interval) float64 { return float64(iv.Throttled) })})
+	}
+	t := table{Caption: "Runs", Head: []string{"series", "x", "entities/s", "requests/s", "throttled", "p50 ms", "p99 ms", "errors", "run"}}
+	for _, r := range f.Runs {
+		t.Rows = append(t.Rows, []string{r.Series, strconv.FormatFloat(r.X, 'g', -1, 64), fmt.Sprintf("%.1f", r.EntitiesPerSec), fmt.Sprintf("%.1f", r.RequestsPerSec),
+			fmt.Sprintf("%.4f%%", r.ThrottledPct), fmt.Sprintf("%.1f", r.LatencyMs.P50), fmt.Sprintf("%.1f", r.LatencyMs.P99), errorsText(r.Errors), r.ID})
+	}
+	p.Tables = append(p.Tables, t)
+	return p
+}
+
+func errorsText(m map[string]int64) string {
+	var parts []string
+	for _, k := range results.SortedErrors(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// claimsChart shows each claim's measured value against its published one.
+func claimsChart(claims []results.Claim) render.ChartSnippet {
+	b := charts.NewBar()
+	b.SetGlobalOptions(common("claims_ratio", "Measured as a share of published", "claim", "% of published", "category")...)
+	var names []string
+	var pass, fail []opts.BarData
+	for _, c := range claims {
+		if c.Published == 0 {
+			continue
+		}
+		names = append(names, c.ID)
+		v := opts.BarData{Value: round(100 * c.Measured / c.Published)}
+		none := opts.BarData{Value: 0}
+		if c.Pass {
+			pass, fail = append(pass, v), append(fail, none)
+		} else {
+			pass, fail = append(pass, none), append(fail, v)
+		}
+	}
+	b.SetXAxis(names)
+	b.AddSeries("pass", pass, charts.WithBarChartOpts(opts.BarChart{Stack: "c"}))
+	b.AddSeries("fail", fail, charts.WithBarChartOpts(opts.BarChart{Stack: "c"}))
+	return b.RenderSnippet()
+}
+
+// Report is a result set to render.
+type Report struct {
+	Title   string
+	Summary []string // paragraphs for the index
+	Set     *results.Set
+	Figures []Figure
+	Claims  []results.Claim
+}
+
+// Write renders the report into dir: index.html, one page per figure and
+// the echarts script copied into dir/assets.
+func (r *Report) Write(dir, echartsPath string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "assets"), 0o755); err != nil {
+		return err
+	}
+	js, err := os.ReadFile(echartsPath)
+	if err != nil {
+		return fmt.Errorf("reading echarts: %w", err)
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, "assets", "echarts.min.js"), func(w io.Writer) error { _, err := w.Write(js); return err }); err != nil {
+		return err
+	}
+	nav := []link{{Href: "index.html", Text: "index"}}
+	for _, f := range r.Figures {
+		nav = append(nav, link{Href: f.Figure.Name + ".html", Text: figLabel(f.Figure)})
+	}
+	idx := &page{Title: r.Title, Nav: nav, Paras: r.Summary, Claims: r.Claims}
+	if len(r.Claims) > 0 {
+		pass := 0
+		for _, c := range r.Claims {
+			if c.Pass {
+				pass++
+			}
+		}
+		idx.Subtitle = fmt.Sprintf("%d of %d published claims pass.", pass, len(r.Claims))
+		idx.Sections = append(idx.Sections, section{Heading: "Claims at a glance", Chart: claimsChart(r.Claims)})
+	}
+	t := table{Caption: "Figures", Head: []string{"figure", "title", "runs", "choices"}}
+	for _, f := range r.Figures {
+		t.Rows = append(t.Rows, []string{figLabel(f.Figure), f.Figure.Title, strconv.Itoa(len(f.Runs)), strings.Join(f.Figure.Choices, "; ")})
+	}
+	idx.Tables = append(idx.Tables, t)
+	if err := writePage(filepath.Join(dir, "index.html"), idx); err != nil {
+		return err
+	}
+	for i := range r.Figures {
+		f := &r.Figures[i]
+		if err := writePage(filepath.Join(dir, f.Figure.Name+".html"), figurePage(f, nav)); err != nil {
+			return err
+		}
+		if err := results.WriteFileAtomic(filepath.Join(dir, f.Figure.Name+".csv"), func(w io.Writer) error { return writeCSV(w, f) }); err != nil {
+			return err
+		}
+	}
+	return results.WriteFileAtomic(filepath.Join(dir, "claims.csv"), func(w io.Writer) error { return results.ClaimsCSV(w, r.Claims) })
+}
+
+func figLabel(f workloads.Figure) string {
+	if f.ID >= 100 {
+		return f.Name
+	}
+	return fmt.Sprintf("Fig %d", f.ID)
+}
+
+func writePage(path string, p *page) error {
+	return results.WriteFileAtomic(path, p.write)
+}
+
+// writeCSV writes a figure's plotted series.
+func writeCSV(w io.Writer, f *Figure) error {
+	var b strings.Builder
+	b.WriteString("series,x,y,y2,run,entities_per_sec,requests_per_sec,throttled_pct,p50_ms,p99_ms\n")
+	byID := map[string]*results.Run{}
+	for _, r := range f.Runs {
+		byID[r.ID] = r
+	}
+	for _, s := range f.Series {
+		for _, p := range s.Points {
+			r := byID[p.RunID]
+			if r == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "%s,%g,%g,%g,%s,%g,%g,%g,%g,%g\n", csvField(s.Name), p.X, p.Y, p.Y2, p.RunID,
+				r.EntitiesPerSec, r.RequestsPerSec, r.ThrottledPct, r.LatencyMs.P50, r.LatencyMs.P99)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func csvField(s string) string {
+	if strings.ContainsAny(s, ",\"\n") {
+		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	}
+	return s
+}
+
+// Build assembles the report's figures from a result set.
+func Build(title string, set *results.Set, figs []workloads.Figure, claims []results.Claim) *Report {
+	m := workloads.NewMeasured(figs, set.Runs)
+	rep := &Report{Title: title, Set: set, Claims: claims}
+	for _, f := range figs {
+		fv := Figure{Figure: f, Series: f.Data(m)}
+		src := f
+		if f.From != 0 {
+			if i := slices.IndexFunc(figs, func(x workloads.Figure) bool { return x.ID == f.From }); i >= 0 {
+				src = figs[i]
+			}
+		}
+		for _, fr := range src.Runs {
+			if r := m.Run(src.ID, fr.Series, fr.X); r != nil {
+				fv.Runs = append(fv.Runs, r)
+			}
+		}
+		for _, c := range claims {
+			if c.Figure == f.ID {
+				fv.Claims = append(fv.Claims, c)
+			}
+		}
+		if len(fv.Runs) > 0 {
+			rep.Figures = append(rep.Figures, fv)
+		}
+	}
+	return rep
+}

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/tablebench/tablebench/charts"
+	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/enginetarget"
+)
+
+// virtualEpoch is when every virtual-time run starts, so stored timestamps
+// are the same from one suite to the next.
+var virtualEpoch = time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)
+
+// suiteFlags are the flags figures and sweep share.
+type suiteFlags struct {
+	tf       targetFlags
+	quick    bool
+	out      string
+	resume   bool
+	quiet    bool
+	parallel int
+	check    bool
+	seed     uint64
+}
+
+func (s *suiteFlags) register(fs *flagSet) {
+	s.tf.register(fs.FlagSet)
+	fs.Lookup("time-scale").Usage = "engine: 0 runs in virtual time, as fast as the CPU allows (the default); a factor above 0 runs in wall time that much faster"
+	fs.Lookup("time-scale").DefValue = "0"
+	s.tf.timeScale = 0
+	fs.BoolVar(&s.quick, "quick", false, "shorter runs: 20 s measured after 5 s of warm-up (2 minutes where rare throttling is counted)")
+	fs.StringVar(&s.out, "out", "", "result directory (default results/<UTC time>, with results/latest pointing to it)")
+	fs.BoolVar(&s.resume, "resume", false, "skip runs already stored in --out with the same spec")
+	fs.BoolVar(&s.quiet, "quiet", false, "no progress on stderr")
+	fs.IntVar(&s.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once (virtual time only; wall-time runs go one at a time)")
+	fs.BoolVar(&s.check, "check", false, "exit 1 if a claim fails")
+	fs.Uint64Var(&s.seed, "seed", 1, "seed of every run")
+}
+
+// newTarget returns the suite's per-run target factory.
+func (s *suiteFlags) newTarget(getenv func(string) string) func(seed uint64) (workloads.Target, func(), error) {
+	return func(seed uint64) (workloads.Target, func(), error) {
+		if s.tf.target == "engine" && s.tf.timeScale == 0 {
+			tf := s.tf
+			tf.timeScale = 1
+			p, err := engine.ProfileByName(tf.profile)
+			if err != nil {
+				return nil, nil, usagef("--profile: %v", err)
+			}
+			if !p.Model {
+				return nil, nil, usagef("--profile none has no modelled time to run virtually: give --time-scale 1")
+			}
+			cfg, err := tf.engineConfig(seed)
+			if err != nil {
+				return nil, nil, err
+			}
+			cfg.Clock = engine.NewVirtualClock(virtualEpoch)
+			tg, err := enginetarget.New(cfg)
+			if err != nil {
+				return nil, nil, err
+			}
+			return tg, func() { tg.Close() }, nil
+		}
+		tg, release, err := s.tf.build(getenv, seed)
+		return tg, release, err
+	}
+}
+
+// openOut opens the result directory, by default a new one under results/
+// with results/latest pointing to it.
+func (s *suiteFlags) openOut() (*results.Dir, error) {
+	out := s.out
+	if out == "" {
+		if s.resume {
+			return nil, usagef("--resume needs --out, the directory of the suite to finish")
+		}
+		out = filepath.Join("results", time.Now().UTC().Format("20060102T150405Z"))
+	}
+	dir, err := results.OpenDir(out)
+	if err != nil {
+		return nil, usagef("--out: %v", err)
+	}
+	if !s.resume && len(dir.Set.Runs) > 0 {
+		return nil, usagef("--out %s already holds results: give --resume to finish them, or another directory", out)
+	}
+	if s.out == "" {
+		latest := filepath.Join("results", "latest")
+		os.Remove(latest)
+		os.Symlink(filepath.Base(out), latest)
+	}
+	return dir, nil
+}
+
+func figuresCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "figures", "[--only 3,8,15] [--quick] [--out DIR] [--resume] [flags]")
+	var sf suiteFlags
+	sf.register(fs)
+	only := fs.String("only", "", "comma-separated figures to run, such as 3,8,15 (default all, 3-15)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ids, err := workloads.ParseIDs(*only)
+	if err != nil {
+		return usagef("--only: %v", err)
+	}
+	figs, err := workloads.Select(workloads.Catalog(), ids)
+	if err != nil {
+		return usagef("--only: %v", err)
+	}
+	mode := workloads.FullMode()
+	if sf.quick {
+		mode = workloads.QuickMode()
+	}
+	plan := workloads.Plan(figs, mode)
+	for i := range plan {
+		plan[i].Spec.Seed = sf.seed
+		plan[i].Spec.KeepTable = sf.tf.keep
+	}
+	if _, _, err := sf.newTarget(e.getenv)(sf.seed); err != nil { // bad target flags fail before anything runs
+		return err
+	}
+	dir, err := sf.openOut()
+	if err != nil {
+		return err
+	}
+	dir.Set.Tablebench, dir.Set.Mode, dir.Set.Command = version, mode.Name, "tablebench figures "+strings.Join(args, " ")
+	for _, f := range figs {
+		dir.Set.Figures = append(dir.Set.Figures, f.ID)
+	}
+	if err := runSuite(ctx, e, &sf, dir, plan); err != nil {
+		return err
+	}
+	claims := workloads.CheckClaims(figs, workloads.NewMeasured(figs, dir.Set.Runs))
+	dir.Set.Claims = claims
+	if err := dir.Save(); err != nil {
+		return err
+	}
+	return finishReport(e, &sf, dir, figs, claims, reportSummary(dir, &sf.tf, mode))
+}
+
+// runSuite runs what of plan is not stored yet, storing each run as it ends.
+func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, plan []workloads.PlannedRun) error {
+	var todo []workloads.PlannedRun
+	for _, pr := range plan {
+		if r := dir.Find(pr.ID); r != nil && sf.resume && workloads.SameSpec(r, pr.Spec) {
+			continue
+		}
+		todo = append(todo, pr)
+	}
+	if len(todo) < len(plan) && !sf.quiet {
+		fmt.Fprintf(e.stderr, "resuming: %d of %d runs already stored\n", len(plan)-len(todo), len(plan))
+	}
+	parallel := sf.parallel
+	if sf.tf.target != "engine" || sf.tf.timeScale != 0 {
+		parallel = 1 // runs in wall time share the machine: one at a time keeps them honest
+	}
+	suite := &workloads.Suite{Runs: todo, NewTarget: sf.newTarget(e.getenv), Parallel: parallel,
+		Finished: func(pr workloads.PlannedRun, r *results.Run) error { return dir.Add(r) }}
+	var prog *suiteProgress
+	if e.terminal && !sf.quiet {
+		prog = newSuiteProgress(e.stderr, len(todo))
+		suite.Started = prog.started
+		inner := suite.Finished
+		suite.Finished = func(pr workloads.PlannedRun, r *results.Run) error {
+			prog.finished(pr)
+			return inner(pr, r)
+		}
+	}
+	start := time.Now()
+	err := suite.Run(ctx)
+	if prog != nil {
+		prog.wait()
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted: the runs that finished are stored in %s; finish them with --resume --out %s", dir.Path, dir.Path)
+		}
+		return fmt.Errorf("%w (the runs that finished are stored in %s)", err, dir.Path)
+	}
+	if !sf.quiet {
+		fmt.Fprintf(e.stderr, "%d runs in %s\n", len(todo), time.Since(start).Round(time.Second))
+	}
+	return nil
+}
+
+func reportSummary(dir *results.Dir, tf *targetFlags, mode workloads.Mode) []string {
+	target := "the in-tree engine, profile " + tf.profile
+	clock := "in virtual time"
+	if tf.timeScale > 0 {
+		clock = fmt.Sprintf("in wall time at scale %g", tf.timeScale)
+	}
+	if tf.target != "engine" {
+		target, clock = "a Table endpoint", "in wall time"
+	}
+	return []string{
+		fmt.Sprintf("Reproduction of the case study's Figures 3-15 on %s, %s: %s mode, %v measured after %v of warm-up (%v where rare throttling is counted).",
+			target, clock, mode.Name, mode.Duration, mode.Warmup, mode.Long),
+		"Every run follows the published method: synchronous threads, no retries and a 3 s pause after any error, GUID PartitionKeys, RowKeys JobID_VMID_WorkerID_Index, 1,024-byte entities with one random Payload string.",
+		"Each claim is checked by the reading written beside it, chosen once before any result. Where the paper leaves a parameter unstated, the figure's page says what was chosen.",
+		fmt.Sprintf("Results: %s (every run record and the claims), one .hlog per run, and a CSV per figure.", results.SetFile),
+	}
+}
+
+// finishReport renders the report and prints the claims and where it is.
+func finishReport(e *env, sf *suiteFlags, dir *results.Dir, figs []workloads.Figure, claims []results.Claim, summary []string) error {
+	rep := charts.Build("tablebench: the Azure Tables case study, reproduced", &dir.Set, figs, claims)
+	rep.Summary = summary
+	js, err := charts.FindECharts(e.getenv)
+	if err != nil {
+		return fmt.Errorf("results are stored in %s, but %v", dir.Path, err)
+	}
+	if err := rep.Write(dir.Path, js); err != nil {
+		return err
+	}
+	if len(claims) > 0 {
+		results.WriteClaims(e.stdout, claims)
+	}
+	fmt.Fprintf(e.stdout, "report: %s\n", filepath.Join(dir.Path, "index.html"))
+	if sf.check {
+		for _, c := range claims {
+			if !c.Pass {
+				return errors.New("a claim fails; see the table above")
+			}
+		}
+	}
+	return nil
+}
+
+// suiteProgress shows runs done out of all, with an ETA, and a bar per run
+// in progress.
+type suiteProgress struct {
+	p       *mpb.Progress
+	overall *mpb.Bar
+	mu      sync.Mutex
+	bars    map[string]*mpb.Bar
+}
+
+func newSuiteProgress(w io.Writer, total int) *suiteProgress {
+	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond))
+	overall := p.New(int64(total), mpb.BarStyle(),
+		mpb.PrependDecorators(decor.Name("runs ", decor.WCSyncSpaceR), decor.CountersNoUnit("%d / %d", decor.WCSyncWidth)),
+		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" elapsed, "), decor.EwmaETA(decor.ET_STYLE_GO, 30), decor.Name(" left")))
+	return &suiteProgress{p: p, overall: overall, bars: map[string]*mpb.Bar{}}
+}
+
+func (s *suiteProgress) started(pr workloads.PlannedRun, r *workloads.Runner) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lives := r.Live()
+	s.bars[pr.ID] = s.p.New(0, mpb.NopStyle(), mpb.BarRemoveOnComplete(),
+		mpb.PrependDecorators(decor.Name(pr.ID, decor.WCSyncSpaceR)),
+		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
+			var req, ent, thr int64
+			for _, l := range lives {
+				req, ent, thr = req+l.Requests.Load(), ent+l.Entities.Load(), thr+l.Throttled.Load()
+			}
+			return fmt.Sprintf("%d requests, %d entities, %d throttled", req, ent, thr)
+		})))
+}
+
+func (s *suiteProgress) finished(pr workloads.PlannedRun) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.bars[pr.ID]; b != nil {
+		b.SetTotal(-1, true)
+		delete(s.bars, pr.ID)
+	}
+	s.overall.Increment()
+}
+
+func (s *suiteProgress) wait() {
+	s.mu.Lock()
+	for _, b := range s.bars {
+		b.Abort(true)
+	}
+	s.mu.Unlock()
+	s.overall.Abort(false)
+	s.p.Wait()
+}
+
+func reportCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "report", "DIR")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.help()
+			return err
+		}
+		return usagef("%v; see 'tablebench report -h'", err)
+	}
+	if fs.NArg() != 1 {
+		return usagef("give one result directory, as in 'tablebench report results/latest'")
+	}
+	dir, err := results.ReadDir(fs.Arg(0))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	figs, err := setFigures(&dir.Set)
+	if err != nil {
+		return err
+	}
+	claims := dir.Set.Claims
+	if dir.Set.Mode != "sweep" {
+		claims = workloads.CheckClaims(figs, workloads.NewMeasured(figs, dir.Set.Runs))
+	}
+	sf := &suiteFlags{}
+	return finishReport(e, sf, dir, figs, claims, []string{"Rebuilt from " + filepath.Join(dir.Path, results.SetFile) + " without running anything.", "Made by: " + dir.Set.Command})
+}
+
+// setFigures returns the figures a stored set covers: catalog figures, or
+// its sweep's figure.
+func setFigures(set *results.Set) ([]workloads.Figure, error) {
+	if set.Mode == "sweep" {
+		f, err := workloads.SweepFromJSON(set.Sweep)
+		if err != nil {
+			return nil, fmt.Errorf("the stored sweep cannot be read: %w", err)
+		}
+		return []workloads.Figure{f}, nil
+	}
+	return workloads.Select(workloads.Catalog(), set.Figures)
+}

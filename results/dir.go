@@ -1,0 +1,133 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Set is a stored result set: every run of a suite or sweep and the claims
+// checked against them. Its JSON form is results.json.
+type Set struct {
+	Tablebench string          `json:"tablebench"`
+	Created    time.Time       `json:"created"`
+	Updated    time.Time       `json:"updated"`
+	Mode       string          `json:"mode"`              // full, quick, or sweep
+	Command    string          `json:"command"`           // how it was made, secrets redacted
+	Figures    []int           `json:"figures,omitempty"` // the catalog figures it covers
+	Sweep      json.RawMessage `json:"sweep,omitempty"`   // a sweep's definition
+	Runs       []*Run          `json:"runs"`
+	Claims     []Claim         `json:"claims,omitempty"`
+}
+
+// Dir is a result set stored in a directory: results.json, one .hlog per
+// run, CSV files per figure. Runs are written as they finish, so an
+// interrupted suite loses nothing. It is safe for concurrent use.
+type Dir struct {
+	Path string
+	mu   sync.Mutex
+	Set  Set
+}
+
+// SetFile is the name of a result set's file in its directory.
+const SetFile = "results.json"
+
+// OpenDir opens (creating it if need be) a result directory and reads its
+// results.json if there is one.
+func OpenDir(path string) (*Dir, error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("creating result directory: %w", err)
+	}
+	d := &Dir{Path: path}
+	f, err := os.Open(filepath.Join(path, SetFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return d, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := json.NewDecoder(f).Decode(&d.Set); err != nil {
+		return nil, fmt.Errorf("reading %s: %w; fix or remove the file", filepath.Join(path, SetFile), err)
+	}
+	return d, nil
+}
+
+// ReadDir reads a stored result set; unlike OpenDir it creates nothing.
+func ReadDir(path string) (*Dir, error) {
+	if _, err := os.Stat(filepath.Join(path, SetFile)); err != nil {
+		return nil, fmt.Errorf("%s holds no results: no %s there", path, SetFile)
+	}
+	return OpenDir(path)
+}
+
+// Find returns the stored run with the given ID, or nil.
+func (d *Dir) Find(id string) *Run {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range d.Set.Runs {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// Add stores a finished run: its interval log and the updated results.json,
+// replacing a stored run with its ID.
+func (d *Dir) Add(r *Run) error {
+	if err := WriteFileAtomic(filepath.Join(d.Path, r.ID+".hlog"), r.WriteHlog); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	replaced := false
+	for i, old := range d.Set.Runs {
+		if old.ID == r.ID {
+			d.Set.Runs[i], replaced = r, true
+		}
+	}
+	if !replaced {
+		d.Set.Runs = append(d.Set.Runs, r)
+	}
+	return d.saveLocked()
+}
+
+// Save writes results.json.
+func (d *Dir) Save() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.saveLocked()
+}
+
+func (d *Dir) saveLocked() error {
+	if d.Set.Created.IsZero() {
+		d.Set.Created = time.Now().UTC()
+	}
+	d.Set.Updated = time.Now().UTC()
+	return WriteFileAtomic(filepath.Join(d.Path, SetFile), func(w io.Writer) error { return Write(w, &d.Set) })
+}
+
+// WriteFileAtomic writes a file through a temporary one in the same
+// directory, so it is whole or absent.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,211 @@
+package workloads
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/tablebench/tablebench/workloads/vm"
+)
+
+// SweepDef is a figure of the user's own: every listed parameter is swept,
+// one is the x axis and the others make one series per combination.
+type SweepDef struct {
+	Name        string    `json:"name,omitempty" yaml:"name"`
+	Title       string    `json:"title,omitempty" yaml:"title"`
+	X           string    `json:"x,omitempty" yaml:"x"` // vms, threads, batch-size, entity-size or rate
+	Y           string    `json:"y,omitempty" yaml:"y"` // entities-per-sec, requests-per-sec, throttled-pct, p50, p99 or mean-latency
+	Ops         []string  `json:"op,omitempty" yaml:"op"`
+	BatchSizes  []int     `json:"batch_size,omitempty" yaml:"batch_size"`
+	Partitions  []string  `json:"partition,omitempty" yaml:"partition"`
+	VMs         []int     `json:"vms,omitempty" yaml:"vms"`
+	Threads     []int     `json:"threads,omitempty" yaml:"threads"`
+	VMSizes     []string  `json:"vm_size,omitempty" yaml:"vm_size"`
+	EntitySizes []int     `json:"entity_size,omitempty" yaml:"entity_size"`
+	Rates       []float64 `json:"rate,omitempty" yaml:"rate"`
+	Retry       string    `json:"retry,omitempty" yaml:"retry"`
+	Duration    string    `json:"duration,omitempty" yaml:"duration"`
+	Warmup      string    `json:"warmup,omitempty" yaml:"warmup"`
+}
+
+// SweepFigureID is the figure number of a sweep; catalog figures are 3-15.
+const SweepFigureID = 100
+
+// ParseSweepFile reads a sweep definition in YAML or JSON. Unknown fields
+// are errors, so a misspelt parameter is not silently ignored.
+func ParseSweepFile(data []byte) (SweepDef, error) {
+	var d SweepDef
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&d); err != nil {
+		return d, fmt.Errorf("sweep file: %v", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return d, nil
+}
+
+// SweepFromJSON rebuilds a stored sweep's figure.
+func SweepFromJSON(raw json.RawMessage) (Figure, error) {
+	var d SweepDef
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return Figure{}, err
+	}
+	return d.Figure()
+}
+
+var sweepAxes = []string{"vms", "threads", "batch-size", "entity-size", "rate"}
+
+var sweepMetrics = map[string]string{
+	"entities-per-sec": "entities/s", "requests-per-sec": "requests/s", "throttled-pct": "% of requests throttled",
+	"p50": "median latency (ms)", "p99": "p99 latency (ms)", "mean-latency": "mean latency (ms)",
+}
+
+// Figure returns the sweep as a figure, or an error naming what to fix.
+func (d SweepDef) Figure() (Figure, error) {
+	base := DefaultSpec()
+	if len(d.Ops) == 0 {
+		d.Ops = []string{base.Op}
+	}
+	if len(d.BatchSizes) == 0 {
+		d.BatchSizes = []int{base.BatchSize}
+	}
+	if len(d.Partitions) == 0 {
+		d.Partitions = []string{base.Partition}
+	}
+	if len(d.VMs) == 0 {
+		d.VMs = []int{base.VMs}
+	}
+	if len(d.Threads) == 0 {
+		d.Threads = []int{base.Threads}
+	}
+	if len(d.VMSizes) == 0 {
+		d.VMSizes = []string{"xl"}
+	}
+	if len(d.EntitySizes) == 0 {
+		d.EntitySizes = []int{base.EntitySize}
+	}
+	if len(d.Rates) == 0 {
+		d.Rates = []float64{0}
+	}
+	lens := map[string]int{"vms": len(d.VMs), "threads": len(d.Threads), "batch-size": len(d.BatchSizes), "entity-size": len(d.EntitySizes), "rate": len(d.Rates)}
+	if d.X == "" {
+		d.X = "vms"
+		for _, a := range sweepAxes {
+			if lens[a] > 1 {
+				d.X = a
+				break
+			}
+		}
+	}
+	if !slices.Contains(sweepAxes, d.X) {
+		return Figure{}, fmt.Errorf("x axis %q is not known: use %s", d.X, strings.Join(sweepAxes, ", "))
+	}
+	if d.Y == "" {
+		d.Y = "entities-per-sec"
+	}
+	yLabel, ok := sweepMetrics[d.Y]
+	if !ok {
+		return Figure{}, fmt.Errorf("y %q is not known: use entities-per-sec, requests-per-sec, throttled-pct, p50, p99 or mean-latency", d.Y)
+	}
+	if d.Name == "" {
+		d.Name = "sweep"
+	}
+	if strings.ContainsAny(d.Name, `/\ .`) {
+		return Figure{}, fmt.Errorf("sweep name %q: use letters, digits and dashes; it names the page", d.Name)
+	}
+	retry, err := DefaultRetry(d.Retry)
+	if err != nil {
+		return Figure{}, err
+	}
+	var dur, warm time.Duration = base.Duration, base.Warmup
+	if d.Duration != "" {
+		if dur, err = time.ParseDuration(d.Duration); err != nil {
+			return Figure{}, fmt.Errorf("duration %q: %v", d.Duration, err)
+		}
+	}
+	if d.Warmup != "" {
+		if warm, err = time.ParseDuration(d.Warmup); err != nil {
+			return Figure{}, fmt.Errorf("warmup %q: %v", d.Warmup, err)
+		}
+	}
+	sizes := make([]vm.Size, len(d.VMSizes))
+	for i, s := range d.VMSizes {
+		if sizes[i], err = vm.ParseSize(s); err != nil {
+			return Figure{}, err
+		}
+	}
+	f := Figure{ID: SweepFigureID, Name: d.Name, Title: d.Title, XLabel: d.X, YLabel: yLabel, Chart: ChartLine, Metric: d.Y}
+	if f.Title == "" {
+		f.Title = fmt.Sprintf("%s against %s", yLabel, d.X)
+	}
+	var errs []error
+	for _, op := range d.Ops {
+		for _, part := range d.Partitions {
+			for si, size := range sizes {
+				for _, bs := range d.BatchSizes {
+					for _, v := range d.VMs {
+						for _, th := range d.Threads {
+							for _, es := range d.EntitySizes {
+								for _, rate := range d.Rates {
+									s := base
+									s.Op, s.Partition, s.VMSize, s.BatchSize, s.VMs, s.Threads, s.EntitySize, s.Rate = op, part, size, bs, v, th, es, rate
+									s.Retry, s.Duration, s.Warmup = retry, dur, warm
+									if rate > 0 {
+										s.Load = LoadOpen
+									}
+									if err := s.Validate(); err != nil {
+										errs = append(errs, err)
+										continue
+									}
+									x := map[string]float64{"vms": float64(v), "threads": float64(th), "batch-size": float64(bs), "entity-size": float64(es), "rate": rate}[d.X]
+									var name []string
+									add := func(axis string, n int, val string) {
+										if n > 1 && axis != d.X {
+											name = append(name, axis+"="+val)
+										}
+									}
+									add("op", len(d.Ops), op)
+									add("partition", len(d.Partitions), part)
+									add("vm-size", len(sizes), d.VMSizes[si])
+									add("batch-size", len(d.BatchSizes), strconv.Itoa(bs))
+									add("vms", len(d.VMs), strconv.Itoa(v))
+									add("threads", len(d.Threads), strconv.Itoa(th))
+									add("entity-size", len(d.EntitySizes), strconv.Itoa(es))
+									add("rate", len(d.Rates), strconv.FormatFloat(rate, 'g', -1, 64))
+									series := strings.Join(name, ", ")
+									if series == "" {
+										series = op
+									}
+									f.Runs = append(f.Runs, FigureRun{Series: series, X: x, Spec: s})
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Figure{}, err
+	}
+	if n := len(f.Runs); n > 1000 {
+		return Figure{}, fmt.Errorf("the sweep has %d runs: keep it to 1,000 or fewer", n)
+	}
+	f.Choices = []string{fmt.Sprintf("%d runs of %v after %v of warm-up", len(f.Runs), dur, warm)}
+	return f, nil
+}
+
+// Plan lists a sweep's runs with their durations as given.
+func (f *Figure) Plan() []PlannedRun {
+	var out []PlannedRun
+	for _, fr := range f.Runs {
+		out = append(out, PlannedRun{Figure: f.ID, Series: fr.Series, X: fr.X, ID: RunID(f.ID, fr.Series, fr.X), Spec: fr.Spec})
+	}
+	return out
+}
