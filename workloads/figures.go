@@ -240,7 +240,7 @@ func Catalog() []Figure {
 		Claims: []ClaimDef{
 			latencyBelow("C4.1", 4, "batch of 100", "Most batches of 100 complete within 1.2 s.", 1200),
 			{ID: "C4.2", Text: "100 entities in one batch finish far sooner than 100 single inserts sent one after another.",
-				Reading: "the mean batch-100 latency is at most a third of 100 times the mean single-insert latency of Figure 3",
+				Reading:   "the mean batch-100 latency is at most a third of 100 times the mean single-insert latency of Figure 3",
 				Published: 1.0 / 3, Unit: "x", Tolerance: "at most 0.33x", Needs: []int{3},
 				Check: func(m Measured) (float64, bool, string, bool) {
 					b, i := m.Run(4, "batch of 100", 100), m.Run(3, "insert", 1)
