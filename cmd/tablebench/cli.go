@@ -36,7 +36,9 @@ func commands() []command {
 	return []command{
 		{"run", "one run against the engine or a Table endpoint", runCmd},
 		{"figures", "reproduce Figures 3-15 and check every published claim", figuresCmd},
+		{"sweep", "a figure of your own: any run parameters as lists", sweepCmd},
 		{"report", "rebuild the charts of a stored result set", reportCmd},
+		{"compare", "two result sets side by side, with overlaid charts", compareCmd},
 		{"version", "print the version", versionCmd},
 	}
 }
