@@ -209,18 +209,22 @@ func round(v float64) float64 {
 	return math.Round(v*1000) / 1000
 }
 
-// histogramChart draws latency histograms (requests per latency bin).
+// histogramChart draws latency histograms (requests per latency bin). The
+// bins cover the runs' 99th percentiles; the rare tail beyond (commit
+// hiccups) is counted in a last bin of its own, so it does not flatten the
+// rest.
 func histogramChart(id, title string, runs []*results.Run, names []string) render.ChartSnippet {
 	hi := 0.0
 	for _, r := range runs {
-		hi = math.Max(hi, float64(r.Merged("/ok").ValueAtQuantile(99.9))/1000)
+		hi = math.Max(hi, 1.25*float64(r.Merged("/ok").ValueAtQuantile(99))/1000)
 	}
 	width := niceStep(hi / 40)
 	n := int(math.Ceil(hi/width)) + 1
 	var labels []string
-	for i := range n {
+	for i := range n - 1 {
 		labels = append(labels, strconv.FormatFloat(float64(i)*width, 'f', -1, 64))
 	}
+	labels = append(labels, "≥"+strconv.FormatFloat(float64(n-1)*width, 'f', -1, 64))
 	b := charts.NewBar()
 	b.SetGlobalOptions(common(id, title, "latency (ms), bins of "+strconv.FormatFloat(width, 'f', -1, 64)+" ms", "requests", "category")...)
 	b.SetXAxis(labels)

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -60,7 +61,8 @@ func Plan(figs []Figure, mode Mode) []PlannedRun {
 // suite can skip it.
 func SameSpec(r *results.Run, spec Spec) bool {
 	b, err := json.Marshal(spec)
-	return err == nil && string(b) == string(r.Spec)
+	var stored bytes.Buffer // the stored copy was indented with results.json
+	return err == nil && json.Compact(&stored, r.Spec) == nil && stored.String() == string(b)
 }
 
 // Select returns the catalog figures whose IDs are listed, with the figures

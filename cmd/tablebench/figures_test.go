@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablebench/tablebench/results"
+)
+
+// suite runs `figures` in process and fails the test unless it exits 0.
+func suite(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errOut := tb(t, context.Background(), os.Getenv, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errOut)
+	}
+	return out
+}
+
+func readSet(t *testing.T, dir string) *results.Set {
+	t.Helper()
+	d, err := results.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &d.Set
+}
+
+var remote = regexp.MustCompile(`(?i)(src|href)\s*=\s*"(https?:)?//`)
+
+func TestFiguresQuick(t *testing.T) {
+	dir := t.TempDir()
+	out := suite(t, "figures", "--quick", "--only", "3,4", "--out", dir)
+	for _, want := range []string{"C3.1   PASS", "C3.2   PASS", "C4.1   PASS", "C4.2   PASS", "4 of 4 claims pass", "report: " + filepath.Join(dir, "index.html")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	set := readSet(t, dir)
+	if len(set.Runs) != 3 || len(set.Claims) != 4 || set.Mode != "quick" {
+		t.Fatalf("results.json: %d runs, %d claims, mode %s", len(set.Runs), len(set.Claims), set.Mode)
+	}
+	for _, f := range []string{"index.html", "fig03.html", "fig04.html", "fig03.csv", "fig04.csv", "claims.csv", "assets/echarts.min.js", "fig03-get-x1.hlog", "fig04-batch-of-100-x100.hlog"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+	for _, f := range []string{"index.html", "fig03.html"} {
+		html, _ := os.ReadFile(filepath.Join(dir, f))
+		if remote.Match(html) {
+			t.Errorf("%s loads something from the network: %s", f, remote.Find(html))
+		}
+	}
+	csv, _ := os.ReadFile(filepath.Join(dir, "fig03.csv"))
+	if !bytes.HasPrefix(csv, []byte("series,x,y,y2,run,")) || bytes.Count(csv, []byte("\n")) != 3 {
+		t.Fatalf("fig03.csv:\n%s", csv)
+	}
+
+	// The report rebuilds from stored results alone, the same every time.
+	before, _ := os.ReadFile(filepath.Join(dir, "fig04.html"))
+	os.Remove(filepath.Join(dir, "fig04.html"))
+	suite(t, "report", dir)
+	after, _ := os.ReadFile(filepath.Join(dir, "fig04.html"))
+	if len(after) == 0 || !bytes.Equal(before, after) {
+		t.Fatal("the rebuilt report differs from the first")
+	}
+
+	// A used directory needs --resume; --resume runs nothing stored.
+	if code, _, errOut := tb(t, context.Background(), os.Getenv, "figures", "--quick", "--only", "3,4", "--out", dir); code != 2 || !strings.Contains(errOut, "--resume") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	stat, _ := os.Stat(filepath.Join(dir, "fig03-get-x1.hlog"))
+	code, _, errOut := tb(t, context.Background(), os.Getenv, "figures", "--quick", "--only", "3,4", "--out", dir, "--resume")
+	stat2, _ := os.Stat(filepath.Join(dir, "fig03-get-x1.hlog"))
+	if code != 0 || !strings.Contains(errOut, "3 of 3 runs already stored") || !stat.ModTime().Equal(stat2.ModTime()) {
+		t.Fatalf("resume: exit %d, %s", code, errOut)
+	}
+}
+
+func TestFiguresInterruptedThenResumed(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { // interrupt once the first runs are stored
+		for {
+			if d, err := results.ReadDir(dir); err == nil && len(d.Set.Runs) >= 2 {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	code, _, errOut := tb(t, ctx, os.Getenv, "figures", "--quick", "--only", "8", "--out", dir, "--parallel", "1")
+	if code != 1 || !strings.Contains(errOut, "--resume --out "+dir) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	kept := len(readSet(t, dir).Runs)
+	if kept < 2 || kept >= 16 {
+		t.Fatalf("%d runs stored after the interrupt", kept)
+	}
+	suite(t, "figures", "--quick", "--only", "8", "--out", dir, "--resume")
+	set := readSet(t, dir)
+	if len(set.Runs) != 16 || len(set.Claims) != 4 {
+		t.Fatalf("after resuming: %d runs, %d claims", len(set.Runs), len(set.Claims))
+	}
+}
+
+func TestSweepAndCompare(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	args := []string{"sweep", "--op", "batch", "--batch-size", "10,100", "--vms", "1,2,4", "--threads", "5", "--partition", "guid", "--duration", "10s", "--warmup", "2s", "--name", "mine"}
+	suite(t, append(args, "--out", a)...)
+	suite(t, append(args, "--out", b, "--profile", "modern")...)
+	set := readSet(t, a)
+	if set.Mode != "sweep" || len(set.Runs) != 6 {
+		t.Fatalf("sweep stored %d runs, mode %s", len(set.Runs), set.Mode)
+	}
+	if _, err := os.Stat(filepath.Join(a, "mine.html")); err != nil {
+		t.Fatal(err)
+	}
+	suite(t, "report", a)
+	out := suite(t, "compare", a, b)
+	if !strings.Contains(out, "runs' throughput within 10%") || !strings.Contains(out, "fig100-batch-size-10-x4") {
+		t.Fatalf("compare output:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(b, "compare", "index.html")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSuiteBadInput(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("vms: [1]\ncolour: blue\n"), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"figures", "--only", "2"}, "figure 2 is not in the catalog"},
+		{[]string{"figures", "--only", "3,x"}, `"x" is not a figure number`},
+		{[]string{"figures", "--profile", "none"}, "--profile none has no modelled time"},
+		{[]string{"figures", "--resume"}, "--resume needs --out"},
+		{[]string{"sweep", "--vms", "1,x"}, `--vms: "x" is not a whole number`},
+		{[]string{"sweep", "--file", filepath.Join(dir, "nope.yaml")}, "--file:"},
+		{[]string{"sweep", "--file", filepath.Join(dir, "bad.yaml")}, "field colour not found"},
+		{[]string{"sweep", "--file", filepath.Join(dir, "bad.yaml"), "--vms", "2"}, "either in --file or in list flags"},
+		{[]string{"sweep", "--op", "fly"}, `op "fly" is not known`},
+		{[]string{"report"}, "give one result directory"},
+		{[]string{"report", dir}, "holds no results"},
+		{[]string{"compare", dir}, "give two result directories"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, errOut := tb(t, context.Background(), os.Getenv, tc.args...)
+			if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, out, errOut, tc.want)
+			}
+		})
+	}
+}

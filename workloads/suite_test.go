@@ -1,0 +1,188 @@
+package workloads_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/enginetarget"
+)
+
+func virtualTarget(seed uint64) (workloads.Target, func(), error) {
+	cfg := engine.DefaultConfig()
+	cfg.PreSplit, cfg.Seed = 16, seed
+	cfg.Clock = engine.NewVirtualClock(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
+	tg, err := enginetarget.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tg, func() { tg.Close() }, nil
+}
+
+func runPlan(t *testing.T, plan []workloads.PlannedRun, parallel int) map[string]*results.Run {
+	t.Helper()
+	var mu sync.Mutex
+	got := map[string]*results.Run{}
+	s := &workloads.Suite{Runs: plan, NewTarget: virtualTarget, Parallel: parallel,
+		Finished: func(pr workloads.PlannedRun, r *results.Run) error {
+			mu.Lock()
+			got[r.ID] = r
+			mu.Unlock()
+			return nil
+		}}
+	if err := s.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func shortMode() workloads.Mode {
+	return workloads.Mode{Name: "test", Warmup: 2 * time.Second, Duration: 10 * time.Second, Long: 20 * time.Second}
+}
+
+// TestParallelRunsAreHonest: runs on their own virtual clocks measure the
+// same whether the suite runs them one or several at a time.
+func TestParallelRunsAreHonest(t *testing.T) {
+	figs, _ := workloads.Select(workloads.Catalog(), []int{3, 15})
+	plan := workloads.Plan(figs, shortMode())
+	one, two := runPlan(t, plan, 1), runPlan(t, plan, 4)
+	for id, a := range one {
+		b := two[id]
+		if b == nil || a.Totals.Requests != b.Totals.Requests || a.Totals.Throttled != b.Totals.Throttled || a.LatencyMs != b.LatencyMs {
+			t.Fatalf("%s differs run alone and alongside others: %+v against %+v", id, a.Totals, b.Totals)
+		}
+	}
+}
+
+func TestCatalog(t *testing.T) {
+	figs := workloads.Catalog()
+	if len(figs) != 13 || figs[0].ID != 3 || figs[12].ID != 15 {
+		t.Fatalf("catalog has %d figures", len(figs))
+	}
+	ids := map[string]bool{}
+	claims := 0
+	for _, f := range figs {
+		if f.From == 0 && len(f.Runs) == 0 {
+			t.Errorf("figure %d has no runs", f.ID)
+		}
+		if f.ID == 6 && (f.From != 5 || len(f.Runs) != 0) {
+			t.Error("figure 6 must be derived from figure 5's runs, not run again")
+		}
+		for _, fr := range f.Runs {
+			id := workloads.RunID(f.ID, fr.Series, fr.X)
+			if ids[id] {
+				t.Errorf("run ID %s twice", id)
+			}
+			ids[id] = true
+			if err := fr.Spec.Validate(); err != nil {
+				t.Errorf("%s: %v", id, err)
+			}
+		}
+		for _, c := range f.Claims {
+			claims++
+			if c.Reading == "" || c.Tolerance == "" || c.Text == "" {
+				t.Errorf("%s lacks its reading or tolerance", c.ID)
+			}
+		}
+	}
+	if claims != 25 {
+		t.Fatalf("%d claims, want the 25 of C3.1-C15.4", claims)
+	}
+}
+
+// TestClaimsFailWhenTheyShould: a claim check is not a formality.
+func TestClaimsFailWhenTheyShould(t *testing.T) {
+	figs, _ := workloads.Select(workloads.Catalog(), []int{3, 15})
+	fake := func(id string, eps, thr, p50 float64) *results.Run {
+		r := &results.Run{ID: id, EntitiesPerSec: eps, EntitiesSentPerSec: eps / (1 - thr/100), ThrottledPct: thr}
+		r.SuccessLatencyMs.P50 = p50
+		return r
+	}
+	runs := []*results.Run{
+		fake("fig03-get-x1", 30, 0, 45), fake("fig03-insert-x1", 25, 0, 30), // gets too slow
+		fake("fig15-10-threads-per-vm-x10", 1000, 0, 0), fake("fig15-10-threads-per-vm-x20", 2300, 0.1, 0),
+		fake("fig15-10-threads-per-vm-x30", 2400, 30, 0), // far too much throttling
+		fake("fig15-10-threads-per-vm-x40", 2500, 18, 0), fake("fig15-10-threads-per-vm-x50", 2500, 22, 0),
+	}
+	got := map[string]bool{}
+	for _, c := range workloads.CheckClaims(figs, workloads.NewMeasured(figs, runs)) {
+		got[c.ID] = c.Pass
+	}
+	want := map[string]bool{"C3.1": false, "C3.2": true, "C15.1": true, "C15.2": false, "C15.3": true, "C15.4": true}
+	for id, pass := range want {
+		if p, ok := got[id]; !ok || p != pass {
+			t.Errorf("%s: pass=%v (checked %v), want %v", id, p, ok, pass)
+		}
+	}
+	if _, ok := got["C4.2"]; ok {
+		t.Error("C4.2 was checked without figure 4's runs")
+	}
+}
+
+func TestSweepDefinition(t *testing.T) {
+	d, err := workloads.ParseSweepFile([]byte("name: mine\nvms: [1, 2, 4]\nvm_size: [small, xl]\nop: [batch]\nbatch_size: [20, 100]\nduration: 5s\nwarmup: 1s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := d.Figure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Runs) != 12 || f.XLabel != "vms" {
+		t.Fatalf("%d runs against %s", len(f.Runs), f.XLabel)
+	}
+	series := map[string]bool{}
+	for _, r := range f.Runs {
+		series[r.Series] = true
+	}
+	if len(series) != 4 || !series["vm-size=small, batch-size=20"] {
+		t.Fatalf("series %v", series)
+	}
+	raw, _ := json.Marshal(d)
+	g, err := workloads.SweepFromJSON(raw)
+	if err != nil || len(g.Runs) != 12 {
+		t.Fatalf("stored sweep: %v", err)
+	}
+	for _, bad := range []struct{ file, want string }{
+		{"vms: [1, 2]\nthreds: [3]\n", "field threds not found"},
+		{"vms: [0]\n", "0 VMs is out of range"},
+		{"x: color\n", `x axis "color" is not known`},
+		{"y: joy\n", `y "joy" is not known`},
+		{"vm_size: [giant]\n", `VM size "giant" is not valid`},
+		{"duration: soon\n", `duration "soon"`},
+		{"vms: one\n", "cannot unmarshal"},
+	} {
+		d, err := workloads.ParseSweepFile([]byte(bad.file))
+		if err == nil {
+			_, err = d.Figure()
+		}
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: got %v, want %q", bad.file, err, bad.want)
+		}
+	}
+}
+
+func TestSelectAndParseIDs(t *testing.T) {
+	ids, err := workloads.ParseIDs("3, fig8,15")
+	if err != nil || len(ids) != 3 || ids[1] != 8 {
+		t.Fatalf("%v %v", ids, err)
+	}
+	if _, err := workloads.ParseIDs("3,x"); err == nil {
+		t.Fatal("a bad figure number was taken")
+	}
+	figs, err := workloads.Select(workloads.Catalog(), []int{6})
+	if err != nil || len(figs) != 2 || figs[0].ID != 5 {
+		t.Fatalf("figure 6 must bring figure 5's runs: %v", err)
+	}
+	if _, err := workloads.Select(workloads.Catalog(), []int{2}); err == nil {
+		t.Fatal("figure 2 is not in the catalog")
+	}
+}
+
+var _ = context.Background
