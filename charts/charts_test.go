@@ -1,0 +1,83 @@
+package charts_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablebench/tablebench/charts"
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads"
+)
+
+// stored makes a small result set of Figure 15 from synthetic runs.
+func stored(t *testing.T) (*results.Set, []workloads.Figure) {
+	t.Helper()
+	figs, _ := workloads.Select(workloads.Catalog(), []int{15})
+	set := &results.Set{Mode: "quick"}
+	for i, fr := range figs[0].Runs {
+		col := results.NewCollector()
+		start := time.Unix(0, 0)
+		rec := results.NewRecorder(start, start, start.Add(10*time.Second), &results.Live{}, col.C)
+		for j := range 100 {
+			done := start.Add(time.Duration(j) * 100 * time.Millisecond)
+			outcome := results.OutcomeOK
+			if j%10 < i {
+				outcome = results.OutcomeThrottled
+			}
+			rec.Record("batch", 100, done.Add(-800*time.Millisecond), done, outcome, 0, false)
+		}
+		rec.Close()
+		r := &results.Run{ID: workloads.RunID(15, fr.Series, fr.X), Series: fr.Series, X: fr.X, Start: start}
+		col.Finish(r, start, 0)
+		if err := results.Summarize(r, []*results.Recorder{rec}, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		set.Runs = append(set.Runs, r)
+	}
+	return set, figs
+}
+
+func TestReportIsDeterministicAndOffline(t *testing.T) {
+	set, figs := stored(t)
+	claims := workloads.CheckClaims(figs, workloads.NewMeasured(figs, set.Runs))
+	js := filepath.Join(t.TempDir(), "echarts.min.js")
+	os.WriteFile(js, []byte("/* echarts */"), 0o644)
+	var pages [2][]byte
+	for i := range pages {
+		dir := t.TempDir()
+		if err := charts.Build("test", set, figs, claims).Write(dir, js); err != nil {
+			t.Fatal(err)
+		}
+		pages[i], _ = os.ReadFile(filepath.Join(dir, "fig15.html"))
+		if _, err := os.Stat(filepath.Join(dir, "assets", "echarts.min.js")); err != nil {
+			t.Fatal("the report does not carry its echarts")
+		}
+		csv, _ := os.ReadFile(filepath.Join(dir, "fig15.csv"))
+		if strings.Count(string(csv), "\n") != 6 {
+			t.Fatalf("fig15.csv:\n%s", csv)
+		}
+	}
+	if !bytes.Equal(pages[0], pages[1]) {
+		t.Fatal("the same results rendered two different pages")
+	}
+	page := string(pages[0])
+	for _, want := range []string{`src="assets/echarts.min.js"`, `id="fig15_main"`, `"yAxisIndex":1`, "% of requests throttled", "C15.3", `renderer: "svg"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "http://") || strings.Contains(page, "https://") {
+		t.Error("the page refers to the network")
+	}
+}
+
+func TestFindECharts(t *testing.T) {
+	_, err := charts.FindECharts(func(string) string { return "/nonexistent/echarts.min.js" })
+	if err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -1,0 +1,112 @@
+package results_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablebench/tablebench/results"
+)
+
+func TestRecorderAndSummary(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	from, to := start.Add(2*time.Second), start.Add(12*time.Second)
+	col := results.NewCollector()
+	live := &results.Live{}
+	recs := []*results.Recorder{results.NewRecorder(start, from, to, live, col.C), results.NewRecorder(start, from, to, live, col.C)}
+	for i := range 1200 { // 12 s, 100 requests a second per recorder, 50 ms each
+		for j, r := range recs {
+			done := start.Add(time.Duration(i)*10*time.Millisecond + time.Duration(j)*time.Millisecond)
+			outcome := results.OutcomeOK
+			switch {
+			case i%100 == 7:
+				outcome = results.OutcomeThrottled
+			case i%200 == 9:
+				outcome = "EntityAlreadyExists"
+			}
+			r.Record("batch", 10, done.Add(-50*time.Millisecond), done, outcome, 0, false)
+		}
+	}
+	for _, r := range recs {
+		r.Close()
+	}
+	run := &results.Run{ID: "t", Start: start}
+	col.Finish(run, start, 2)
+	if err := results.Summarize(run, recs, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Intervals) != 12 || !run.Intervals[1].Warmup || run.Intervals[2].Warmup {
+		t.Fatalf("intervals %+v", run.Intervals)
+	}
+	if run.Totals.Requests != 2000 || run.RequestsPerSec != 200 {
+		t.Fatalf("totals %+v, %v requests/s", run.Totals, run.RequestsPerSec)
+	}
+	if run.ThrottledPct != 1 || run.Errors[results.OutcomeThrottled] != 20 || run.Errors["EntityAlreadyExists"] != 10 {
+		t.Fatalf("throttled %v%%, errors %v", run.ThrottledPct, run.Errors)
+	}
+	if run.EntitiesPerSec != 1970 || run.EntitiesSentPerSec != 2000 {
+		t.Fatalf("entities/s %v, sent %v", run.EntitiesPerSec, run.EntitiesSentPerSec)
+	}
+	if p := run.LatencyMs; p.P50 < 49.5 || p.P50 > 50.5 || p.Max > 50.5 {
+		t.Fatalf("latency %+v", p)
+	}
+	if p := run.PerEntityMs; p.P50 < 4.9 || p.P50 > 5.1 {
+		t.Fatalf("per-entity latency %+v", p)
+	}
+	if live.Requests.Load() != 2400 || live.Throttled.Load() != 24 {
+		t.Fatalf("live counters %d %d", live.Requests.Load(), live.Throttled.Load())
+	}
+	h, err := run.Histogram("batch/ok")
+	if err != nil || h.TotalCount() != 1970*10/10 {
+		t.Fatalf("stored histogram: %v %d", err, h.TotalCount())
+	}
+	var buf bytes.Buffer
+	if err := run.WriteHlog(&buf); err != nil || strings.Count(buf.String(), "\n") < 12 {
+		t.Fatalf("hlog: %v\n%s", err, buf.String())
+	}
+	var js bytes.Buffer
+	results.Write(&js, run)
+	back, err := results.ReadRun(&js)
+	if err != nil || back.Totals.Requests != 2000 || back.LatencyMs != run.LatencyMs {
+		t.Fatalf("round trip: %v", err)
+	}
+}
+
+func TestDirStoresAsRunsFinish(t *testing.T) {
+	path := t.TempDir()
+	d, err := results.OpenDir(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Set.Mode = "quick"
+	for _, id := range []string{"a", "b", "a"} {
+		if err := d.Add(&results.Run{ID: id, Start: time.Unix(0, 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back, err := results.ReadDir(path)
+	if err != nil || len(back.Set.Runs) != 2 || back.Find("b") == nil || back.Set.Mode != "quick" {
+		t.Fatalf("%v %+v", err, back.Set)
+	}
+	if _, err := results.ReadDir(t.TempDir()); err == nil {
+		t.Fatal("an empty directory read as results")
+	}
+}
+
+func TestFormatAndClaimsTable(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		unit string
+		want string
+	}{{0.0004, "%", "0.0004%"}, {22.5, "%", "22.50%"}, {1.8234, "x", "1.82x"}, {33.46, "ms", "33.5 ms"}, {2300, "e/s", "2300 e/s"}} {
+		if got := results.FormatValue(tc.v, tc.unit); got != tc.want {
+			t.Errorf("FormatValue(%v, %s) = %q, want %q", tc.v, tc.unit, got, tc.want)
+		}
+	}
+	var b bytes.Buffer
+	results.WriteClaims(&b, []results.Claim{{ID: "C1.1", Pass: true, Unit: "%"}, {ID: "C1.2", Unit: "x"}})
+	if !strings.Contains(b.String(), "C1.2   FAIL") || !strings.Contains(b.String(), "1 of 2 claims pass") {
+		t.Fatalf("%s", b.String())
+	}
+}

@@ -1,0 +1,62 @@
+package vm_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tablebench/tablebench/workloads/vm"
+)
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in      string
+		cores   int
+		serial  float64
+		wantErr bool
+	}{
+		{"small", 1, 1, false},
+		{"XL", 8, 0.55, false},
+		{"cores:4", 4, 0.55, false},
+		{"cores:1", 1, 1, false},
+		{"cores:4,serial:0.7", 4, 0.7, false},
+		{"huge", 0, 0, true},
+		{"cores:0", 0, 0, true},
+		{"cores:2,serial:2", 0, 0, true},
+		{"serial:0.5", 0, 0, true},
+		{"cores:2,ram:8", 0, 0, true},
+	}
+	for _, tc := range tests {
+		sz, err := vm.ParseSize(tc.in)
+		if (err != nil) != tc.wantErr || (!tc.wantErr && (sz.Cores != tc.cores || sz.SerialFraction != tc.serial)) {
+			t.Errorf("ParseSize(%q) = %+v, %v", tc.in, sz, err)
+		}
+	}
+}
+
+func TestSpend(t *testing.T) {
+	t0 := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	small := vm.New(vm.Small)
+	// One core: three requests of 10 ms at once finish at 10, 20, 30 ms.
+	for i, want := range []time.Duration{10, 20, 30} {
+		if got := small.Spend(t0, 10*time.Millisecond).Sub(t0); got != want*time.Millisecond {
+			t.Fatalf("small request %d done after %v, want %v ms", i, got, want)
+		}
+	}
+	// XL: 55% of each request is serialized, so ten requests at once take
+	// ten serial sections (55 ms) plus one parallel part (4.5 ms).
+	xl := vm.New(vm.XL)
+	var last time.Time
+	for range 10 {
+		last = xl.Spend(t0, 10*time.Millisecond)
+	}
+	if got := last.Sub(t0); got != 59500*time.Microsecond {
+		t.Fatalf("ten XL requests done after %v, want 59.5 ms", got)
+	}
+	if xl.Busy() != 100*time.Millisecond {
+		t.Fatalf("busy %v", xl.Busy())
+	}
+	c := vm.DefaultCost()
+	if c.Write(100) != 85*time.Millisecond || c.Write(1) != 5800*time.Microsecond {
+		t.Fatalf("costs %v %v", c.Write(100), c.Write(1))
+	}
+}
