@@ -350,6 +350,18 @@ func (rp *rangePartition) put(r *record) {
 	rp.tree.ReplaceOrInsert(r)
 }
 
+// insert stores r with timestamp ts unless its keys are taken, and reports
+// whether it did. One tree descent both checks and inserts.
+func (rp *rangePartition) insert(r *record, ts int64) bool {
+	r.ts = ts
+	if old, found := rp.tree.ReplaceOrInsert(r); found {
+		rp.tree.ReplaceOrInsert(old) // put the existing entity back
+		return false
+	}
+	rp.index[recKey{r.pk, r.rk}] = r
+	return true
+}
+
 func (rp *rangePartition) remove(r *record) {
 	delete(rp.index, recKey{r.pk, r.rk})
 	rp.tree.Delete(r)

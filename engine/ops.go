@@ -28,12 +28,7 @@ func units(size int) float64 {
 // Insert stores a new entity and returns it as stored, with its Timestamp.
 // An existing entity with the same keys gives 409 EntityAlreadyExists.
 func (e *Engine) Insert(ctx context.Context, tableName string, ent Entity) (Entity, error) {
-	return e.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *Error {
-		if old != nil {
-			return errEntityExists
-		}
-		return nil
-	})
+	return e.write(ctx, tableName, ent, nil)
 }
 
 // Upsert inserts the entity or, if it exists, merges it into or replaces the
@@ -65,6 +60,8 @@ func (e *Engine) Update(ctx context.Context, tableName string, ent Entity, mode 
 	})
 }
 
+// write validates and stores an entity. check decides, given what is stored
+// under its keys, whether the write may go on; nil means an insert.
 func (e *Engine) write(ctx context.Context, tableName string, ent Entity, check func(rp *rangePartition, rec, old *record) *Error) (Entity, error) {
 	t, terr := e.table(tableName)
 	if terr != nil {
@@ -75,6 +72,12 @@ func (e *Engine) write(ctx context.Context, tableName string, ent Entity, check 
 		return Entity{}, verr
 	}
 	err := e.do(ctx, t, rec.pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *Error) {
+		if check == nil { // an insert: the tree's own descent finds an existing entity
+			if !rp.insert(rec, rp.stamp(now)) {
+				return 1, errEntityExists
+			}
+			return 1, nil
+		}
 		if err := check(rp, rec, rp.get(rec.pk, rec.rk)); err != nil {
 			return 1, err
 		}
