@@ -39,6 +39,7 @@ func commands() []command {
 		{"sweep", "a figure of your own: any run parameters as lists", sweepCmd},
 		{"report", "rebuild the charts of a stored result set", reportCmd},
 		{"compare", "two result sets side by side, with overlaid charts", compareCmd},
+		{"serve", "serve the engine as an Azure Table endpoint", serveCmd},
 		{"version", "print the version", versionCmd},
 	}
 }

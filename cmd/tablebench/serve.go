@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/rest"
+)
+
+func serveCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "serve", "[--addr 127.0.0.1:10002] [--profile wa2010|modern|none] [flags]")
+	addr := fs.String("addr", "127.0.0.1:10002", "address to listen on; port 0 picks a free one")
+	profile := fs.String("profile", "wa2010", "engine model: wa2010, modern or none")
+	scale := fs.Float64("time-scale", 1, "model seconds per wall second")
+	presplit := fs.Bool("presplit", true, "start tables split over the servers, as after a warm-up")
+	account := fs.String("account", rest.DevAccount, "account name clients use")
+	keyEnv := fs.String("key-env", "", "environment variable holding the account key (base64); default: the well-known development key")
+	auth := fs.String("auth", rest.AuthSharedKey, "sharedkey (SharedKeyLite, SharedKey, SAS; bearer tokens over TLS) or none")
+	cert := fs.String("tls-cert", "", "TLS certificate file; with --tls-key, serve HTTPS and accept bearer tokens")
+	keyFile := fs.String("tls-key", "", "TLS key file")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	p, err := engine.ProfileByName(*profile)
+	if err != nil {
+		return usagef("--profile: %v", err)
+	}
+	if *scale <= 0 || *scale > 1000 {
+		return usagef("--time-scale %g is out of range: use a factor above 0 up to 1000", *scale)
+	}
+	if *auth != rest.AuthSharedKey && *auth != rest.AuthNone {
+		return usagef("--auth %q is not known: use sharedkey or none", *auth)
+	}
+	if (*cert == "") != (*keyFile == "") {
+		return usagef("give both --tls-cert and --tls-key, or neither")
+	}
+	keyText, keyShown := rest.DevKey, rest.DevKey
+	if *keyEnv != "" {
+		keyText = e.getenv(*keyEnv)
+		if keyText == "" {
+			return usagef("--key-env: $%s is empty; set it to the base64 account key", *keyEnv)
+		}
+		keyShown = "<the value of $" + *keyEnv + ">"
+	}
+	key, err := base64.StdEncoding.DecodeString(keyText)
+	if err != nil || len(key) == 0 {
+		return usagef("--key-env: $%s is not a base64 key", *keyEnv)
+	}
+	cfg := engine.DefaultConfig()
+	cfg.Profile, cfg.TimeScale = p, *scale
+	if *presplit {
+		cfg.PreSplit = max(p.Servers, 1)
+	}
+	eng, err := engine.New(cfg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer eng.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return usagef("--addr: %v", err)
+	}
+	tls := *cert != ""
+	srv := &http.Server{Handler: rest.New(eng, rest.Config{Account: *account, Key: key, Auth: *auth, TLS: tls}),
+		ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 5 * time.Minute}
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	endpoint := fmt.Sprintf("%s://%s/%s", scheme, ln.Addr(), *account)
+	fmt.Fprintf(e.stdout, "serving the engine (profile %s) at %s\n", p.Name, endpoint)
+	fmt.Fprintf(e.stdout, "connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s;\n", scheme, *account, keyShown, endpoint)
+	errc := make(chan error, 1)
+	go func() {
+		if tls {
+			errc <- srv.ServeTLS(ln, *cert, *keyFile)
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	fmt.Fprintln(e.stderr, "stopped")
+	return nil
+}

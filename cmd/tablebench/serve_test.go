@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tablebench/tablebench/workloads/aztarget"
+)
+
+// syncBuffer is a buffer one goroutine writes while another reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var connRE = regexp.MustCompile(`connection string: (\S+)`)
+
+// startServe runs `tablebench serve` in process and returns its
+// connection string and a function that stops it and returns its exit code.
+func startServe(t *testing.T, args ...string) (string, func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), &out, &errOut, func(string) string { return "" })
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := connRE.FindStringSubmatch(out.String()); m != nil {
+			return m[1], func() int { cancel(); return <-done }
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	t.Fatalf("serve printed no connection string: %s %s", out.String(), errOut.String())
+	return "", nil
+}
+
+// TestServeWithRunTarget: a run through the SDK against the served engine.
+func TestServeWithRunTarget(t *testing.T) {
+	cs, stop := startServe(t, "--profile", "none")
+	if !strings.Contains(cs, "AccountName=devstoreaccount1;AccountKey="+aztarget.DevelopmentKey) {
+		t.Fatalf("connection string %q", cs)
+	}
+	code, out, errOut := tb(t, context.Background(), func(k string) string {
+		if k == "TABLEBENCH_CONNECTION_STRING" {
+			return cs
+		}
+		return ""
+	}, "run", "--target", "table", "--op", "batch", "--batch-size", "20", "--threads", "4", "--duration", "1s", "--warmup", "0s", "--json", "--quiet")
+	if code != 0 || !strings.Contains(out, `"entities_per_sec"`) || strings.Contains(out, `"errors":{"`) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if c := stop(); c != 0 {
+		t.Fatalf("serve exited %d after an interrupt", c)
+	}
+}
