@@ -37,6 +37,8 @@ type suiteFlags struct {
 	parallel int
 	check    bool
 	seed     uint64
+	duration time.Duration
+	warmup   time.Duration
 }
 
 func (s *suiteFlags) register(fs *flagSet) {
@@ -51,6 +53,26 @@ func (s *suiteFlags) register(fs *flagSet) {
 	fs.IntVar(&s.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once (virtual time only; wall-time runs go one at a time)")
 	fs.BoolVar(&s.check, "check", false, "exit 1 if a claim fails")
 	fs.Uint64Var(&s.seed, "seed", 1, "seed of every run")
+	fs.DurationVar(&s.duration, "duration", 0, "measured time of every run, overriding the mode's (0 keeps it)")
+	fs.DurationVar(&s.warmup, "warmup", -1, "warm-up of every run, overriding the mode's (-1 keeps it)")
+}
+
+// override applies --duration and --warmup to planned runs.
+func (s *suiteFlags) override(plan []workloads.PlannedRun) error {
+	if s.duration < 0 {
+		return usagef("--duration %v must not be negative", s.duration)
+	}
+	for i := range plan {
+		plan[i].Spec.Seed = s.seed
+		plan[i].Spec.KeepTable = s.tf.keep
+		if s.duration > 0 {
+			plan[i].Spec.Duration = s.duration
+		}
+		if s.warmup >= 0 {
+			plan[i].Spec.Warmup = s.warmup
+		}
+	}
+	return nil
 }
 
 // newTarget returns the suite's per-run target factory.
@@ -128,9 +150,8 @@ func figuresCmd(ctx context.Context, e *env, args []string) error {
 		mode = workloads.QuickMode()
 	}
 	plan := workloads.Plan(figs, mode)
-	for i := range plan {
-		plan[i].Spec.Seed = sf.seed
-		plan[i].Spec.KeepTable = sf.tf.keep
+	if err := sf.override(plan); err != nil {
+		return err
 	}
 	if _, _, err := sf.newTarget(e.getenv)(sf.seed); err != nil { // bad target flags fail before anything runs
 		return err

@@ -33,8 +33,6 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	y := fs.String("y", "entities-per-sec", "the y axis: entities-per-sec, requests-per-sec, throttled-pct, p50, p99 or mean-latency")
 	name := fs.String("name", "sweep", "the sweep's name; it names its page")
 	title := fs.String("title", "", "the chart's title")
-	duration := fs.String("duration", "60s", "measured time of each run")
-	warmup := fs.String("warmup", "10s", "warm-up of each run")
 	retry := fs.String("retry", "none", "retry policy of every run")
 	file := fs.String("file", "", "a YAML or JSON file defining the sweep instead of the list flags")
 	if err := parse(fs, args); err != nil {
@@ -54,7 +52,13 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 		}
 	} else {
 		var err error
-		def = workloads.SweepDef{Name: *name, Title: *title, X: *x, Y: *y, Duration: *duration, Warmup: *warmup, Retry: *retry}
+		def = workloads.SweepDef{Name: *name, Title: *title, X: *x, Y: *y, Retry: *retry}
+		if sf.duration > 0 {
+			def.Duration = sf.duration.String()
+		}
+		if sf.warmup >= 0 {
+			def.Warmup = sf.warmup.String()
+		}
 		def.Ops, def.Partitions, def.VMSizes = strs(lf.op), strs(lf.partition), strs(lf.vmSize)
 		if def.VMs, err = ints("--vms", lf.vms); err == nil {
 			if def.Threads, err = ints("--threads", lf.threads); err == nil {
@@ -74,9 +78,8 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 		return usagef("%v", err)
 	}
 	plan := fig.Plan()
-	for i := range plan {
-		plan[i].Spec.Seed = sf.seed
-		plan[i].Spec.KeepTable = sf.tf.keep
+	if err := sf.override(plan); err != nil {
+		return err
 	}
 	if _, _, err := sf.newTarget(e.getenv)(sf.seed); err != nil {
 		return err
