@@ -14,6 +14,7 @@ import (
 
 // env is what a command needs of its process, injectable for tests.
 type env struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	// terminal reports whether stderr is a terminal, for progress bars.
@@ -46,8 +47,8 @@ func commands() []command {
 
 // run runs the command line and returns the process's exit code: 0, 1 for a
 // failure, 2 for bad input.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	e := &env{stdout: stdout, stderr: stderr, getenv: getenv}
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	if f, ok := stderr.(*os.File); ok {
 		e.terminal = term.IsTerminal(int(f.Fd()))
 	}

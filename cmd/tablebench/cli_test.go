@@ -21,6 +21,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
+// stdinText is what the command reads on standard input in tests: nothing.
+const stdinText = ""
+
 // tb runs the command in process and returns its exit code and output.
 func tb(t *testing.T, ctx context.Context, getenv func(string) string, args ...string) (int, string, string) {
 	t.Helper()
@@ -28,7 +31,7 @@ func tb(t *testing.T, ctx context.Context, getenv func(string) string, args ...s
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	code := run(ctx, args, &out, &errOut, getenv)
+	code := run(ctx, args, strings.NewReader(stdinText), &out, &errOut, getenv)
 	return code, out.String(), errOut.String()
 }
 

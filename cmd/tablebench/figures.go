@@ -178,11 +178,20 @@ func figuresCmd(ctx context.Context, e *env, args []string) error {
 // runSuite runs what of plan is not stored yet, storing each run as it ends.
 func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, plan []workloads.PlannedRun) error {
 	var todo []workloads.PlannedRun
+	var specs []workloads.Spec
 	for _, pr := range plan {
 		if r := dir.Find(pr.ID); r != nil && sf.resume && workloads.SameSpec(r, pr.Spec) {
 			continue
 		}
 		todo = append(todo, pr)
+		specs = append(specs, pr.Spec)
+	}
+	if tg, release, err := sf.newTarget(e.getenv)(sf.seed); err == nil {
+		err = sf.tf.confirm(e, tg, specs)
+		release()
+		if err != nil {
+			return err
+		}
 	}
 	if len(todo) < len(plan) && !sf.quiet {
 		fmt.Fprintf(e.stderr, "resuming: %d of %d runs already stored\n", len(plan)-len(todo), len(plan))

@@ -95,6 +95,9 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	if err := tf.confirm(e, tg, []workloads.Spec{spec}); err != nil {
+		return err
+	}
 	if !*quiet {
 		tf.describe(e.stderr, tg)
 		fmt.Fprintln(e.stderr, "spec:", describeSpec(spec))

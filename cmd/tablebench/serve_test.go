@@ -40,7 +40,7 @@ func startServe(t *testing.T, args ...string) (string, func() int) {
 	var out, errOut syncBuffer
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), &out, &errOut, func(string) string { return "" })
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), strings.NewReader(""), &out, &errOut, func(string) string { return "" })
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/workloads"
@@ -23,6 +26,7 @@ type targetFlags struct {
 	balancer  string
 	az        aztarget.Config
 	keep      bool
+	yes       bool
 }
 
 func (t *targetFlags) register(fs *flag.FlagSet) {
@@ -40,6 +44,44 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.az.KeyEnv, "account-key-env", az.KeyEnv, "table: environment variable holding the account key")
 	fs.StringVar(&t.az.SASEnv, "sas-env", az.SASEnv, "table: environment variable holding a SAS token")
 	fs.BoolVar(&t.keep, "keep-tables", false, "keep the tables a run creates instead of deleting them at the end")
+	fs.BoolVar(&t.yes, "yes", false, "run against a non-loopback endpoint without asking first")
+}
+
+// assumedLatency is what a plan's request count assumes a request takes in
+// a closed loop; the real count depends on the endpoint.
+const assumedLatency = 20 * time.Millisecond
+
+// confirm shows what runs will send to a real (non-loopback) endpoint and
+// asks before sending it, unless --yes was given.
+func (t *targetFlags) confirm(e *env, tg workloads.Target, specs []workloads.Spec) error {
+	at, ok := tg.(*aztarget.Target)
+	if !ok || aztarget.IsLoopback(at.Endpoint()) || t.yes {
+		return nil
+	}
+	var requests, entities float64
+	for _, s := range specs {
+		secs := (s.Warmup + s.Duration).Seconds()
+		n := float64(s.VMs*s.Threads) * secs / assumedLatency.Seconds()
+		if s.Load == workloads.LoadOpen {
+			n = s.Rate * secs
+		}
+		requests += n
+		entities += n * float64(s.EntitiesPerRequest())
+		if s.Op == workloads.OpGet || s.Op == workloads.OpQuery {
+			loaded := float64(s.VMs * s.Threads * s.Preload)
+			entities += loaded
+			requests += loaded / 100 // loaded in batches
+		}
+	}
+	fmt.Fprintf(e.stderr, "%s is not on this machine: %d run(s) will send up to about %.0f requests (%.0f billable transactions, %.0f entities) if each takes %v; each run creates a table and deletes it at the end.\n",
+		at.Endpoint(), len(specs), requests, requests, entities, assumedLatency)
+	fmt.Fprint(e.stderr, "go ahead? [y/N] ")
+	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		fmt.Fprintln(e.stderr)
+		return usagef("not confirmed: nothing was sent; give --yes to run against %s without asking", at.Endpoint())
+	}
+	return nil
 }
 
 // closer releases a target.
