@@ -2,7 +2,11 @@
 GO ?= go
 ECHARTS := tools/node_modules/echarts/dist/echarts.min.js
 
-.PHONY: all build assets test bench bench-quick vet perf
+.PHONY: all build assets test bench bench-quick vet perf fuzz
+
+# The parsers a served engine exposes, fuzzed briefly by `make test`.
+FUZZ := FuzzParseFilter:./engine/ FuzzDecodeToken:./engine/ FuzzRequest:./engine/rest/ FuzzBatch:./engine/rest/ FuzzEntityJSON:./engine/rest/ FuzzEntityPath:./engine/rest/
+FUZZTIME ?= 5s
 
 all: build
 
@@ -27,6 +31,14 @@ vet:
 test: vet assets
 	$(GO) test -race -count=1 ./...
 	$(GO) test -count=1 -tags calibration -run Calibration ./engine/
+	$(MAKE) --no-print-directory fuzz
+
+fuzz:
+	@for t in $(FUZZ); do \
+		echo "fuzz $${t%%:*} for $(FUZZTIME)"; \
+		$(GO) test -run XXX -fuzz "^$${t%%:*}\$$" -fuzztime $(FUZZTIME) $${t#*:} > .fuzz.log 2>&1 || { cat .fuzz.log; rm -f .fuzz.log; exit 1; }; \
+		tail -1 .fuzz.log; \
+	done; rm -f .fuzz.log
 
 # Figures 3-15 on the in-tree engine: results/<UTC time>/ and results/latest.
 bench: assets build
