@@ -73,3 +73,29 @@ func TestServeWithRunTarget(t *testing.T) {
 		t.Fatalf("serve exited %d after an interrupt", c)
 	}
 }
+
+// TestServeKeepsCustomKeysSecret: a key from the environment is never
+// printed; the connection string names its variable instead.
+func TestServeKeepsCustomKeysSecret(t *testing.T) {
+	const key = "c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5MTIzNA=="
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--key-env", "SERVE_KEY"}, strings.NewReader(""), &out, &errOut,
+			func(k string) string {
+				if k == "SERVE_KEY" {
+					return key
+				}
+				return ""
+			})
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "connection string") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if s := out.String() + errOut.String(); strings.Contains(s, key) || !strings.Contains(s, "AccountKey=<the value of $SERVE_KEY>") {
+		t.Fatalf("serve printed:\n%s", s)
+	}
+}
