@@ -47,6 +47,8 @@ bench: assets build
 bench-quick: assets build
 	./bin/tablebench figures --quick --check
 
-# Speed of the raw engine and of the harness's own cost per request.
-perf:
+# Speed of the raw engine, of the harness's own cost per request, and of the
+# served engine beside Azurite and a canned server under one aztables load.
+perf: assets
 	$(GO) test -run XXX -bench . -benchtime 2s -count 3 ./engine/ ./workloads/
+	$(GO) test -run XXX -bench Servers -benchtime 1x -v ./engine/rest/ | grep -E 'served engine|Benchmark|ok'

@@ -44,22 +44,26 @@ func (s *Server) parseBatch(contentType string, body []byte) (string, []batchOp,
 	inner := multipart.NewReader(cs, cparams["boundary"])
 	var table string
 	var ops []batchOp
+	var part bytes.Reader
+	br := bufio.NewReader(&part) // one reader for every operation of the changeset
 	for i := 0; ; i++ {
-		part, err := inner.NextPart()
+		p, err := inner.NextPart()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return bad("The changeset is not valid multipart: %v.", err)
 		}
-		raw, err := io.ReadAll(part)
+		raw, err := io.ReadAll(p)
 		if err != nil {
 			return bad("The changeset could not be read: %v.", err)
 		}
 		if len(ops) == engine.MaxBatchOps {
 			return bad("The batch request operation exceeds the maximum 100 changes per change set.")
 		}
-		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+		part.Reset(raw)
+		br.Reset(&part)
+		req, err := http.ReadRequest(br)
 		if err != nil {
 			return bad("Operation %d of the changeset is not an HTTP request: %v.", i, err)
 		}

@@ -11,11 +11,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -49,8 +49,10 @@ type Config struct {
 
 // Server serves an engine over the Table REST API.
 type Server struct {
-	e   *engine.Engine
-	cfg Config
+	e      *engine.Engine
+	cfg    Config
+	idBase string // request IDs: a random prefix per server and a counter
+	nextID atomic.Uint64
 }
 
 // New returns a server for e.
@@ -61,7 +63,13 @@ func New(e *engine.Engine, cfg Config) *Server {
 	if cfg.Auth == "" {
 		cfg.Auth = AuthSharedKey
 	}
-	return &Server{e: e, cfg: cfg}
+	id := uuid.New()
+	return &Server{e: e, cfg: cfg, idBase: id.String()[:24]}
+}
+
+// requestID returns a unique request ID in GUID form.
+func (s *Server) requestID() string {
+	return fmt.Sprintf("%s%012x", s.idBase, s.nextID.Add(1))
 }
 
 // request is one request's context.
@@ -75,7 +83,7 @@ type request struct {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	q := &request{w: w, r: r, id: uuid.NewString(), version: r.Header.Get("x-ms-version")}
+	q := &request{w: w, r: r, id: s.requestID(), version: r.Header.Get("x-ms-version")}
 	if q.version == "" {
 		q.version = "2019-02-02"
 	}
@@ -297,7 +305,12 @@ func (s *Server) failErr(q *request, err error) {
 }
 
 func (s *Server) readBody(q *request) ([]byte, bool) {
-	body, err := io.ReadAll(q.r.Body)
+	var buf bytes.Buffer
+	if n := q.r.ContentLength; n > 0 && n <= s.cfg.MaxBody {
+		buf.Grow(int(n) + 1)
+	}
+	_, err := buf.ReadFrom(q.r.Body)
+	body := buf.Bytes()
 	if err != nil {
 		if _, tooBig := err.(*http.MaxBytesError); tooBig {
 			s.fail(q, &engine.Error{Status: http.StatusRequestEntityTooLarge, Code: engine.CodeRequestBodyTooLarge, Message: "The request body is too large and exceeds the maximum permissible limit.", Index: -1})
