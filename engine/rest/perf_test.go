@@ -21,27 +21,48 @@ import (
 	"github.com/tablebench/tablebench/workloads/aztarget/azurite"
 )
 
-// canned answers every request with a fixed success, as fast as a server
-// can: what the client alone can do on this machine.
+// cannedEntity and cannedBatch are responses shaped like the service's,
+// so the client parses as much as it would from a real server.
+var (
+	cannedEntity = `{"odata.metadata":"http://127.0.0.1/devstoreaccount1/$metadata#t/@Element","odata.etag":"W/\"datetime'2021-08-31T15%3A40%3A02.1952595Z'\"",` +
+		`"PartitionKey":"p","RowKey":"r","Timestamp":"2021-08-31T15:40:02.1952595Z","Payload":"` + strings.Repeat("x", 440) + `"}`
+	cannedBatch = func() string {
+		var b strings.Builder
+		b.WriteString("--batchresponse_1\r\nContent-Type: multipart/mixed; boundary=changesetresponse_2\r\n\r\n")
+		for range 100 {
+			b.WriteString("--changesetresponse_2\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
+				"HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nPreference-Applied: return-no-content\r\n" +
+				"DataServiceVersion: 3.0;\r\nLocation: http://127.0.0.1/devstoreaccount1/t(PartitionKey='p',RowKey='r')\r\n" +
+				"DataServiceId: http://127.0.0.1/devstoreaccount1/t(PartitionKey='p',RowKey='r')\r\nETag: W/\"datetime'2021-08-31T15%3A40%3A02.1952595Z'\"\r\n\r\n\r\n")
+		}
+		b.WriteString("--changesetresponse_2--\r\n--batchresponse_1--\r\n")
+		return b.String()
+	}()
+)
+
+// canned answers every request with a fixed success shaped like the
+// service's, as fast as a server can: what the client alone can do on this
+// machine.
 func canned(w http.ResponseWriter, r *http.Request) {
 	io.Copy(io.Discard, r.Body)
 	h := w.Header()
 	h.Set("x-ms-version", "2019-02-02")
+	h.Set("ETag", `W/"datetime'2021-08-31T15%3A40%3A02.1952595Z'"`)
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/$batch"):
 		h.Set("Content-Type", "multipart/mixed; boundary=batchresponse_1")
 		w.WriteHeader(202)
-		io.WriteString(w, "--batchresponse_1\r\nContent-Type: multipart/mixed; boundary=changesetresponse_2\r\n\r\n--changesetresponse_2\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n\r\n--changesetresponse_2--\r\n--batchresponse_1--\r\n")
-	case r.Method == "GET":
-		h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
-		h.Set("ETag", `W/"datetime'2021-08-31T15%3A40%3A02.1952595Z'"`)
-		io.WriteString(w, `{"PartitionKey":"p","RowKey":"r","Payload":"`+strings.Repeat("x", 440)+`"}`)
+		io.WriteString(w, cannedBatch)
 	case strings.HasSuffix(r.URL.Path, "/Tables"):
 		w.WriteHeader(201)
 		io.WriteString(w, `{"TableName":"t"}`)
-	default:
-		h.Set("ETag", `W/"datetime'2021-08-31T15%3A40%3A02.1952595Z'"`)
-		w.WriteHeader(204)
+	case r.Method == "GET":
+		h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
+		io.WriteString(w, cannedEntity)
+	default: // an insert without Prefer: 201 with the entity, as the service answers
+		h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
+		w.WriteHeader(201)
+		io.WriteString(w, cannedEntity)
 	}
 }
 
