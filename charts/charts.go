@@ -388,14 +388,7 @@ type Report struct {
 // Write renders the report into dir: index.html, one page per figure and
 // the echarts script copied into dir/assets.
 func (r *Report) Write(dir, echartsPath string) error {
-	if err := os.MkdirAll(filepath.Join(dir, "assets"), 0o755); err != nil {
-		return err
-	}
-	js, err := os.ReadFile(echartsPath)
-	if err != nil {
-		return fmt.Errorf("reading echarts: %w", err)
-	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, "assets", "echarts.min.js"), func(w io.Writer) error { _, err := w.Write(js); return err }); err != nil {
+	if err := copyAssets(dir, echartsPath); err != nil {
 		return err
 	}
 	nav := []link{{Href: "index.html", Text: "index"}}
@@ -433,6 +426,18 @@ func (r *Report) Write(dir, echartsPath string) error {
 	return results.WriteFileAtomic(filepath.Join(dir, "claims.csv"), func(w io.Writer) error { return results.ClaimsCSV(w, r.Claims) })
 }
 
+// copyAssets puts echarts into dir/assets, where the pages load it from.
+func copyAssets(dir, echartsPath string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "assets"), 0o755); err != nil {
+		return err
+	}
+	js, err := os.ReadFile(echartsPath)
+	if err != nil {
+		return fmt.Errorf("reading echarts: %w", err)
+	}
+	return results.WriteFileAtomic(filepath.Join(dir, "assets", "echarts.min.js"), func(w io.Writer) error { _, err := w.Write(js); return err })
+}
+
 func figLabel(f workloads.Figure) string {
 	if f.ID >= 100 {
 		return f.Name
@@ -458,19 +463,12 @@ func writeCSV(w io.Writer, f *Figure) error {
 			if r == nil {
 				continue
 			}
-			fmt.Fprintf(&b, "%s,%g,%g,%g,%s,%g,%g,%g,%g,%g\n", csvField(s.Name), p.X, p.Y, p.Y2, p.RunID,
+			fmt.Fprintf(&b, "%s,%g,%g,%g,%s,%g,%g,%g,%g,%g\n", results.CSVField(s.Name), p.X, p.Y, p.Y2, p.RunID,
 				r.EntitiesPerSec, r.RequestsPerSec, r.ThrottledPct, r.LatencyMs.P50, r.LatencyMs.P99)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func csvField(s string) string {
-	if strings.ContainsAny(s, ",\"\n") {
-		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-	}
-	return s
 }
 
 // Build assembles the report's figures from a result set.

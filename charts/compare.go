@@ -2,8 +2,6 @@ package charts
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -57,14 +55,7 @@ func NewComparison(a, b *results.Dir) *Comparison {
 // Write renders the comparison into dir: one page with each figure's two
 // result sets overlaid, and a table of every run.
 func (c *Comparison) Write(dir, echartsPath string, figs []workloads.Figure) error {
-	if err := os.MkdirAll(filepath.Join(dir, "assets"), 0o755); err != nil {
-		return err
-	}
-	js, err := os.ReadFile(echartsPath)
-	if err != nil {
-		return fmt.Errorf("reading echarts: %w", err)
-	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, "assets", "echarts.min.js"), func(w io.Writer) error { _, err := w.Write(js); return err }); err != nil {
+	if err := copyAssets(dir, echartsPath); err != nil {
 		return err
 	}
 	p := &page{Title: "Comparison", Paras: []string{"A: " + c.A.Path, "B: " + c.B.Path}}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"slices"
@@ -235,7 +236,7 @@ func (b *balancer) tick(now time.Time) {
 			}
 		}
 	}
-	slices.SortStableFunc(split, func(a, b candidate) int { return cmpFloat(b.util, a.util) })
+	slices.SortStableFunc(split, func(a, b candidate) int { return cmp.Compare(b.util, a.util) })
 	for i := 0; i < len(split) && i < b.cfg.MaxSplits; i++ {
 		b.split(split[i], now)
 	}
@@ -245,7 +246,7 @@ func (b *balancer) tick(now time.Time) {
 		if !b.hotFor(&s.hot, s.util > b.cfg.HotUtilization, now) || len(cands) < 2 || moves >= b.cfg.MaxMoves {
 			continue
 		}
-		slices.SortStableFunc(cands, func(a, b candidate) int { return cmpFloat(b.util, a.util) })
+		slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(b.util, a.util) })
 		if cands[0].util >= b.cfg.HotUtilization { // one partition explains it: splitting is the cure
 			continue
 		}
@@ -261,16 +262,6 @@ func (b *balancer) tick(now time.Time) {
 		b.snapshots = slices.Delete(b.snapshots, 0, len(b.snapshots)-maxSnapshots)
 	}
 	b.mu.Unlock()
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // leastLoadedServer returns the server with the lowest utilisation other

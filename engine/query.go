@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
@@ -231,19 +232,19 @@ func compareValues(a, b any) (int, bool) {
 		return compareKeys(x, y), ok
 	case int32:
 		y, ok := b.(int32)
-		return cmpOrdered(x, y), ok
+		return cmp.Compare(x, y), ok
 	case int64:
 		y, ok := b.(int64)
-		return cmpOrdered(x, y), ok
+		return cmp.Compare(x, y), ok
 	case float64:
 		y, ok := b.(float64)
 		if !ok || math.IsNaN(x) || math.IsNaN(y) {
 			return 0, false
 		}
-		return cmpOrdered(x, y), true
+		return cmp.Compare(x, y), true
 	case bool:
 		y, ok := b.(bool)
-		return cmpOrdered(b2i(x), b2i(y)), ok
+		return cmp.Compare(b2i(x), b2i(y)), ok
 	case time.Time:
 		y, ok := b.(time.Time)
 		return x.Compare(y), ok
@@ -259,16 +260,6 @@ func compareValues(a, b any) (int, bool) {
 
 func b2i(b bool) int {
 	if b {
-		return 1
-	}
-	return 0
-}
-
-func cmpOrdered[T int | int32 | int64 | float64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
 		return 1
 	}
 	return 0

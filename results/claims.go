@@ -64,13 +64,14 @@ func ClaimsCSV(w io.Writer, claims []Claim) error {
 	b.WriteString("id,figure,pass,published,measured,unit,tolerance,reading,detail\n")
 	for _, c := range claims {
 		fmt.Fprintf(&b, "%s,%d,%v,%g,%g,%s,%s,%s,%s\n", c.ID, c.Figure, c.Pass, c.Published, c.Measured, c.Unit,
-			csvField(c.Tolerance), csvField(c.Reading), csvField(c.Detail))
+			CSVField(c.Tolerance), CSVField(c.Reading), CSVField(c.Detail))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func csvField(s string) string {
+// CSVField quotes a CSV field when it needs it.
+func CSVField(s string) string {
 	if strings.ContainsAny(s, ",\"\n") {
 		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 	}

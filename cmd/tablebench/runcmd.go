@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -153,28 +154,10 @@ func describeSpec(s workloads.Spec) string {
 
 // store writes a run's record and interval log into dir.
 func store(dir string, res *results.Run) error {
-	if err := writeFile(filepath.Join(dir, res.ID+".json"), func(f *os.File) error { return results.Write(f, res) }); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(dir, res.ID+".json"), func(w io.Writer) error { return results.Write(w, res) }); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, res.ID+".hlog"), func(f *os.File) error { return res.WriteHlog(f) })
-}
-
-// writeFile writes a file through a temporary one, so a file is whole or
-// absent.
-func writeFile(path string, write func(*os.File) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return results.WriteFileAtomic(filepath.Join(dir, res.ID+".hlog"), res.WriteHlog)
 }
 
 // writeJSONSummary prints the run record without its encoded histograms.

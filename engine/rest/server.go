@@ -362,14 +362,10 @@ func (s *Server) createTable(q *request) {
 
 func (s *Server) listTables(q *request) {
 	vals := q.r.URL.Query()
-	top := 0
-	if t := vals.Get("$top"); t != "" {
-		n, err := strconv.Atoi(t)
-		if err != nil || n < 1 || n > engine.MaxPageSize {
-			s.fail(q, badInput(engine.CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000."))
-			return
-		}
-		top = n
+	top, terr := parseTop(vals.Get("$top"))
+	if terr != nil {
+		s.fail(q, terr)
+		return
 	}
 	next := ""
 	if tok := vals.Get("NextTableName"); tok != "" {
@@ -406,6 +402,18 @@ func (s *Server) listTables(q *request) {
 		q.w.Header().Set("x-ms-continuation-NextTableName", engine.EncodeToken(after))
 	}
 	s.writeJSON(q, http.StatusOK, b.Bytes())
+}
+
+// parseTop reads $top: empty, or 1 to 1,000.
+func parseTop(t string) (int, *engine.Error) {
+	if t == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(t)
+	if err != nil || n < 1 || n > engine.MaxPageSize {
+		return 0, badInput(engine.CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000.")
+	}
+	return n, nil
 }
 
 func (s *Server) writeJSON(q *request, status int, body []byte) {
@@ -534,14 +542,12 @@ func selWithKeys(sel []string) []string {
 func (s *Server) query(q *request, table string) {
 	vals := q.r.URL.Query()
 	qu := engine.Query{Filter: vals.Get("$filter")}
-	if t := vals.Get("$top"); t != "" {
-		n, err := strconv.Atoi(t)
-		if err != nil || n < 1 || n > engine.MaxPageSize {
-			s.fail(q, badInput(engine.CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000."))
-			return
-		}
-		qu.Top = n
+	top, terr := parseTop(vals.Get("$top"))
+	if terr != nil {
+		s.fail(q, terr)
+		return
 	}
+	qu.Top = top
 	var sel []string
 	if v := vals.Get("$select"); v != "" {
 		sel = strings.Split(v, ",")
