@@ -180,6 +180,10 @@ func CheckClaims(figs []Figure, m Measured) []results.Claim {
 			if !ok {
 				continue
 			}
+			if math.IsNaN(measured) || math.IsInf(measured, 0) { // a run measured nothing to divide by
+				measured, pass = 0, false
+				detail = strings.TrimPrefix(detail+"; not measurable: a run it reads measured nothing", "; ")
+			}
 			rc := results.Claim{ID: c.ID, Figure: f.ID, Text: c.Text, Reading: c.Reading, Published: c.Published,
 				Measured: measured, Unit: c.Unit, Tolerance: c.Tolerance, Pass: pass, Detail: detail}
 			if !pass {

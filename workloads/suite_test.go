@@ -186,3 +186,25 @@ func TestSelectAndParseIDs(t *testing.T) {
 }
 
 var _ = context.Background
+
+// TestClaimsOfEmptyRunsStillStore: a run that measured nothing makes its
+// claims unmeasurable, never a value that cannot be stored.
+func TestClaimsOfEmptyRunsStillStore(t *testing.T) {
+	figs, _ := workloads.Select(workloads.Catalog(), []int{7})
+	var runs []*results.Run
+	for _, fr := range figs[0].Runs {
+		runs = append(runs, &results.Run{ID: workloads.RunID(7, fr.Series, fr.X)}) // all zero
+	}
+	claims := workloads.CheckClaims(figs, workloads.NewMeasured(figs, runs))
+	if len(claims) != 2 {
+		t.Fatalf("%d claims", len(claims))
+	}
+	for _, c := range claims {
+		if c.Pass || !strings.Contains(c.Detail, "not measurable") {
+			t.Errorf("%s: %+v", c.ID, c)
+		}
+	}
+	if _, err := json.Marshal(claims); err != nil {
+		t.Fatalf("claims cannot be stored: %v", err)
+	}
+}

@@ -40,7 +40,7 @@ func TestRunsAgainstAzurite(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	code, out, errOut := tb(t, context.Background(), getenv, "figures", "--target", "table", "--quick", "--only", "3,5,7", "--duration", "1s", "--warmup", "0s", "--out", dir)
+	code, out, errOut := tb(t, context.Background(), getenv, "figures", "--target", "table", "--quick", "--only", "3,5,7", "--duration", "3s", "--warmup", "0s", "--out", dir)
 	if code != 0 {
 		t.Fatalf("figures against Azurite: exit %d\n%s\n%s", code, out, errOut)
 	}
