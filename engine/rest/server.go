@@ -348,12 +348,7 @@ func (s *Server) createTable(q *request) {
 		return
 	}
 	var b bytes.Buffer
-	b.WriteByte('{')
-	if q.meta != noMetadata {
-		b.WriteString(`"odata.metadata":`)
-		writeString(&b, q.base+"/$metadata#Tables/@Element")
-		b.WriteByte(',')
-	}
+	openObject(&b, q, "/$metadata#Tables/@Element")
 	b.WriteString(`"TableName":`)
 	writeString(&b, name)
 	b.WriteByte('}')
@@ -382,12 +377,7 @@ func (s *Server) listTables(q *request) {
 		return
 	}
 	var b bytes.Buffer
-	b.WriteByte('{')
-	if q.meta != noMetadata {
-		b.WriteString(`"odata.metadata":`)
-		writeString(&b, q.base+"/$metadata#Tables")
-		b.WriteByte(',')
-	}
+	openObject(&b, q, "/$metadata#Tables")
 	b.WriteString(`"value":[`)
 	for i, n := range names {
 		if i > 0 {
@@ -402,6 +392,17 @@ func (s *Server) listTables(q *request) {
 		q.w.Header().Set("x-ms-continuation-NextTableName", engine.EncodeToken(after))
 	}
 	s.writeJSON(q, http.StatusOK, b.Bytes())
+}
+
+// openObject starts a JSON response object with its odata.metadata link,
+// which the nometadata form leaves out.
+func openObject(b *bytes.Buffer, q *request, metadata string) {
+	b.WriteByte('{')
+	if q.meta != noMetadata {
+		b.WriteString(`"odata.metadata":`)
+		writeString(b, q.base+metadata)
+		b.WriteByte(',')
+	}
 }
 
 // parseTop reads $top: empty, or 1 to 1,000.
@@ -584,12 +585,7 @@ func (s *Server) query(q *request, table string) {
 		return
 	}
 	var b bytes.Buffer
-	b.WriteByte('{')
-	if q.meta != noMetadata {
-		b.WriteString(`"odata.metadata":`)
-		writeString(&b, q.base+"/$metadata#"+table)
-		b.WriteByte(',')
-	}
+	openObject(&b, q, "/$metadata#"+table)
 	b.WriteString(`"value":[`)
 	for i := range page.Entities {
 		if i > 0 {
