@@ -47,6 +47,17 @@ type loopResult struct {
 	partitions                              []engine.PartitionLoad
 }
 
+// splits counts the balancer's splits during the run.
+func (r loopResult) splits() int {
+	n := 0
+	for _, ev := range r.events {
+		if ev.Kind == engine.EventSplit {
+			n++
+		}
+	}
+	return n
+}
+
 func (r loopResult) median() time.Duration {
 	s := slices.Clone(r.latencies)
 	slices.Sort(s)
@@ -289,12 +300,7 @@ func TestBalancerNeverSplitsOneKey(t *testing.T) {
 		l.warmup, l.duration = 0, 180*time.Second
 		l.balancer = engine.AcceleratedBalancerConfig()
 		r := l.run(t)
-		splits := 0
-		for _, ev := range r.events {
-			if ev.Kind == engine.EventSplit {
-				splits++
-			}
-		}
+		splits := r.splits()
 		t.Logf("events %v, partitions %v", r.events, r.partitions)
 		if splits > 1 {
 			t.Fatalf("%d splits of a one-key load; events %v", splits, r.events)
@@ -311,12 +317,7 @@ func TestAppendOnlyStaysHot(t *testing.T) {
 		l.warmup, l.duration = 0, 240*time.Second
 		l.balancer = engine.AcceleratedBalancerConfig()
 		r := l.run(t)
-		splits := 0
-		for _, ev := range r.events {
-			if ev.Kind == engine.EventSplit {
-				splits++
-			}
-		}
+		splits := r.splits()
 		if splits == 0 {
 			t.Fatal("the hot append-only range was never split")
 		}

@@ -436,14 +436,24 @@ func decodeObject(body []byte) (map[string]any, *engine.Error) {
 	return m, nil
 }
 
-func (s *Server) insert(q *request, table string) {
+// readEntity reads and decodes a request's entity, answering the request
+// itself when it cannot.
+func (s *Server) readEntity(q *request) (engine.Entity, bool) {
 	body, ok := s.readBody(q)
 	if !ok {
-		return
+		return engine.Entity{}, false
 	}
-	ent, derr := decodeEntity(body)
-	if derr != nil {
-		s.fail(q, derr)
+	ent, err := decodeEntity(body)
+	if err != nil {
+		s.fail(q, err)
+		return engine.Entity{}, false
+	}
+	return ent, true
+}
+
+func (s *Server) insert(q *request, table string) {
+	ent, ok := s.readEntity(q)
+	if !ok {
 		return
 	}
 	stored, err := s.e.Insert(q.r.Context(), table, ent)
@@ -487,16 +497,11 @@ func (s *Server) entity(q *request, table, pk, rk string) {
 		}
 		q.w.Header().Set("ETag", ent.ETag())
 		var b bytes.Buffer
-		entityJSON(&b, &ent, q.meta, q.base, s.cfg.Account, table, true, selWithKeys(sel))
+		entityJSON(&b, &ent, q.meta, q.base, s.cfg.Account, table, true, sel)
 		s.writeJSON(q, http.StatusOK, b.Bytes())
 	case http.MethodPut, http.MethodPatch, "MERGE":
-		body, ok := s.readBody(q)
+		ent, ok := s.readEntity(q)
 		if !ok {
-			return
-		}
-		ent, derr := decodeEntity(body)
-		if derr != nil {
-			s.fail(q, derr)
 			return
 		}
 		if ent.PartitionKey != pk || ent.RowKey != rk {
@@ -529,15 +534,6 @@ func (s *Server) entity(q *request, table, pk, rk string) {
 	default:
 		s.notAllowed(q)
 	}
-}
-
-// selWithKeys returns the selection for output: what was asked for (the
-// keys and Timestamp only when named), or nil for everything.
-func selWithKeys(sel []string) []string {
-	if sel == nil {
-		return nil
-	}
-	return sel
 }
 
 func (s *Server) query(q *request, table string) {
