@@ -325,6 +325,7 @@ func (b *balancer) split(c candidate, now time.Time) {
 	for i := 0; i+1 < len(bounds); i++ {
 		child := b.e.newRangePartition(t, bounds[i], bounds[i+1], rp.srv)
 		child.sched = rp.sched.clone()
+		child.queue = rp.queue.clone()
 		child.unavailableUntil = maxTime(rp.unavailableUntil, now.Add(pause))
 		child.lastTS = rp.lastTS
 		children = append(children, child)

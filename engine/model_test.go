@@ -89,7 +89,7 @@ func (l loop) run(t *testing.T) loopResult {
 	t.Helper()
 	cfg := engine.DefaultConfig()
 	cfg.Profile = l.profile
-	cfg.PreSplit = 16
+	cfg.PreSplit = l.profile.SteadySplit()
 	if l.cold {
 		cfg.PreSplit = 0
 	}
@@ -411,37 +411,59 @@ func TestDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := engine.DefaultConfig()
 		cfg.Balancer.Enabled = false
+		// The backlog throttle would refuse a random share of the queue and
+		// could leave it short enough to meet every deadline; only the
+		// deadline is under test here.
+		cfg.Profile.ThrottleAt = 1 << 30
 		e, err := engine.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer e.Close()
 		e.CreateTable(ctx, "slow")
+		const timeout = 700 * time.Millisecond
 		var wg sync.WaitGroup
 		var mu sync.Mutex
-		var timedOut []engine.Timing
+		var timedOut, served []engine.Timing
+		var lost []string   // PartitionKeys of batches that timed out
 		for g := range 40 { // 40 batch-100s on 40 keys of one range partition at once
 			wg.Go(func() {
-				call := &engine.Call{Timeout: 700 * time.Millisecond, Rand: rand.New(rand.NewPCG(1, uint64(g)))}
+				call := &engine.Call{Timeout: timeout, Rand: rand.New(rand.NewPCG(1, uint64(g)))}
 				var ops []engine.BatchOp
 				for i := range 100 {
 					ops = append(ops, engine.BatchOp{Entity: ent(fmt.Sprintf("k%02d", g), fmt.Sprint(i))})
 				}
 				_, err := e.Batch(engine.WithCall(ctx, call), "slow", ops)
-				if engine.IsCode(err, engine.CodeOperationTimedOut) {
-					mu.Lock()
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					served = append(served, call.Timing)
+				case engine.IsCode(err, engine.CodeOperationTimedOut):
 					timedOut = append(timedOut, call.Timing)
-					mu.Unlock()
+					lost = append(lost, fmt.Sprintf("k%02d", g))
+				default:
+					t.Errorf("batch %d: %v, want success or %s", g, err, engine.CodeOperationTimedOut)
 				}
 			})
 		}
 		wg.Wait()
-		if len(timedOut) == 0 {
-			t.Fatal("no request timed out behind 40 batches with a 700 ms timeout")
+		if len(timedOut) == 0 || len(served) == 0 {
+			t.Fatalf("%d batches served and %d timed out behind 40 batches with a %v timeout, want some of each", len(served), len(timedOut), timeout)
 		}
 		for _, tm := range timedOut {
-			if got := tm.Done.Sub(tm.Arrival); got != 700*time.Millisecond {
-				t.Fatalf("a timeout was answered after %v, want at the 700 ms deadline", got)
+			if got := tm.Done.Sub(tm.Arrival); got != timeout {
+				t.Fatalf("a timeout was answered after %v, want at the %v deadline", got, timeout)
+			}
+		}
+		for _, tm := range served {
+			if started := tm.FrontEnd + tm.Wait; started > timeout {
+				t.Fatalf("a batch was served although its lane started %v after arrival, past the %v deadline", started, timeout)
+			}
+		}
+		for _, pk := range lost { // a timed-out write leaves nothing behind
+			if _, err := e.Get(ctx, "slow", pk, "0", nil); !engine.IsCode(err, engine.CodeResourceNotFound) {
+				t.Fatalf("entity of a timed-out batch: %v, want %s", err, engine.CodeResourceNotFound)
 			}
 		}
 	})

@@ -53,16 +53,6 @@ func (s *schedule) add(start time.Time, d time.Duration) {
 	}
 }
 
-// pending returns the work reserved after t: the queue a request arriving
-// at t finds.
-func (s *schedule) pending(t time.Time) time.Duration {
-	var d time.Duration
-	for i := len(s.iv) - 1; i >= 0 && s.iv[i].end.After(t); i-- {
-		d += s.iv[i].end.Sub(maxTime(s.iv[i].start, t))
-	}
-	return d
-}
-
 // prune forgets intervals that ended before t; no request can arrive
 // before now, so they can no longer matter.
 func (s *schedule) prune(t time.Time) {
@@ -73,3 +63,32 @@ func (s *schedule) prune(t time.Time) {
 }
 
 func (s *schedule) clone() schedule { return schedule{iv: slices.Clone(s.iv)} }
+
+// queue holds when each request reserved on a lane leaves it, sorted, so the
+// backlog throttle can count the requests a newcomer finds ahead of it.
+type queue struct {
+	ends []time.Time
+}
+
+// add records a request that leaves the lane at end.
+func (q *queue) add(end time.Time) {
+	i, _ := slices.BinarySearchFunc(q.ends, end, time.Time.Compare)
+	q.ends = slices.Insert(q.ends, i, end)
+}
+
+// ahead returns how many requests are still on the lane at t, in service
+// or waiting.
+func (q *queue) ahead(t time.Time) int {
+	i := sort.Search(len(q.ends), func(i int) bool { return q.ends[i].After(t) })
+	return len(q.ends) - i
+}
+
+// prune forgets requests that left before t.
+func (q *queue) prune(t time.Time) {
+	i := sort.Search(len(q.ends), func(i int) bool { return q.ends[i].After(t) })
+	if i > 0 {
+		q.ends = slices.Delete(q.ends, 0, i)
+	}
+}
+
+func (q *queue) clone() queue { return queue{ends: slices.Clone(q.ends)} }

@@ -18,7 +18,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:10002", "address to listen on; port 0 picks a free one")
 	profile := fs.String("profile", "wa2010", "engine model: wa2010, modern or none")
 	scale := fs.Float64("time-scale", 1, "model seconds per wall second")
-	presplit := fs.Bool("presplit", true, "start tables split over the servers, as after a warm-up")
+	presplit := fs.Bool("presplit", true, "start tables split into one range partition per server core, as after a warm-up")
 	account := fs.String("account", rest.DevAccount, "account name clients use")
 	keyEnv := fs.String("key-env", "", "environment variable holding the account key (base64); default: the well-known development key")
 	auth := fs.String("auth", rest.AuthSharedKey, "sharedkey (SharedKeyLite, SharedKey, SAS; bearer tokens over TLS) or none")
@@ -55,7 +55,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	cfg := engine.DefaultConfig()
 	cfg.Profile, cfg.TimeScale = p, *scale
 	if *presplit {
-		cfg.PreSplit = max(p.Servers, 1)
+		cfg.PreSplit = p.SteadySplit()
 	}
 	eng, err := engine.New(cfg)
 	if err != nil {

@@ -35,7 +35,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.target, "target", "engine", "engine (the in-tree engine, in process) or table (a Table endpoint through the Azure SDK)")
 	fs.StringVar(&t.profile, "profile", "wa2010", "engine model: wa2010 (the 2010 case study), modern (today's targets) or none (no latency, no throttling)")
 	fs.Float64Var(&t.timeScale, "time-scale", 1, "engine: model seconds per wall second; 10 runs a 60 s experiment in 6 s")
-	fs.BoolVar(&t.presplit, "presplit", true, "engine: start tables split over the servers, as after the case study's warm-up; false starts them cold in one range partition")
+	fs.BoolVar(&t.presplit, "presplit", true, "engine: start tables split into one range partition per server core, as after the case study's warm-up; false starts them cold in one range partition")
 	fs.StringVar(&t.balancer, "balancer", "default", "engine: load balancer: default (decides in 5-10 min), accelerated (15-30 s) or off")
 	fs.StringVar(&t.az.Auth, "auth", "", "table: connection-string, key, sas or entra (default: a connection string, or key/sas when --endpoint and their variable are set)")
 	fs.StringVar(&t.az.ConnectionStringEnv, "connection-string-env", az.ConnectionStringEnv, "table: environment variable holding the connection string")
@@ -124,7 +124,7 @@ func (t *targetFlags) engineConfig(seed uint64) (engine.Config, error) {
 	}
 	cfg.Profile, cfg.TimeScale, cfg.Seed = p, t.timeScale, seed
 	if t.presplit {
-		cfg.PreSplit = max(p.Servers, 1)
+		cfg.PreSplit = p.SteadySplit()
 	}
 	switch t.balancer {
 	case "default":
