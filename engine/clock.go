@@ -152,16 +152,19 @@ func (c *VirtualClock) SleepUntil(ctx context.Context, t time.Time) error {
 		return nil
 	case <-ctx.Done():
 		c.mu.Lock()
-		if w.index >= 0 { // still waiting: leave the queue and run again
-			heap.Remove(&c.q, w.index)
-			w.index = -1
-			if w.bg == nil {
-				c.drivers--
-				c.active++
-			}
+		defer c.mu.Unlock()
+		if w.index < 0 {
+			// Woken at t as the context ended: the sleep is over, and saying so
+			// keeps a run's last tick from depending on which case select saw.
+			return nil
+		}
+		heap.Remove(&c.q, w.index) // still waiting: leave the queue and run again
+		w.index = -1
+		if w.bg == nil {
+			c.drivers--
+			c.active++
 		}
 		c.advance()
-		c.mu.Unlock()
 		return ctx.Err()
 	}
 }
