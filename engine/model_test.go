@@ -238,6 +238,17 @@ func wa2010Loop(l loop) loop {
 	return l
 }
 
+// coldLoop is a wa2010 loop on a table that starts cold, in one range
+// partition, measured from the start under the accelerated balancer (hot
+// from the 15 s tick, decides in 15-30 s).
+func coldLoop(l loop, d time.Duration) loop {
+	l.cold = true
+	l = wa2010Loop(l)
+	l.warmup, l.duration = 0, d
+	l.balancer = engine.AcceleratedBalancerConfig()
+	return l
+}
+
 // TestDeterministic checks that a fixed seed gives the same run twice.
 func TestDeterministic(t *testing.T) {
 	var a, b loopResult
@@ -255,10 +266,7 @@ func TestDeterministic(t *testing.T) {
 // its decision delay, and not before.
 func TestBalancerSplitsHotRange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := wa2010Loop(loop{op: "insert", vms: 10, threads: 15, cold: true})
-		l.warmup, l.duration = 0, 180*time.Second
-		l.balancer = engine.AcceleratedBalancerConfig() // hot from the 15 s tick, decides in 15-30 s
-		r := l.run(t)
+		r := coldLoop(loop{op: "insert", vms: 10, threads: 15}, 180*time.Second).run(t)
 		var splits []engine.Event
 		for _, ev := range r.events {
 			if ev.Kind == engine.EventSplit {
@@ -296,10 +304,7 @@ func TestBalancerSplitsHotRange(t *testing.T) {
 // bounded by one lane.
 func TestBalancerNeverSplitsOneKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := wa2010Loop(loop{op: "insert", vms: 10, threads: 15, shared: true, cold: true})
-		l.warmup, l.duration = 0, 180*time.Second
-		l.balancer = engine.AcceleratedBalancerConfig()
-		r := l.run(t)
+		r := coldLoop(loop{op: "insert", vms: 10, threads: 15, shared: true}, 180*time.Second).run(t)
 		splits := r.splits()
 		t.Logf("events %v, partitions %v", r.events, r.partitions)
 		if splits > 1 {
@@ -313,10 +318,7 @@ func TestBalancerNeverSplitsOneKey(t *testing.T) {
 // partition, so splitting never spreads them.
 func TestAppendOnlyStaysHot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := wa2010Loop(loop{op: "insert", vms: 10, threads: 15, cold: true, appendPK: true})
-		l.warmup, l.duration = 0, 240*time.Second
-		l.balancer = engine.AcceleratedBalancerConfig()
-		r := l.run(t)
+		r := coldLoop(loop{op: "insert", vms: 10, threads: 15, appendPK: true}, 240*time.Second).run(t)
 		splits := r.splits()
 		if splits == 0 {
 			t.Fatal("the hot append-only range was never split")

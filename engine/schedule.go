@@ -78,15 +78,16 @@ func (q *queue) add(end time.Time) {
 
 // ahead returns how many requests are still on the lane at t, in service
 // or waiting.
-func (q *queue) ahead(t time.Time) int {
-	i := sort.Search(len(q.ends), func(i int) bool { return q.ends[i].After(t) })
-	return len(q.ends) - i
+func (q *queue) ahead(t time.Time) int { return len(q.ends) - q.leftBy(t) }
+
+// leftBy returns how many requests left the lane by t.
+func (q *queue) leftBy(t time.Time) int {
+	return sort.Search(len(q.ends), func(i int) bool { return q.ends[i].After(t) })
 }
 
 // prune forgets requests that left before t.
 func (q *queue) prune(t time.Time) {
-	i := sort.Search(len(q.ends), func(i int) bool { return q.ends[i].After(t) })
-	if i > 0 {
+	if i := q.leftBy(t); i > 0 {
 		q.ends = slices.Delete(q.ends, 0, i)
 	}
 }
