@@ -217,6 +217,32 @@ func (e *Engine) ListTables(ctx context.Context, top int, next string) ([]string
 	return names, "", nil
 }
 
+// TableNames returns every table's name in ordinal order.
+func (e *Engine) TableNames() []string {
+	var names []string
+	for _, t := range *e.tables.Load() {
+		names = append(names, t.name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// HasTable reports whether a table exists.
+func (e *Engine) HasTable(name string) bool {
+	_, err := e.table(name)
+	return err == nil
+}
+
+// TableName returns a table's name as it was created: names are
+// case-insensitive and case-preserving.
+func (e *Engine) TableName(name string) (string, bool) {
+	t, err := e.table(name)
+	if err != nil {
+		return "", false
+	}
+	return t.name, true
+}
+
 func (e *Engine) table(name string) (*table, *Error) {
 	t, ok := (*e.tables.Load())[strings.ToLower(name)]
 	if !ok {

@@ -222,6 +222,7 @@ const (
 	MaxBatchBytes     = 4 << 20
 	MaxPageSize       = 1000
 	MaxFilterCompares = 15
+	MaxFilterNodes    = 128 // comparisons, and, or, not and constants in one $filter
 	DefaultMaxKeyLen  = 512 // UTF-16 code units (1 KiB)
 )
 

@@ -129,7 +129,9 @@ func (e *Engine) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) 
 	})
 }
 
-// checkETag checks the form of an If-Match value.
+// checkETag checks the form of an If-Match value: "*" or an entity tag,
+// strong or weak. A well-formed tag the service never issued matches
+// nothing, so it is answered 412 by matches, as the service answers it.
 func checkETag(ifMatch string) *Error {
 	if ifMatch == "*" {
 		return nil
@@ -137,7 +139,8 @@ func checkETag(ifMatch string) *Error {
 	if ifMatch == "" {
 		return badRequest(CodeInvalidInput, "An If-Match condition is required: use \"*\" for any version, or the entity's ETag.")
 	}
-	if _, ok := parseETag(ifMatch); !ok {
+	tag := strings.TrimPrefix(ifMatch, "W/")
+	if len(tag) < 2 || tag[0] != '"' || tag[len(tag)-1] != '"' {
 		return badRequest(CodeInvalidInput, fmt.Sprintf("The ETag %q is not valid: use \"*\" or an ETag the service returned.", ifMatch))
 	}
 	return nil
@@ -164,7 +167,7 @@ func matches(old *record, ifMatch string) *Error {
 	if ifMatch == "*" {
 		return nil
 	}
-	if t, _ := parseETag(ifMatch); t.UnixNano() != old.ts {
+	if t, ok := parseETag(ifMatch); !ok || t.UnixNano() != old.ts {
 		return errCondition
 	}
 	return nil

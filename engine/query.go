@@ -170,6 +170,10 @@ type node interface{ eval(r *record) bool }
 type andNode struct{ l, r node }
 type orNode struct{ l, r node }
 type notNode struct{ x node }
+type constNode bool
+
+func (n constNode) eval(*record) bool { return bool(n) }
+
 type cmpNode struct {
 	prop string
 	op   string
@@ -193,7 +197,7 @@ func (n cmpNode) eval(r *record) bool {
 		found := false
 		for _, p := range r.props {
 			if p.Name == n.prop {
-				if p.Type != n.lit.Type {
+				if p.Type != n.lit.Type && !(numeric(p.Type) && numeric(n.lit.Type)) {
 					return false
 				}
 				v, found = p.Value, true
@@ -224,8 +228,51 @@ func (n cmpNode) eval(r *record) bool {
 	}
 }
 
-// compareValues compares two values of the same Edm type.
+func numeric(t EdmType) bool { return t == EdmInt32 || t == EdmInt64 || t == EdmDouble }
+
+// asFloat returns a numeric value as a float64, and whether it is one.
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// compareValues compares two values of the same Edm type. Numbers of
+// different types compare by value, as OData promotes them: a Double
+// property compared with 5 matches 5.0, an Int64 with an Int32 literal
+// matches the same number.
 func compareValues(a, b any) (int, bool) {
+	if x, ok := a.(int64); ok {
+		if y, ok := b.(int32); ok {
+			return cmp.Compare(x, int64(y)), true
+		}
+	}
+	if x, ok := a.(int32); ok {
+		if y, ok := b.(int64); ok {
+			return cmp.Compare(int64(x), y), true
+		}
+	}
+	if _, aF := a.(float64); aF {
+		y, ok := asFloat(b)
+		x := a.(float64)
+		if !ok || math.IsNaN(x) || math.IsNaN(y) {
+			return 0, false
+		}
+		return cmp.Compare(x, y), true
+	}
+	if y, bF := b.(float64); bF {
+		x, ok := asFloat(a)
+		if !ok || math.IsNaN(y) {
+			return 0, false
+		}
+		return cmp.Compare(x, y), true
+	}
 	switch x := a.(type) {
 	case string:
 		y, ok := b.(string)
@@ -543,7 +590,17 @@ type parser struct {
 	lex      lexer
 	tok      token
 	compares int
+	nodes    int
 	depth    int
+}
+
+// node counts a node of the tree; a filter of many nodes is refused before
+// it costs memory, however it is built (a long chain of not, say).
+func (p *parser) node() error {
+	if p.nodes++; p.nodes > MaxFilterNodes {
+		return fmt.Errorf("more than %d operators and comparisons", MaxFilterNodes)
+	}
+	return nil
 }
 
 func (p *parser) next() { p.tok = p.lex.next() }
@@ -564,6 +621,9 @@ func (p *parser) expr() (node, error) {
 	defer func() { p.depth-- }()
 	l, err := p.and()
 	for err == nil && p.keyword("or") {
+		if err = p.node(); err != nil {
+			break
+		}
 		p.next()
 		var r node
 		if r, err = p.and(); err == nil {
@@ -576,6 +636,9 @@ func (p *parser) expr() (node, error) {
 func (p *parser) and() (node, error) {
 	l, err := p.unary()
 	for err == nil && p.keyword("and") {
+		if err = p.node(); err != nil {
+			break
+		}
 		p.next()
 		var r node
 		if r, err = p.unary(); err == nil {
@@ -587,6 +650,9 @@ func (p *parser) and() (node, error) {
 
 func (p *parser) unary() (node, error) {
 	if p.keyword("not") {
+		if err := p.node(); err != nil {
+			return nil, err
+		}
 		p.next()
 		x, err := p.unary()
 		return notNode{x}, err
@@ -613,8 +679,20 @@ func (p *parser) comparison() (node, error) {
 	if left.kind != tIdent && left.kind != tLit {
 		return nil, p.errorf("expected a property or a literal, found %q", left.text)
 	}
+	if err := p.node(); err != nil {
+		return nil, err
+	}
 	p.next()
 	if p.tok.kind != tIdent || !compareOps[p.tok.text] {
+		// A boolean on its own: the literals true and false, or a Boolean
+		// property, which is true where it holds true.
+		if left.kind == tLit && left.lit.Type == EdmBoolean {
+			return constNode(left.lit.Value.(bool)), nil
+		}
+		if left.kind == tIdent && !compareOps[left.text] && left.text != "and" && left.text != "or" && left.text != "not" {
+			p.compares++
+			return cmpNode{prop: left.text, op: "eq", lit: Property{Type: EdmBoolean, Value: true}}, nil
+		}
 		return nil, p.errorf("expected eq, ne, gt, ge, lt or le after %q", left.text)
 	}
 	op := p.tok.text

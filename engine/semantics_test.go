@@ -251,8 +251,11 @@ func TestSingleOperations(t *testing.T) {
 			return e.Update(ctx, "people", ent("p", "r"), engine.Merge, "")
 		}, 400, engine.CodeInvalidInput, nil},
 		{"update with a malformed ETag", func() (engine.Entity, error) {
-			return e.Update(ctx, "people", ent("p", "r"), engine.Merge, `"abc"`)
+			return e.Update(ctx, "people", ent("p", "r"), engine.Merge, `abc`)
 		}, 400, engine.CodeInvalidInput, nil},
+		{"update with a well-formed ETag the service never issued", func() (engine.Entity, error) {
+			return e.Update(ctx, "people", ent("p", "r"), engine.Merge, `W/"wrong"`)
+		}, 412, engine.CodeUpdateConditionNotSatisfied, nil},
 		{"merge with the current ETag", func() (engine.Entity, error) {
 			return e.Update(ctx, "people", ent("p", "r", engine.Int32("B", 2), engine.Bool("C", true)), engine.Merge, stale)
 		}, 0, "", map[string]any{"A": "a", "B": int32(2), "C": true}},

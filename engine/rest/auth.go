@@ -4,64 +4,209 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
+	"net"
 	"net/http"
-	"net/url"
+	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
 )
 
+// MaxClockSkew is how far a SharedKey request's date may be from the
+// server's clock, as the service allows: a captured request stops working
+// after it.
+const MaxClockSkew = 15 * time.Minute
+
 func authFailed(detail string) *engine.Error {
 	return &engine.Error{Status: http.StatusForbidden, Code: "AuthenticationFailed", Index: -1,
 		Message: "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature. " + detail}
 }
 
-// authenticate checks a request's SharedKeyLite or SharedKey signature, its
-// SAS, or (over TLS) its bearer token.
-func (s *Server) authenticate(r *http.Request, account, escapedPath string) *engine.Error {
-	if s.cfg.Auth == AuthNone {
+func forbidden(code, msg string) *engine.Error {
+	return &engine.Error{Status: http.StatusForbidden, Code: code, Message: msg, Index: -1}
+}
+
+func errPermission(need string) *engine.Error {
+	return forbidden("AuthorizationPermissionMismatch", "This request is not authorized to perform this operation using this permission. It needs the SAS permission '"+need+"'.")
+}
+
+// action is what a request, or one operation of a batch, does; a SAS is
+// checked against each.
+type action uint8
+
+const (
+	actReadService action = iota
+	actWriteService
+	actCreateTable
+	actDeleteTable
+	actListTables
+	actTableACL
+	actQuery // a query: its results are limited to the SAS's key range
+	actRead
+	actInsert
+	actUpdate
+	actUpsert
+	actDelete
+)
+
+// grant is what a SAS permits. A request signed with the account key, a
+// bearer token or on a server without authentication has no grant: it may do
+// everything.
+type grant struct {
+	account bool   // an account SAS; else a service (table) SAS
+	perms   string // sp, or the stored policy's permissions
+	types   string // an account SAS's srt
+	table   string // a service SAS's table, lower case
+	spk     *string
+	srk     *string
+	epk     *string
+	erk     *string
+}
+
+// authorize checks one action on table (and, for entity operations, the
+// entity's keys) against g.
+func (g *grant) authorize(act action, table, pk, rk string) *engine.Error {
+	if g == nil {
 		return nil
 	}
-	if r.URL.Query().Get("sig") != "" {
-		return s.checkSAS(r, account, escapedPath)
+	need := func(p string) *engine.Error {
+		for _, c := range p {
+			if !strings.ContainsRune(g.perms, c) {
+				return errPermission(string(c))
+			}
+		}
+		return nil
+	}
+	entityOp := act >= actQuery
+	if g.account {
+		rt := "c"
+		switch {
+		case act == actReadService || act == actWriteService:
+			rt = "s"
+		case entityOp:
+			rt = "o"
+		}
+		if !strings.Contains(g.types, rt) {
+			return forbidden("AuthorizationResourceTypeMismatch", "This request is not authorized to perform this operation using this resource type. It needs the account SAS resource type '"+rt+"'.")
+		}
+		switch act {
+		case actReadService:
+			return need("r")
+		case actWriteService:
+			return need("w")
+		case actCreateTable:
+			if strings.ContainsAny(g.perms, "ca") {
+				return nil
+			}
+			return errPermission("c")
+		case actDeleteTable:
+			return need("d")
+		case actListTables:
+			return need("l")
+		case actTableACL:
+			return forbidden("AuthorizationFailure", "This request is not authorized to perform this operation: only the account key may read or set a table's access policies.")
+		}
+	} else {
+		if !entityOp {
+			return forbidden("AuthorizationFailure", "This request is not authorized to perform this operation: a table SAS covers the entities of one table, not tables or the service.")
+		}
+		if !strings.EqualFold(table, g.table) {
+			return forbidden("AuthorizationFailure", "This request is not authorized to perform this operation: the SAS is for table "+g.table+", not "+table+".")
+		}
+		if act != actQuery && !g.inRange(pk, rk) {
+			return forbidden("AuthorizationFailure", "This request is not authorized to perform this operation: the entity's keys are outside the SAS's key range.")
+		}
+	}
+	switch act {
+	case actQuery, actRead:
+		return need("r")
+	case actInsert:
+		return need("a")
+	case actUpdate:
+		return need("u")
+	case actUpsert:
+		return need("au")
+	case actDelete:
+		return need("d")
+	}
+	return forbidden("AuthorizationFailure", "This request is not authorized to perform this operation.")
+}
+
+// inRange reports whether an entity's keys lie in the SAS's key range; the
+// bounds are inclusive, and a row key bound applies only at its partition
+// key bound.
+func (g *grant) inRange(pk, rk string) bool {
+	if g == nil {
+		return true
+	}
+	if g.spk != nil {
+		if pk < *g.spk || (pk == *g.spk && g.srk != nil && rk < *g.srk) {
+			return false
+		}
+	}
+	if g.epk != nil {
+		if pk > *g.epk || (pk == *g.epk && g.erk != nil && rk > *g.erk) {
+			return false
+		}
+	}
+	return true
+}
+
+// ranged reports whether the SAS limits the keys it covers.
+func (g *grant) ranged() bool { return g != nil && (g.spk != nil || g.epk != nil) }
+
+// authenticate checks a request's SharedKeyLite or SharedKey signature, its
+// SAS, or (over TLS, when enabled) its bearer token, and returns what the
+// request may do.
+func (s *Server) authenticate(r *http.Request, account, escapedPath string) (*grant, *engine.Error) {
+	if s.cfg.Auth == AuthNone {
+		return nil, nil
+	}
+	if _, hasSig := r.URL.Query()["sig"]; hasSig {
+		return s.checkSAS(r, escapedPath)
 	}
 	auth := r.Header.Get("Authorization")
 	scheme, cred, _ := strings.Cut(auth, " ")
 	switch scheme {
 	case "Bearer":
-		if s.cfg.TLS && r.TLS != nil && cred != "" {
-			return nil
-		}
-		return authFailed("Bearer tokens are accepted only over TLS (serve with --tls-cert and --tls-key).")
+		return nil, s.checkBearer(r, cred)
 	case "SharedKeyLite", "SharedKey":
 		acct, sig, ok := strings.Cut(cred, ":")
 		if !ok || acct != s.cfg.Account {
-			return authFailed("The account in the signature is not this server's.")
+			return nil, authFailed("The account in the signature is not this server's.")
 		}
 		date := r.Header.Get("x-ms-date")
+		if date == "" {
+			date = r.Header.Get("Date")
+		}
+		if date == "" {
+			return nil, authFailed("The request has no x-ms-date or Date header; a signed request must carry its date.")
+		}
+		when, err := http.ParseTime(date)
+		if err != nil {
+			return nil, authFailed("The request's date " + date + " is not an RFC 1123 date.")
+		}
+		if d := time.Since(when); d > MaxClockSkew || d < -MaxClockSkew {
+			return nil, authFailed("Request date header too old or too far in the future: it must be within 15 minutes of the server's time.")
+		}
 		resource := "/" + acct + escapedPath
 		if comp := r.URL.Query().Get("comp"); comp != "" {
 			resource += "?comp=" + comp
 		}
 		var toSign string
 		if scheme == "SharedKeyLite" {
-			if date == "" {
-				date = r.Header.Get("Date")
-			}
 			toSign = date + "\n" + resource
 		} else {
-			if date == "" {
-				date = r.Header.Get("Date")
-			}
 			toSign = r.Method + "\n" + r.Header.Get("Content-MD5") + "\n" + r.Header.Get("Content-Type") + "\n" + date + "\n" + resource
 		}
 		if !hmac.Equal([]byte(sig), []byte(s.sign(toSign))) {
-			return authFailed("The signature does not match.")
+			return nil, authFailed("The signature does not match.")
 		}
-		return nil
+		return nil, nil
 	}
-	return authFailed("The request carries no credentials.")
+	return nil, authFailed("The request carries no credentials.")
 }
 
 func (s *Server) sign(toSign string) string {
@@ -70,54 +215,113 @@ func (s *Server) sign(toSign string) string {
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
 
+// sasParams are the query parameters a SAS consists of; each may appear
+// once.
+var sasParams = []string{"sv", "ss", "srt", "st", "se", "sp", "sip", "spr", "si", "tn", "spk", "srk", "epk", "erk", "ses", "sig"}
+
 // checkSAS verifies a service (table) or account SAS: its signature, its
-// time window and that its permissions cover the request.
-func (s *Server) checkSAS(r *http.Request, account, escapedPath string) *engine.Error {
+// time window, its IP range and protocol. What it permits is checked per
+// action by grant.authorize.
+func (s *Server) checkSAS(r *http.Request, escapedPath string) (*grant, *engine.Error) {
 	v := r.URL.Query()
+	for _, p := range sasParams {
+		if len(v[p]) > 1 {
+			return nil, authFailed("The SAS parameter " + p + " appears more than once.")
+		}
+	}
+	g := &grant{perms: v.Get("sp")}
+	st, se := v.Get("st"), v.Get("se")
 	var toSign string
 	if tn := v.Get("tn"); tn != "" {
-		toSign = strings.Join([]string{v.Get("sp"), v.Get("st"), v.Get("se"), "/table/" + s.cfg.Account + "/" + strings.ToLower(tn),
+		toSign = strings.Join([]string{v.Get("sp"), st, se, "/table/" + s.cfg.Account + "/" + strings.ToLower(tn),
 			v.Get("si"), v.Get("sip"), v.Get("spr"), v.Get("sv"), v.Get("spk"), v.Get("srk"), v.Get("epk"), v.Get("erk")}, "\n")
-		path, _ := url.PathUnescape(escapedPath)
-		_, res := s.route(r, path)
-		table, _, _ := strings.Cut(res, "(")
-		if !strings.EqualFold(table, tn) && res != "$batch" {
-			return authFailed("The SAS is for table " + tn + ".")
+		g.table = strings.ToLower(tn)
+		for _, b := range []struct {
+			name string
+			to   **string
+		}{{"spk", &g.spk}, {"srk", &g.srk}, {"epk", &g.epk}, {"erk", &g.erk}} {
+			if vals, ok := v[b.name]; ok {
+				val := vals[0]
+				*b.to = &val
+			}
+		}
+		if si := v.Get("si"); si != "" {
+			pol, ok := s.policy(g.table, si)
+			if !ok {
+				return nil, authFailed("The SAS refers to the stored access policy " + si + ", which table " + tn + " does not have.")
+			}
+			for _, f := range []struct {
+				name      string
+				sas, from string
+				to        *string
+			}{{"sp", g.perms, pol.AccessPolicy.Permission, &g.perms}, {"st", st, pol.AccessPolicy.Start, &st}, {"se", se, pol.AccessPolicy.Expiry, &se}} {
+				if f.sas != "" && f.from != "" {
+					return nil, badInput(engine.CodeInvalidInput, "The SAS and its stored access policy "+si+" both set "+f.name+"; set it in one of them.")
+				}
+				if f.from != "" {
+					*f.to = f.from
+				}
+			}
 		}
 	} else {
 		if !strings.Contains(v.Get("ss"), "t") {
-			return authFailed("The account SAS does not cover the table service.")
+			return nil, authFailed("The account SAS does not cover the table service.")
 		}
-		toSign = strings.Join([]string{s.cfg.Account, v.Get("sp"), v.Get("ss"), v.Get("srt"), v.Get("st"), v.Get("se"), v.Get("sip"), v.Get("spr"), v.Get("sv"), ""}, "\n")
+		g.account, g.types = true, v.Get("srt")
+		fields := []string{s.cfg.Account, v.Get("sp"), v.Get("ss"), v.Get("srt"), st, se, v.Get("sip"), v.Get("spr"), v.Get("sv")}
+		if v.Get("sv") >= "2020-12-06" {
+			fields = append(fields, v.Get("ses"))
+		}
+		toSign = strings.Join(append(fields, ""), "\n")
 	}
 	if !hmac.Equal([]byte(v.Get("sig")), []byte(s.sign(toSign))) {
-		return authFailed("The SAS signature does not match.")
+		return nil, authFailed("The SAS signature does not match.")
 	}
 	now := time.Now()
-	if se, ok := sasTime(v.Get("se")); !ok || now.After(se) {
-		return authFailed("Signature not valid in the specified time frame: it has expired.")
+	if end, ok := sasTime(se); !ok || now.After(end) {
+		return nil, authFailed("Signature not valid in the specified time frame: it has expired, or has no valid expiry (se).")
 	}
-	if st, ok := sasTime(v.Get("st")); ok && now.Before(st) {
-		return authFailed("Signature not valid in the specified time frame: it has not started.")
-	}
-	need := "r"
-	switch r.Method {
-	case http.MethodPost:
-		need = "a"
-	case http.MethodPut, http.MethodPatch, "MERGE":
-		need = "u"
-	case http.MethodDelete:
-		need = "d"
-	}
-	sp := v.Get("sp")
-	if strings.Contains(escapedPath, "$batch") {
-		if !strings.ContainsAny(sp, "aud") {
-			return authFailed("The SAS does not permit writes.")
+	if st != "" {
+		if start, ok := sasTime(st); !ok || now.Before(start) {
+			return nil, authFailed("Signature not valid in the specified time frame: it has not started.")
 		}
-	} else if !strings.Contains(sp, need) && !(need == "a" && strings.Contains(sp, "c")) {
-		return authFailed("The SAS does not permit this operation (it needs '" + need + "').")
 	}
-	return nil
+	if sip := v.Get("sip"); sip != "" && !ipAllowed(sip, r.RemoteAddr) {
+		return nil, forbidden("AuthorizationSourceIPMismatch", "This request is not authorized to perform this operation using this source IP "+hostOf(r.RemoteAddr)+".")
+	}
+	if spr := v.Get("spr"); spr != "" && r.TLS == nil && !strings.Contains(spr, "http,") && !strings.HasSuffix(spr, ",http") && spr != "http" {
+		return nil, forbidden("AuthorizationProtocolMismatch", "This request is not authorized to perform this operation using this protocol: the SAS allows HTTPS only.")
+	}
+	return g, nil
+}
+
+func hostOf(remote string) string {
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		return h
+	}
+	return remote
+}
+
+// ipAllowed reports whether the client's address lies in sip: one address
+// or an inclusive range a-b.
+func ipAllowed(sip, remote string) bool {
+	ip, err := netip.ParseAddr(hostOf(remote))
+	if err != nil {
+		return false
+	}
+	ip = ip.Unmap()
+	lo, hi, isRange := strings.Cut(sip, "-")
+	from, err := netip.ParseAddr(lo)
+	if err != nil {
+		return false
+	}
+	to := from
+	if isRange {
+		if to, err = netip.ParseAddr(hi); err != nil {
+			return false
+		}
+	}
+	return ip.Compare(from) >= 0 && ip.Compare(to) <= 0
 }
 
 func sasTime(s string) (time.Time, bool) {
@@ -128,3 +332,70 @@ func sasTime(s string) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
+
+// tokenAudiences are the audiences a bearer token for the Table service
+// carries.
+func (s *Server) tokenAudience(aud string) bool {
+	aud = strings.TrimSuffix(aud, "/")
+	return aud == "https://storage.azure.com" || strings.EqualFold(aud, "https://"+s.cfg.Account+".table.core.windows.net")
+}
+
+func invalidToken(detail string) *engine.Error {
+	return &engine.Error{Status: http.StatusUnauthorized, Code: "InvalidAuthenticationInfo", Index: -1,
+		Message: "Server failed to authenticate the request. " + detail}
+}
+
+// checkBearer checks a bearer token's form, lifetime and audience. It does
+// not verify the token's signature: the server has no identity provider to
+// ask, so bearer tokens are accepted only when the operator enables them.
+func (s *Server) checkBearer(r *http.Request, tok string) *engine.Error {
+	if !s.cfg.Bearer {
+		return authFailed("This server does not accept bearer tokens: serve with --bearer (and TLS) to allow them.")
+	}
+	if !s.cfg.TLS || r.TLS == nil {
+		return authFailed("Bearer tokens are accepted only over TLS (serve with --tls-cert and --tls-key).")
+	}
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return invalidToken("The bearer token is not a JSON Web Token (header.payload.signature).")
+	}
+	var hdr struct {
+		Alg string `json:"alg"`
+	}
+	var claims struct {
+		Exp *float64        `json:"exp"`
+		Nbf *float64        `json:"nbf"`
+		Aud json.RawMessage `json:"aud"`
+	}
+	for i, into := range []any{&hdr, &claims} {
+		raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[i], "="))
+		if err != nil || json.Unmarshal(raw, into) != nil {
+			return invalidToken("The bearer token's header or claims are not base64url JSON.")
+		}
+	}
+	if hdr.Alg == "" || strings.EqualFold(hdr.Alg, "none") || parts[2] == "" {
+		return invalidToken("The bearer token is unsigned.")
+	}
+	now := float64(time.Now().Unix())
+	skew := MaxClockSkew.Seconds() / 3
+	if claims.Exp == nil || now > *claims.Exp+skew {
+		return invalidToken("Lifetime validation failed. The token is expired.")
+	}
+	if claims.Nbf != nil && now < *claims.Nbf-skew {
+		return invalidToken("Lifetime validation failed. The token is not yet valid.")
+	}
+	var auds []string
+	var one string
+	if json.Unmarshal(claims.Aud, &one) == nil {
+		auds = []string{one}
+	} else {
+		json.Unmarshal(claims.Aud, &auds)
+	}
+	for _, a := range auds {
+		if s.tokenAudience(a) {
+			return nil
+		}
+	}
+	return invalidToken("Audience validation failed: the token's audience is not https://storage.azure.com.")
+}
+

@@ -8,8 +8,11 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"net/url"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -22,11 +25,79 @@ type batchOp struct {
 	noContent bool
 }
 
-// parseBatch reads a $batch body: one changeset of application/http parts.
-// It returns the table and the operations, or the service's 400 answer.
-func (s *Server) parseBatch(contentType string, body []byte) (string, []batchOp, *engine.Error) {
-	bad := func(format string, args ...any) (string, []batchOp, *engine.Error) {
-		return "", nil, badInput(engine.CodeInvalidInput, fmt.Sprintf(format, args...))
+// subRequest is one operation of a batch: an HTTP request inside a
+// multipart part.
+type subRequest struct {
+	method string
+	url    *url.URL
+	header http.Header
+	body   []byte
+}
+
+// parseSubRequest reads an application/http part. Its body runs to the part's
+// end, since clients need not send a Content-Length; a bodiless operation's
+// headers may run straight into the boundary, without a blank line.
+func parseSubRequest(raw []byte) (*subRequest, error) {
+	head, body := raw, []byte(nil)
+	if i := bytes.Index(raw, []byte("\r\n\r\n")); i >= 0 {
+		head, body = raw[:i], raw[i+4:]
+	} else if i := bytes.Index(raw, []byte("\n\n")); i >= 0 {
+		head, body = raw[:i], raw[i+2:]
+	}
+	head = bytes.TrimLeft(head, "\r\n")
+	line, rest, _ := bytes.Cut(head, []byte("\n"))
+	fields := strings.Fields(string(bytes.TrimRight(line, "\r")))
+	if len(fields) != 3 || !strings.HasPrefix(fields[2], "HTTP/") {
+		return nil, fmt.Errorf("the request line %q is not METHOD URL HTTP/1.1", string(line))
+	}
+	u, err := url.ParseRequestURI(fields[1])
+	if err != nil {
+		return nil, fmt.Errorf("the URL %q is not valid", fields[1])
+	}
+	hdrText := append(bytes.TrimRight(rest, "\r\n"), "\r\n\r\n"...)
+	if len(bytes.TrimSpace(rest)) == 0 {
+		hdrText = []byte("\r\n")
+	}
+	mh, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(hdrText))).ReadMIMEHeader()
+	if err != nil {
+		return nil, fmt.Errorf("its headers are not valid: %v", err)
+	}
+	if cl := mh.Get("Content-Length"); cl != "" {
+		if n, err := strconv.Atoi(cl); err == nil && n >= 0 && n < len(body) {
+			body = body[:n]
+		}
+	}
+	sub := &subRequest{method: strings.ToUpper(fields[0]), url: u, header: http.Header(mh), body: body}
+	if m := sub.header.Get("X-HTTP-Method"); m != "" && sub.method == http.MethodPost {
+		sub.method = strings.ToUpper(m)
+	}
+	return sub, nil
+}
+
+// resource returns the sub-request's resource, percent-decoded once.
+func (s *Server) subResource(sub *subRequest) (string, *engine.Error) {
+	_, res := s.route(sub.url.EscapedPath())
+	dec, err := url.PathUnescape(res)
+	if err != nil || !utf8.ValidString(dec) {
+		return "", badInput(engine.CodeInvalidInput, "An operation's URL is not valid percent-encoded UTF-8.")
+	}
+	return dec, nil
+}
+
+// parsedBatch is a $batch body: one changeset, or one query.
+type parsedBatch struct {
+	table string
+	ops   []batchOp
+	query *subRequest
+}
+
+// parseBatch reads a $batch body: one changeset of application/http parts,
+// or a single query outside a changeset. It checks every operation against
+// the SAS, if any, and returns the service's 400 or 403 answer when it
+// cannot be run.
+func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedBatch, *engine.Error) {
+	bad := func(format string, args ...any) (*parsedBatch, *engine.Error) {
+		return nil, badInput(engine.CodeInvalidInput, fmt.Sprintf(format, args...))
 	}
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
@@ -38,14 +109,45 @@ func (s *Server) parseBatch(contentType string, body []byte) (string, []batchOp,
 		return bad("The batch request body is not valid multipart: %v.", err)
 	}
 	cmt, cparams, err := mime.ParseMediaType(cs.Header.Get("Content-Type"))
-	if err != nil || cmt != "multipart/mixed" || cparams["boundary"] == "" {
-		return bad("The batch must hold one changeset of Content-Type multipart/mixed with a boundary; queries in a batch are not supported.")
+	if err != nil {
+		return bad("The batch's part has no valid Content-Type: use multipart/mixed for a changeset or application/http for a query.")
 	}
-	inner := multipart.NewReader(cs, cparams["boundary"])
-	var table string
-	var ops []batchOp
-	var part bytes.Reader
-	br := bufio.NewReader(&part) // one reader for every operation of the changeset
+	pb := &parsedBatch{}
+	switch {
+	case cmt == "application/http":
+		raw, err := io.ReadAll(cs)
+		if err != nil {
+			return bad("The batch could not be read: %v.", err)
+		}
+		sub, err := parseSubRequest(raw)
+		if err != nil {
+			return bad("The batch's query is not an HTTP request: %v.", err)
+		}
+		if sub.method != http.MethodGet {
+			return bad("An operation outside a changeset must be a query (GET); put writes in a changeset.")
+		}
+		pb.query = sub
+	case cmt == "multipart/mixed" && cparams["boundary"] != "":
+		if perr := s.parseChangeset(pb, multipart.NewReader(cs, cparams["boundary"]), g); perr != nil {
+			return nil, perr
+		}
+	default:
+		return bad("The batch's part must be a changeset (multipart/mixed with a boundary) or one query (application/http).")
+	}
+	if _, err := outer.NextPart(); err != io.EOF {
+		return bad("A batch holds one changeset, or one query; this one holds more parts.")
+	}
+	return pb, nil
+}
+
+func (s *Server) parseChangeset(pb *parsedBatch, inner *multipart.Reader, g *grant) *engine.Error {
+	bad := func(format string, args ...any) *engine.Error {
+		return badInput(engine.CodeInvalidInput, fmt.Sprintf(format, args...))
+	}
+	at := func(e *engine.Error, i int) *engine.Error {
+		e.Index = i
+		return e
+	}
 	for i := 0; ; i++ {
 		p, err := inner.NextPart()
 		if err == io.EOF {
@@ -58,99 +160,97 @@ func (s *Server) parseBatch(contentType string, body []byte) (string, []batchOp,
 		if err != nil {
 			return bad("The changeset could not be read: %v.", err)
 		}
-		if len(ops) == engine.MaxBatchOps {
+		if len(pb.ops) == engine.MaxBatchOps {
 			return bad("The batch request operation exceeds the maximum 100 changes per change set.")
 		}
-		part.Reset(raw)
-		br.Reset(&part)
-		req, err := http.ReadRequest(br)
+		sub, err := parseSubRequest(raw)
 		if err != nil {
 			return bad("Operation %d of the changeset is not an HTTP request: %v.", i, err)
 		}
-		opBody, _ := io.ReadAll(req.Body)
-		if m := req.Header.Get("X-HTTP-Method"); m != "" && req.Method == http.MethodPost {
-			req.Method = m
-		}
-		path, err := url.PathUnescape(req.URL.EscapedPath())
-		if err != nil {
-			return bad("Operation %d has a URL that is not valid.", i)
-		}
-		_, res := s.route(req, path)
-		if unescaped, err := url.PathUnescape(res); err == nil {
-			res = unescaped
+		res, rerr := s.subResource(sub)
+		if rerr != nil {
+			return at(rerr, i)
 		}
 		t, keys, hasKeys, perr := parseEntityPath(res)
 		if perr != nil {
-			perr.Index = i
-			return "", nil, perr
+			return at(perr, i)
 		}
-		if table == "" {
-			table = t
-		} else if !strings.EqualFold(table, t) {
-			return bad("All operations of a batch must be on one table: %s and %s.", table, t)
+		if pb.table == "" {
+			pb.table = t
+		} else if !strings.EqualFold(pb.table, t) {
+			return bad("All operations of a batch must be on one table: %s and %s.", pb.table, t)
 		}
-		op := batchOp{noContent: strings.Contains(req.Header.Get("Prefer"), "return-no-content")}
-		ifMatch := req.Header.Get("If-Match")
-		switch req.Method {
+		op := batchOp{noContent: strings.Contains(sub.header.Get("Prefer"), "return-no-content")}
+		ifMatch := sub.header.Get("If-Match")
+		act := actUpdate
+		switch sub.method {
 		case http.MethodPost:
 			if hasKeys {
-				return bad("Operation %d: an insert is a POST to the table, without keys in the URL.", i)
+				return at(bad("An insert is a POST to the table, without keys in the URL."), i)
 			}
-			op.op.Kind = engine.BatchInsert
+			op.op.Kind, act = engine.BatchInsert, actInsert
 		case http.MethodPut, http.MethodPatch, "MERGE":
 			if !hasKeys {
-				return bad("Operation %d: an update names its entity in the URL.", i)
+				return at(bad("An update names its entity in the URL."), i)
 			}
 			switch {
-			case req.Method == http.MethodPut && ifMatch == "":
-				op.op.Kind = engine.BatchUpsertReplace
-			case req.Method == http.MethodPut:
+			case sub.method == http.MethodPut && ifMatch == "":
+				op.op.Kind, act = engine.BatchUpsertReplace, actUpsert
+			case sub.method == http.MethodPut:
 				op.op.Kind = engine.BatchUpdateReplace
 			case ifMatch == "":
-				op.op.Kind = engine.BatchUpsertMerge
+				op.op.Kind, act = engine.BatchUpsertMerge, actUpsert
 			default:
 				op.op.Kind = engine.BatchUpdateMerge
 			}
 		case http.MethodDelete:
 			if !hasKeys {
-				return bad("Operation %d: a delete names its entity in the URL.", i)
+				return at(bad("A delete names its entity in the URL."), i)
 			}
 			if ifMatch == "" {
-				e := badInput(engine.CodeInvalidInput, "A delete needs If-Match: \"*\" or the entity's ETag.")
-				e.Index = i
-				return "", nil, e
+				return at(bad("A delete needs If-Match: \"*\" or the entity's ETag."), i)
 			}
-			op.op.Kind = engine.BatchDelete
+			op.op.Kind, act = engine.BatchDelete, actDelete
 			op.op.Entity = engine.Entity{PartitionKey: keys[0], RowKey: keys[1]}
+		case http.MethodGet:
+			return at(bad("A query cannot be part of a changeset: send it alone in its batch."), i)
 		default:
-			return bad("Operation %d: %s is not an operation a changeset can hold; queries in a batch are not supported.", i, req.Method)
+			return at(bad("%s is not an operation a changeset can hold.", sub.method), i)
 		}
 		op.op.IfMatch = ifMatch
-		if req.Method != http.MethodDelete {
-			ent, derr := decodeEntity(opBody)
+		if sub.method != http.MethodDelete {
+			var urlKeys *[2]string
+			if hasKeys {
+				urlKeys = &keys
+			}
+			ent, derr := decodeEntity(sub.body, urlKeys)
 			if derr != nil {
-				derr.Index = i
-				return "", nil, derr
+				return at(derr, i)
 			}
 			if hasKeys && (ent.PartitionKey != keys[0] || ent.RowKey != keys[1]) {
-				return bad("Operation %d: the keys in its body do not match its URL.", i)
+				return at(bad("The keys in the operation's body do not match its URL."), i)
 			}
 			op.op.Entity = ent
 		}
-		ops = append(ops, op)
+		// Authorization holds for every operation of a batch, each on its own
+		// table and keys; the request as a whole is refused.
+		if aerr := g.authorize(act, t, op.op.Entity.PartitionKey, op.op.Entity.RowKey); aerr != nil {
+			return aerr
+		}
+		pb.ops = append(pb.ops, op)
 	}
-	if len(ops) == 0 {
+	if len(pb.ops) == 0 {
 		return bad("The batch request contains no operations.")
 	}
-	return table, ops, nil
+	return nil
 }
 
-func (s *Server) batch(q *request) {
+func (s *Server) batch(q *request, g *grant) {
 	body, ok := s.readBody(q)
 	if !ok {
 		return
 	}
-	table, ops, perr := s.parseBatch(q.r.Header.Get("Content-Type"), body)
+	pb, perr := s.parseBatch(q.r.Header.Get("Content-Type"), body, g)
 	if perr != nil {
 		if perr.Index >= 0 {
 			s.batchFailure(q, perr)
@@ -159,6 +259,11 @@ func (s *Server) batch(q *request) {
 		}
 		return
 	}
+	if pb.query != nil {
+		s.batchQuery(q, g, pb.query)
+		return
+	}
+	ops, table := pb.ops, pb.table
 	eops := make([]engine.BatchOp, len(ops))
 	for i := range ops {
 		eops[i] = ops[i].op
@@ -176,7 +281,7 @@ func (s *Server) batch(q *request) {
 	for i, op := range ops {
 		var b bytes.Buffer
 		ent := stored[i]
-		loc := fmt.Sprintf("%s/%s(PartitionKey='%s',RowKey='%s')", q.base, table, url.PathEscape(quoteKey(ent.PartitionKey)), url.PathEscape(quoteKey(ent.RowKey)))
+		loc := entityURL(q.base, table, ent.PartitionKey, ent.RowKey)
 		status := http.StatusNoContent
 		var entBody bytes.Buffer
 		if op.op.Kind == engine.BatchInsert && !op.noContent {
@@ -204,6 +309,80 @@ func (s *Server) batch(q *request) {
 		parts = append(parts, b.Bytes())
 	}
 	s.writeBatch(q, parts)
+}
+
+// batchQuery answers a batch that holds one query: a point get or a query
+// of a table, answered as one application/http part of the batch response.
+func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
+	res, rerr := s.subResource(sub)
+	if rerr != nil {
+		s.fail(q, rerr)
+		return
+	}
+	table, keys, hasKeys, perr := parseEntityPath(res)
+	if perr != nil {
+		s.fail(q, perr)
+		return
+	}
+	inner := &request{w: q.w, r: q.r, id: q.id, base: q.base, version: q.version, meta: minimalMetadata}
+	if strings.Contains(sub.header.Get("Accept")+sub.url.Query().Get("$format"), "nometadata") {
+		inner.meta = noMetadata
+	} else if strings.Contains(sub.header.Get("Accept")+sub.url.Query().Get("$format"), "fullmetadata") {
+		inner.meta = fullMetadata
+	}
+	var status = http.StatusOK
+	var body []byte
+	var extra string
+	var fail *engine.Error
+	if hasKeys {
+		if fail = g.authorize(actRead, table, keys[0], keys[1]); fail == nil {
+			sel := selectList(sub.url.Query().Get("$select"))
+			ent, err := s.e.Get(q.r.Context(), table, keys[0], keys[1], sel)
+			if err != nil {
+				fail, _ = engine.AsError(err)
+				if fail == nil {
+					fail = &engine.Error{Status: 500, Code: engine.CodeOperationTimedOut, Message: engine.MsgTimedOut, Index: -1}
+				}
+			} else {
+				var b bytes.Buffer
+				entityJSON(&b, &ent, inner.meta, q.base, s.cfg.Account, table, true, sel)
+				body, extra = b.Bytes(), "ETag: "+ent.ETag()+"\r\n"
+			}
+		}
+	} else if fail = g.authorize(actQuery, table, "", ""); fail == nil {
+		page, sel, err := s.queryPage(inner, table, sub.url.Query())
+		if err != nil {
+			fail = err
+		} else {
+			body = s.pageJSON(inner, g, table, page, sel)
+			if c := page.Continuation; c != nil {
+				extra = "x-ms-continuation-NextPartitionKey: " + engine.EncodeToken(c.PartitionKey) + "\r\n"
+				if c.RowKey != "" {
+					extra += "x-ms-continuation-NextRowKey: " + engine.EncodeToken(c.RowKey) + "\r\n"
+				}
+			}
+		}
+	}
+	ctype := s.contentType(inner.meta)
+	if fail != nil {
+		if fail.Status == http.StatusForbidden {
+			s.fail(q, fail)
+			return
+		}
+		status, body, extra, ctype = fail.Status, errorBody(fail, q.id), "", s.contentType(minimalMetadata)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n%sContent-Type: %s\r\n\r\n", status, http.StatusText(status), extra, ctype)
+	b.Write(body)
+	b.WriteString("\r\n")
+	outer := "batchresponse_" + uuid.NewString()
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "--%s\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n", outer)
+	out.Write(b.Bytes())
+	fmt.Fprintf(&out, "--%s--\r\n", outer)
+	q.w.Header().Set("Content-Type", "multipart/mixed; boundary="+outer)
+	q.w.WriteHeader(http.StatusAccepted)
+	q.w.Write(out.Bytes())
 }
 
 // batchFailure answers a failed changeset as the service does: 202, one

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -28,10 +29,14 @@ func badInput(code, msg string) *engine.Error {
 }
 
 // decodeEntity reads an entity from a JSON body: properties with their
-// @odata.type annotations; PartitionKey and RowKey are required;
-// Timestamp and odata.* are ignored, as the service ignores them.
-func decodeEntity(body []byte) (engine.Entity, *engine.Error) {
+// @odata.type annotations. PartitionKey and RowKey are required, except
+// where keys (the URL's, for updates) are given: a body without them takes
+// those. Timestamp and odata.* are ignored, as the service ignores them.
+func decodeEntity(body []byte, keys *[2]string) (engine.Entity, *engine.Error) {
 	var e engine.Entity
+	if !utf8.Valid(body) {
+		return e, badInput(engine.CodeInvalidInput, "The request body is not valid UTF-8.")
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var raw map[string]any
@@ -53,8 +58,21 @@ func decodeEntity(body []byte) (engine.Entity, *engine.Error) {
 	}
 	pk, hasPK := raw["PartitionKey"].(string)
 	rk, hasRK := raw["RowKey"].(string)
+	if keys != nil {
+		if _, present := raw["PartitionKey"]; !present {
+			pk, hasPK = keys[0], true
+		}
+		if _, present := raw["RowKey"]; !present {
+			rk, hasRK = keys[1], true
+		}
+	}
 	if !hasPK || !hasRK {
 		return e, badInput(engine.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required strings.")
+	}
+	// encoding/json turns a lone UTF-16 surrogate escape into U+FFFD, which
+	// would make distinct keys collide; refuse it, as invalid UTF-8.
+	if (strings.ContainsRune(pk, utf8.RuneError) || strings.ContainsRune(rk, utf8.RuneError)) && loneSurrogate(body) {
+		return e, badInput(engine.CodeInvalidInput, "A key holds an unpaired UTF-16 surrogate, which is not a character.")
 	}
 	e.PartitionKey, e.RowKey = pk, rk
 	for k, v := range raw {
@@ -68,6 +86,54 @@ func decodeEntity(body []byte) (engine.Entity, *engine.Error) {
 		e.Properties = append(e.Properties, p)
 	}
 	return e, nil
+}
+
+// loneSurrogate reports whether a JSON text escapes a UTF-16 surrogate that
+// has no partner.
+func loneSurrogate(body []byte) bool {
+	s := string(body)
+	for i := 0; i+6 <= len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		if s[i+1] != 'u' {
+			i++ // an escaped character, perhaps a backslash
+			continue
+		}
+		r, err := strconv.ParseUint(s[i+2:i+6], 16, 16)
+		if err != nil {
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r < 0xDC00:
+			if i+12 > len(s) || s[i+6] != '\\' || s[i+7] != 'u' {
+				return true
+			}
+			lo, err := strconv.ParseUint(s[i+8:i+12], 16, 16)
+			if err != nil || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 11
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		default:
+			i += 5
+		}
+	}
+	return false
+}
+
+// dateTimeLayouts are the forms of an Edm.DateTime the service accepts; one
+// without a zone is UTC.
+var dateTimeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.9999999", "2006-01-02T15:04"}
+
+func parseDateTime(s string) (time.Time, bool) {
+	for _, l := range dateTimeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
 }
 
 func decodeValue(name string, v any, edm string) (engine.Property, *engine.Error) {
@@ -148,13 +214,21 @@ func decodeValue(name string, v any, edm string) (engine.Property, *engine.Error
 			return engine.Double(name, f), nil
 		}
 	case "Edm.Boolean":
-		if b, ok := v.(bool); ok {
-			return engine.Bool(name, b), nil
+		switch x := v.(type) {
+		case bool:
+			return engine.Bool(name, x), nil
+		case string: // as Storage Explorer sends it
+			switch strings.ToLower(x) {
+			case "true":
+				return engine.Bool(name, true), nil
+			case "false":
+				return engine.Bool(name, false), nil
+			}
 		}
 	case "Edm.DateTime":
 		if s, ok := v.(string); ok {
-			t, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
+			t, ok := parseDateTime(s)
+			if !ok {
 				return bad()
 			}
 			return engine.DateTime(name, t), nil

@@ -78,7 +78,7 @@ func FuzzEntityJSON(f *testing.F) {
 	f.Add(`{"PartitionKey":"a","RowKey":"b","X@odata.type":"Edm.Binary","X":"AAE=","N":1e400}`)
 	f.Add(`[1,2]`)
 	f.Fuzz(func(t *testing.T, body string) {
-		if _, err := decodeEntity([]byte(body)); err != nil && err.Status != http.StatusBadRequest {
+		if _, err := decodeEntity([]byte(body), nil); err != nil && err.Status != http.StatusBadRequest {
 			t.Fatalf("%q: %v", body, err)
 		}
 	})

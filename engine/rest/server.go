@@ -1,10 +1,13 @@
 // Package rest serves the in-tree engine as an Azure Table endpoint: the
 // Table service's REST routes, headers, status codes and JSON forms,
 // multipart entity group transactions with the service's success and failure
-// shapes, continuation headers, error bodies, and SharedKeyLite, SharedKey,
-// SAS and bearer authentication. Any Azure SDK, Storage Explorer or several
-// tablebench processes can then share one engine, as they would share an
-// account.
+// shapes, continuation headers, error bodies, service properties, CORS,
+// stored access policies, and SharedKeyLite, SharedKey, SAS and bearer
+// authentication. Any Azure SDK, Storage Explorer or several tablebench
+// processes can then share one engine, as they would share an account.
+//
+// It sits beside the workloads: the engine does the work and keeps the
+// model; this package only translates the wire to engine calls and back.
 package rest
 
 import (
@@ -15,8 +18,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -25,7 +30,7 @@ import (
 
 // Authentication modes.
 const (
-	AuthSharedKey = "sharedkey" // SharedKeyLite, SharedKey and SAS signed with the account key; bearer tokens over TLS
+	AuthSharedKey = "sharedkey" // SharedKeyLite, SharedKey and SAS signed with the account key; bearer tokens when enabled
 	AuthNone      = "none"      // accept every request
 )
 
@@ -36,14 +41,21 @@ const (
 	DevKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 )
 
+// MaxBody is the largest request body the service accepts: 4 MiB, the
+// limit of an entity group transaction. A larger one is refused with 413.
+const MaxBody = 4 << 20
+
 // Config configures a Server.
 type Config struct {
 	Account string
 	Key     []byte // the account key, decoded
 	Auth    string
-	TLS     bool // bearer tokens are accepted only over TLS
-	// MaxBody is the largest request body accepted (default 5 MiB: a 4 MiB
-	// batch and its framing).
+	TLS     bool // the server is reached over TLS
+	// Bearer accepts bearer tokens over TLS. Their form, lifetime and
+	// audience are checked; their signature cannot be, so this is off
+	// unless the operator asks for it.
+	Bearer bool
+	// MaxBody is the largest request body accepted (default MaxBody).
 	MaxBody int64
 }
 
@@ -53,18 +65,22 @@ type Server struct {
 	cfg    Config
 	idBase string // request IDs: a random prefix per server and a counter
 	nextID atomic.Uint64
+
+	mu    sync.Mutex
+	props serviceProperties
+	acls  map[string][]signedIdentifier // by lower-case table name
 }
 
 // New returns a server for e.
 func New(e *engine.Engine, cfg Config) *Server {
 	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = 5 << 20
+		cfg.MaxBody = MaxBody
 	}
 	if cfg.Auth == "" {
 		cfg.Auth = AuthSharedKey
 	}
 	id := uuid.New()
-	return &Server{e: e, cfg: cfg, idBase: id.String()[:24]}
+	return &Server{e: e, cfg: cfg, idBase: id.String()[:24], props: defaultServiceProperties(), acls: map[string][]signedIdentifier{}}
 }
 
 // requestID returns a unique request ID in GUID form.
@@ -82,11 +98,17 @@ type request struct {
 	meta    string
 }
 
+// firstVersion is the oldest service version; a version is a date, so one
+// later than today cannot exist.
+const firstVersion = "2009-09-19"
+
+func validVersion(v string) bool {
+	t, err := time.Parse("2006-01-02", v)
+	return err == nil && v >= firstVersion && t.Before(time.Now().Add(48*time.Hour))
+}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := &request{w: w, r: r, id: s.requestID(), version: r.Header.Get("x-ms-version")}
-	if q.version == "" {
-		q.version = "2019-02-02"
-	}
 	defer func() { // a bug in a handler is a 500, never a crashed server
 		if v := recover(); v != nil {
 			s.fail(q, &engine.Error{Status: 500, Code: engine.CodeInternalError, Message: "The server encountered an internal error. Please retry the request.", Index: -1})
@@ -94,11 +116,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	h := w.Header()
 	h.Set("x-ms-request-id", q.id)
-	h.Set("x-ms-version", q.version)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-cache")
+	if q.version != "" && !validVersion(q.version) {
+		h.Set("x-ms-version", "2019-02-02")
+		s.fail(q, badInput("InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-version "+strconv.Quote(q.version)+" is not a service version (use a version such as 2019-02-02)."))
+		return
+	}
+	if q.version == "" {
+		q.version = "2019-02-02"
+	}
+	h.Set("x-ms-version", q.version)
 	path := r.URL.EscapedPath()
-	account, rest := s.route(r, path)
+	account, rest := s.route(path)
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -107,27 +137,45 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if account != "" && strings.HasPrefix(strings.TrimPrefix(path, "/"), account) {
 		q.base += "/" + account
 	}
-	if err := s.authenticate(r, account, path); err != nil {
+	if r.Method == http.MethodOptions {
+		s.preflight(q)
+		return
+	}
+	g, err := s.authenticate(r, account, path)
+	if err != nil {
 		s.fail(q, err)
 		return
 	}
+	// The verb a request was signed with is the one it was sent with; the
+	// operation, and so the permission it needs, is the tunnelled one.
 	if m := r.Header.Get("X-HTTP-Method"); m != "" && r.Method == http.MethodPost {
-		r.Method = m
+		r.Method = strings.ToUpper(m)
 	}
+	s.corsActual(q)
 	q.meta = metadataLevel(r)
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
-	resource, err := url.PathUnescape(rest)
-	if err != nil {
-		s.fail(q, badInput(engine.CodeInvalidInput, "The request URL is not valid: "+err.Error()))
+	resource, uerr := url.PathUnescape(rest)
+	if uerr != nil {
+		s.fail(q, badInput(engine.CodeInvalidInput, "The request URL is not valid: "+uerr.Error()))
 		return
 	}
+	if !utf8.ValidString(resource) {
+		s.fail(q, badInput(engine.CodeInvalidInput, "The request URL is not valid UTF-8 once percent-decoded."))
+		return
+	}
+	vals := r.URL.Query()
+	comp := vals.Get("comp")
 	switch {
+	case resource == "" && vals.Get("restype") == "service" && comp == "properties":
+		s.serviceProperties(q, g)
+	case resource == "" && vals.Get("restype") == "service" && comp == "stats":
+		s.serviceStats(q, g)
 	case resource == "Tables" || resource == "Tables()":
 		switch r.Method {
 		case http.MethodPost:
-			s.createTable(q)
+			s.createTable(q, g)
 		case http.MethodGet:
-			s.listTables(q)
+			s.listTables(q, g)
 		default:
 			s.notAllowed(q)
 		}
@@ -137,9 +185,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.fail(q, badInput(engine.CodeInvalidInput, "The table name in the URL is not valid: use Tables('name')."))
 			return
 		}
+		name = strings.ReplaceAll(name, "''", "'")
 		switch r.Method {
 		case http.MethodDelete:
-			s.respondErr(q, s.e.DeleteTable(r.Context(), name), http.StatusNoContent)
+			s.deleteTable(q, g, name)
+		case http.MethodGet:
+			s.getTable(q, g, name)
 		default:
 			s.notAllowed(q)
 		}
@@ -148,9 +199,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.notAllowed(q)
 			return
 		}
-		s.batch(q)
+		s.batch(q, g)
 	case resource == "":
 		s.fail(q, badInput(engine.CodeInvalidInput, "The request names no resource: use /Tables, /$batch or /<table>."))
+	case comp == "acl" && !strings.Contains(resource, "("):
+		s.tableACL(q, g, resource)
 	default:
 		table, keys, hasKeys, err := parseEntityPath(resource)
 		if err != nil {
@@ -158,14 +211,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if hasKeys {
-			s.entity(q, table, keys[0], keys[1])
+			s.entity(q, g, table, keys[0], keys[1])
 			return
 		}
 		switch r.Method {
 		case http.MethodGet:
-			s.query(q, table)
+			s.query(q, g, table)
 		case http.MethodPost:
-			s.insert(q, table)
+			s.insert(q, g, table)
 		default:
 			s.notAllowed(q)
 		}
@@ -173,20 +226,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // route splits a request path into the account it names (path style:
-// /account/resource) and the resource. Host-style requests
-// (account.table.host/resource) name the configured account.
-func (s *Server) route(r *http.Request, path string) (account, rest string) {
+// /account/resource, or /account-secondary/resource for the read-only
+// secondary endpoint SDKs ask for stats) and the resource. Host-style
+// requests (account.table.host/resource) name the configured account.
+func (s *Server) route(path string) (account, rest string) {
 	p := strings.TrimPrefix(path, "/")
-	if first, after, ok := strings.Cut(p, "/"); ok && (first == s.cfg.Account || s.cfg.Account == "") {
+	first, after, ok := strings.Cut(p, "/")
+	named := first == s.cfg.Account || first == s.cfg.Account+"-secondary"
+	if ok && (s.cfg.Account == "" || named) {
 		return first, after
-	} else if !ok && p == s.cfg.Account {
-		return p, ""
+	}
+	if !ok && s.cfg.Account != "" && named {
+		return first, ""
 	}
 	return s.cfg.Account, p
 }
 
 // parseEntityPath parses table, table() or
-// table(PartitionKey='p',RowKey='r') with ” as an escaped quote.
+// table(PartitionKey='p',RowKey='r') with '' as an escaped quote.
 func parseEntityPath(res string) (table string, keys [2]string, hasKeys bool, err *engine.Error) {
 	i := strings.IndexByte(res, '(')
 	if i < 0 {
@@ -304,16 +361,16 @@ func (s *Server) failErr(q *request, err error) {
 	s.fail(q, &engine.Error{Status: 500, Code: engine.CodeInternalError, Message: "The server encountered an internal error. Please retry the request.", Index: -1})
 }
 
+// readBody reads a request body as it arrives. It never sizes a buffer by
+// the declared Content-Length: a client could declare megabytes and send
+// nothing, on hundreds of connections.
 func (s *Server) readBody(q *request) ([]byte, bool) {
 	var buf bytes.Buffer
-	if n := q.r.ContentLength; n > 0 && n <= s.cfg.MaxBody {
-		buf.Grow(int(n) + 1)
-	}
 	_, err := buf.ReadFrom(q.r.Body)
 	body := buf.Bytes()
 	if err != nil {
 		if _, tooBig := err.(*http.MaxBytesError); tooBig {
-			s.fail(q, &engine.Error{Status: http.StatusRequestEntityTooLarge, Code: engine.CodeRequestBodyTooLarge, Message: "The request body is too large and exceeds the maximum permissible limit.", Index: -1})
+			s.fail(q, &engine.Error{Status: http.StatusRequestEntityTooLarge, Code: engine.CodeRequestBodyTooLarge, Message: "The request body is too large and exceeds the maximum permissible limit of 4 MiB.", Index: -1})
 		} else {
 			s.fail(q, badInput(engine.CodeInvalidInput, "The request body could not be read."))
 		}
@@ -322,76 +379,11 @@ func (s *Server) readBody(q *request) ([]byte, bool) {
 	return body, true
 }
 
-func (s *Server) createTable(q *request) {
-	body, ok := s.readBody(q)
-	if !ok {
-		return
-	}
-	var name string
-	if e, err := decodeObject(body); err != nil {
-		s.fail(q, err)
-		return
-	} else if n, isStr := e["TableName"].(string); !isStr {
-		s.fail(q, badInput(engine.CodePropertiesNeedValue, "The TableName property is required."))
-		return
-	} else {
-		name = n
-	}
-	if err := s.e.CreateTable(q.r.Context(), name); err != nil {
-		s.failErr(q, err)
-		return
-	}
-	q.w.Header().Set("Location", q.base+"/Tables('"+name+"')")
-	if noContent(q.r) {
-		q.w.Header().Set("Preference-Applied", "return-no-content")
-		q.w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	var b bytes.Buffer
-	openObject(&b, q, "/$metadata#Tables/@Element")
-	b.WriteString(`"TableName":`)
-	writeString(&b, name)
-	b.WriteByte('}')
-	s.writeJSON(q, http.StatusCreated, b.Bytes())
-}
-
-func (s *Server) listTables(q *request) {
-	vals := q.r.URL.Query()
-	top, terr := parseTop(vals.Get("$top"))
-	if terr != nil {
-		s.fail(q, terr)
-		return
-	}
-	next := ""
-	if tok := vals.Get("NextTableName"); tok != "" {
-		k, err := engine.DecodeToken(tok)
-		if err != nil {
-			s.failErr(q, err)
-			return
-		}
-		next = k
-	}
-	names, after, err := s.e.ListTables(q.r.Context(), top, next)
-	if err != nil {
-		s.failErr(q, err)
-		return
-	}
-	var b bytes.Buffer
-	openObject(&b, q, "/$metadata#Tables")
-	b.WriteString(`"value":[`)
-	for i, n := range names {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`{"TableName":`)
-		writeString(&b, n)
-		b.WriteByte('}')
-	}
-	b.WriteString("]}")
-	if after != "" {
-		q.w.Header().Set("x-ms-continuation-NextTableName", engine.EncodeToken(after))
-	}
-	s.writeJSON(q, http.StatusOK, b.Bytes())
+func (s *Server) writeJSON(q *request, status int, body []byte) {
+	q.w.Header().Set("Content-Type", s.contentType(q.meta))
+	q.w.Header().Set("DataServiceVersion", "3.0;")
+	q.w.WriteHeader(status)
+	q.w.Write(body)
 }
 
 // openObject starts a JSON response object with its odata.metadata link,
@@ -417,184 +409,6 @@ func parseTop(t string) (int, *engine.Error) {
 	return n, nil
 }
 
-func (s *Server) writeJSON(q *request, status int, body []byte) {
-	q.w.Header().Set("Content-Type", s.contentType(q.meta))
-	q.w.Header().Set("DataServiceVersion", "3.0;")
-	q.w.WriteHeader(status)
-	q.w.Write(body)
-}
-
 func noContent(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Prefer"), "return-no-content")
-}
-
-func decodeObject(body []byte) (map[string]any, *engine.Error) {
-	var m map[string]any
-	if err := jsonUnmarshal(body, &m); err != nil {
-		return nil, badInput(engine.CodeInvalidInput, "The request body is not a valid JSON object.")
-	}
-	return m, nil
-}
-
-// readEntity reads and decodes a request's entity, answering the request
-// itself when it cannot.
-func (s *Server) readEntity(q *request) (engine.Entity, bool) {
-	body, ok := s.readBody(q)
-	if !ok {
-		return engine.Entity{}, false
-	}
-	ent, err := decodeEntity(body)
-	if err != nil {
-		s.fail(q, err)
-		return engine.Entity{}, false
-	}
-	return ent, true
-}
-
-func (s *Server) insert(q *request, table string) {
-	ent, ok := s.readEntity(q)
-	if !ok {
-		return
-	}
-	stored, err := s.e.Insert(q.r.Context(), table, ent)
-	if err != nil {
-		s.failErr(q, err)
-		return
-	}
-	h := q.w.Header()
-	h.Set("ETag", stored.ETag())
-	loc := fmt.Sprintf("%s/%s(PartitionKey='%s',RowKey='%s')", q.base, table, url.PathEscape(quoteKey(stored.PartitionKey)), url.PathEscape(quoteKey(stored.RowKey)))
-	h.Set("Location", loc)
-	h.Set("DataServiceId", loc)
-	if noContent(q.r) {
-		h.Set("Preference-Applied", "return-no-content")
-		q.w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	var b bytes.Buffer
-	entityJSON(&b, &stored, q.meta, q.base, s.cfg.Account, table, true, nil)
-	s.writeJSON(q, http.StatusCreated, b.Bytes())
-}
-
-// entity serves GET, PUT, PATCH, MERGE and DELETE on one entity.
-func (s *Server) entity(q *request, table, pk, rk string) {
-	ctx := q.r.Context()
-	ifMatch := q.r.Header.Get("If-Match")
-	if q.r.Header.Get("If-None-Match") != "" && q.r.Method != http.MethodGet {
-		s.fail(q, badInput(engine.CodeInvalidInput, "If-None-Match is not supported on writes."))
-		return
-	}
-	switch q.r.Method {
-	case http.MethodGet:
-		var sel []string
-		if v := q.r.URL.Query().Get("$select"); v != "" {
-			sel = strings.Split(v, ",")
-		}
-		ent, err := s.e.Get(ctx, table, pk, rk, sel)
-		if err != nil {
-			s.failErr(q, err)
-			return
-		}
-		q.w.Header().Set("ETag", ent.ETag())
-		var b bytes.Buffer
-		entityJSON(&b, &ent, q.meta, q.base, s.cfg.Account, table, true, sel)
-		s.writeJSON(q, http.StatusOK, b.Bytes())
-	case http.MethodPut, http.MethodPatch, "MERGE":
-		ent, ok := s.readEntity(q)
-		if !ok {
-			return
-		}
-		if ent.PartitionKey != pk || ent.RowKey != rk {
-			s.fail(q, badInput(engine.CodeInvalidInput, "The keys in the body do not match the keys in the URL."))
-			return
-		}
-		mode := engine.Merge
-		if q.r.Method == http.MethodPut {
-			mode = engine.Replace
-		}
-		var stored engine.Entity
-		var err error
-		if ifMatch == "" {
-			stored, err = s.e.Upsert(ctx, table, ent, mode)
-		} else {
-			stored, err = s.e.Update(ctx, table, ent, mode, ifMatch)
-		}
-		if err != nil {
-			s.failErr(q, err)
-			return
-		}
-		q.w.Header().Set("ETag", stored.ETag())
-		q.w.WriteHeader(http.StatusNoContent)
-	case http.MethodDelete:
-		if ifMatch == "" {
-			s.fail(q, badInput(engine.CodeInvalidInput, "A delete needs If-Match: \"*\" or the entity's ETag."))
-			return
-		}
-		s.respondErr(q, s.e.Delete(ctx, table, pk, rk, ifMatch), http.StatusNoContent)
-	default:
-		s.notAllowed(q)
-	}
-}
-
-func (s *Server) query(q *request, table string) {
-	vals := q.r.URL.Query()
-	qu := engine.Query{Filter: vals.Get("$filter")}
-	top, terr := parseTop(vals.Get("$top"))
-	if terr != nil {
-		s.fail(q, terr)
-		return
-	}
-	qu.Top = top
-	var sel []string
-	if v := vals.Get("$select"); v != "" {
-		sel = strings.Split(v, ",")
-		for _, name := range sel {
-			if name != "PartitionKey" && name != "RowKey" && name != "Timestamp" {
-				qu.Select = append(qu.Select, name)
-			}
-		}
-		if qu.Select == nil {
-			qu.Select = []string{}
-		}
-	}
-	npk, nrk := vals.Get("NextPartitionKey"), vals.Get("NextRowKey")
-	if npk != "" || nrk != "" {
-		c := &engine.Continuation{}
-		var err error
-		if npk != "" {
-			if c.PartitionKey, err = engine.DecodeToken(npk); err != nil {
-				s.failErr(q, err)
-				return
-			}
-		}
-		if nrk != "" {
-			if c.RowKey, err = engine.DecodeToken(nrk); err != nil {
-				s.failErr(q, err)
-				return
-			}
-		}
-		qu.Continuation = c
-	}
-	page, err := s.e.QueryEntities(q.r.Context(), table, qu)
-	if err != nil {
-		s.failErr(q, err)
-		return
-	}
-	var b bytes.Buffer
-	openObject(&b, q, "/$metadata#"+table)
-	b.WriteString(`"value":[`)
-	for i := range page.Entities {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		entityJSON(&b, &page.Entities[i], q.meta, q.base, s.cfg.Account, table, false, sel)
-	}
-	b.WriteString("]}")
-	if c := page.Continuation; c != nil {
-		q.w.Header().Set("x-ms-continuation-NextPartitionKey", engine.EncodeToken(c.PartitionKey))
-		if c.RowKey != "" {
-			q.w.Header().Set("x-ms-continuation-NextRowKey", engine.EncodeToken(c.RowKey))
-		}
-	}
-	s.writeJSON(q, http.StatusOK, b.Bytes())
 }

@@ -1,0 +1,246 @@
+package rest
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tablebench/tablebench/engine"
+)
+
+// The entity resources: insert, point operations and queries.
+
+func decodeObject(body []byte) (map[string]any, *engine.Error) {
+	var m map[string]any
+	if err := jsonUnmarshal(body, &m); err != nil {
+		return nil, badInput(engine.CodeInvalidInput, "The request body is not a valid JSON object.")
+	}
+	return m, nil
+}
+
+// readEntity reads and decodes a request's entity, answering the request
+// itself when it cannot. keys, when not nil, are the URL's keys, which a body
+// without keys takes.
+func (s *Server) readEntity(q *request, keys *[2]string) (engine.Entity, bool) {
+	body, ok := s.readBody(q)
+	if !ok {
+		return engine.Entity{}, false
+	}
+	ent, err := decodeEntity(body, keys)
+	if err != nil {
+		s.fail(q, err)
+		return engine.Entity{}, false
+	}
+	return ent, true
+}
+
+func (s *Server) insert(q *request, g *grant, table string) {
+	ent, ok := s.readEntity(q, nil)
+	if !ok {
+		return
+	}
+	if err := g.authorize(actInsert, table, ent.PartitionKey, ent.RowKey); err != nil {
+		s.fail(q, err)
+		return
+	}
+	stored, err := s.e.Insert(q.r.Context(), table, ent)
+	if err != nil {
+		s.failErr(q, err)
+		return
+	}
+	h := q.w.Header()
+	h.Set("ETag", stored.ETag())
+	loc := entityURL(q.base, table, stored.PartitionKey, stored.RowKey)
+	h.Set("Location", loc)
+	h.Set("DataServiceId", loc)
+	if noContent(q.r) {
+		h.Set("Preference-Applied", "return-no-content")
+		q.w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	var b bytes.Buffer
+	entityJSON(&b, &stored, q.meta, q.base, s.cfg.Account, table, true, nil)
+	s.writeJSON(q, http.StatusCreated, b.Bytes())
+}
+
+func entityURL(base, table, pk, rk string) string {
+	return fmt.Sprintf("%s/%s(PartitionKey='%s',RowKey='%s')", base, table, url.PathEscape(quoteKey(pk)), url.PathEscape(quoteKey(rk)))
+}
+
+// entity serves GET, PUT, PATCH, MERGE and DELETE on one entity.
+func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
+	ctx := q.r.Context()
+	ifMatch := q.r.Header.Get("If-Match")
+	if q.r.Header.Get("If-None-Match") != "" && q.r.Method != http.MethodGet {
+		s.fail(q, badInput(engine.CodeInvalidInput, "If-None-Match is not supported on writes."))
+		return
+	}
+	switch q.r.Method {
+	case http.MethodGet:
+		if err := g.authorize(actRead, table, pk, rk); err != nil {
+			s.fail(q, err)
+			return
+		}
+		sel := selectList(q.r.URL.Query().Get("$select"))
+		ent, err := s.e.Get(ctx, table, pk, rk, sel)
+		if err != nil {
+			s.failErr(q, err)
+			return
+		}
+		q.w.Header().Set("ETag", ent.ETag())
+		var b bytes.Buffer
+		entityJSON(&b, &ent, q.meta, q.base, s.cfg.Account, table, true, sel)
+		s.writeJSON(q, http.StatusOK, b.Bytes())
+	case http.MethodPut, http.MethodPatch, "MERGE":
+		act := actUpdate
+		if ifMatch == "" {
+			act = actUpsert
+		}
+		if err := g.authorize(act, table, pk, rk); err != nil {
+			s.fail(q, err)
+			return
+		}
+		ent, ok := s.readEntity(q, &[2]string{pk, rk})
+		if !ok {
+			return
+		}
+		if ent.PartitionKey != pk || ent.RowKey != rk {
+			s.fail(q, badInput(engine.CodeInvalidInput, "The keys in the body do not match the keys in the URL."))
+			return
+		}
+		mode := engine.Merge
+		if q.r.Method == http.MethodPut {
+			mode = engine.Replace
+		}
+		var stored engine.Entity
+		var err error
+		if ifMatch == "" {
+			stored, err = s.e.Upsert(ctx, table, ent, mode)
+		} else {
+			stored, err = s.e.Update(ctx, table, ent, mode, ifMatch)
+		}
+		if err != nil {
+			s.failErr(q, err)
+			return
+		}
+		q.w.Header().Set("ETag", stored.ETag())
+		q.w.WriteHeader(http.StatusNoContent)
+	case http.MethodDelete:
+		if err := g.authorize(actDelete, table, pk, rk); err != nil {
+			s.fail(q, err)
+			return
+		}
+		if ifMatch == "" {
+			s.fail(q, badInput(engine.CodeInvalidInput, "A delete needs If-Match: \"*\" or the entity's ETag."))
+			return
+		}
+		s.respondErr(q, s.e.Delete(ctx, table, pk, rk, ifMatch), http.StatusNoContent)
+	default:
+		s.notAllowed(q)
+	}
+}
+
+// selectList splits $select; nil means every property.
+func selectList(v string) []string {
+	if v == "" {
+		return nil
+	}
+	var sel []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			sel = append(sel, f)
+		}
+	}
+	return sel
+}
+
+// queryPage runs one page of a query from the request's parameters.
+func (s *Server) queryPage(q *request, table string, vals url.Values) (engine.Page, []string, *engine.Error) {
+	qu := engine.Query{Filter: vals.Get("$filter")}
+	top, terr := parseTop(vals.Get("$top"))
+	if terr != nil {
+		return engine.Page{}, nil, terr
+	}
+	qu.Top = top
+	sel := selectList(vals.Get("$select"))
+	if sel != nil {
+		for _, name := range sel {
+			if name != "PartitionKey" && name != "RowKey" && name != "Timestamp" {
+				qu.Select = append(qu.Select, name)
+			}
+		}
+		if qu.Select == nil {
+			qu.Select = []string{}
+		}
+	}
+	npk, nrk := vals.Get("NextPartitionKey"), vals.Get("NextRowKey")
+	if npk != "" || nrk != "" {
+		c := &engine.Continuation{}
+		var err error
+		if npk != "" {
+			if c.PartitionKey, err = engine.DecodeToken(npk); err != nil {
+				e, _ := engine.AsError(err)
+				return engine.Page{}, nil, e
+			}
+		}
+		if nrk != "" {
+			if c.RowKey, err = engine.DecodeToken(nrk); err != nil {
+				e, _ := engine.AsError(err)
+				return engine.Page{}, nil, e
+			}
+		}
+		qu.Continuation = c
+	}
+	page, err := s.e.QueryEntities(q.r.Context(), table, qu)
+	if err != nil {
+		if e, ok := engine.AsError(err); ok {
+			return engine.Page{}, nil, e
+		}
+		return engine.Page{}, nil, &engine.Error{Status: 500, Code: engine.CodeOperationTimedOut, Message: engine.MsgTimedOut, Index: -1}
+	}
+	return page, sel, nil
+}
+
+// query answers GET table() with $filter, $select, $top and continuation.
+// Under a SAS with a key range only the entities inside it are returned.
+func (s *Server) query(q *request, g *grant, table string) {
+	if err := g.authorize(actQuery, table, "", ""); err != nil {
+		s.fail(q, err)
+		return
+	}
+	page, sel, err := s.queryPage(q, table, q.r.URL.Query())
+	if err != nil {
+		s.fail(q, err)
+		return
+	}
+	body := s.pageJSON(q, g, table, page, sel)
+	if c := page.Continuation; c != nil {
+		q.w.Header().Set("x-ms-continuation-NextPartitionKey", engine.EncodeToken(c.PartitionKey))
+		if c.RowKey != "" {
+			q.w.Header().Set("x-ms-continuation-NextRowKey", engine.EncodeToken(c.RowKey))
+		}
+	}
+	s.writeJSON(q, http.StatusOK, body)
+}
+
+func (s *Server) pageJSON(q *request, g *grant, table string, page engine.Page, sel []string) []byte {
+	var b bytes.Buffer
+	openObject(&b, q, "/$metadata#"+table)
+	b.WriteString(`"value":[`)
+	n := 0
+	for i := range page.Entities {
+		e := &page.Entities[i]
+		if g.ranged() && !g.inRange(e.PartitionKey, e.RowKey) {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		entityJSON(&b, e, q.meta, q.base, s.cfg.Account, table, false, sel)
+	}
+	b.WriteString("]}")
+	return b.Bytes()
+}

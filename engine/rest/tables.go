@@ -1,0 +1,169 @@
+package rest
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+
+	"github.com/tablebench/tablebench/engine"
+)
+
+// The table resources: create, list (with $filter, $top and paging), get
+// one, delete.
+
+func (s *Server) createTable(q *request, g *grant) {
+	if err := g.authorize(actCreateTable, "", "", ""); err != nil {
+		s.fail(q, err)
+		return
+	}
+	body, ok := s.readBody(q)
+	if !ok {
+		return
+	}
+	var name string
+	if e, err := decodeObject(body); err != nil {
+		s.fail(q, err)
+		return
+	} else if n, isStr := e["TableName"].(string); !isStr {
+		s.fail(q, badInput(engine.CodePropertiesNeedValue, "The TableName property is required."))
+		return
+	} else {
+		name = n
+	}
+	if err := s.e.CreateTable(q.r.Context(), name); err != nil {
+		s.failErr(q, err)
+		return
+	}
+	s.mu.Lock()
+	delete(s.acls, strings.ToLower(name))
+	s.mu.Unlock()
+	q.w.Header().Set("Location", q.base+"/Tables('"+name+"')")
+	if noContent(q.r) {
+		q.w.Header().Set("Preference-Applied", "return-no-content")
+		q.w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	var b bytes.Buffer
+	s.tableJSON(&b, q, name, true)
+	s.writeJSON(q, http.StatusCreated, b.Bytes())
+}
+
+// tableJSON writes one table in the response's metadata form.
+func (s *Server) tableJSON(b *bytes.Buffer, q *request, name string, element bool) {
+	if element {
+		openObject(b, q, "/$metadata#Tables/@Element")
+	} else {
+		b.WriteByte('{')
+	}
+	if q.meta == fullMetadata {
+		b.WriteString(`"odata.type":`)
+		writeString(b, s.cfg.Account+".Tables")
+		b.WriteString(`,"odata.id":`)
+		writeString(b, q.base+"/Tables('"+name+"')")
+		b.WriteString(`,"odata.editLink":`)
+		writeString(b, "Tables('"+name+"')")
+		b.WriteByte(',')
+	}
+	b.WriteString(`"TableName":`)
+	writeString(b, name)
+	b.WriteByte('}')
+}
+
+func errNoSuchResource() *engine.Error {
+	return &engine.Error{Status: http.StatusNotFound, Code: engine.CodeResourceNotFound, Message: "The specified resource does not exist.", Index: -1}
+}
+
+func (s *Server) getTable(q *request, g *grant, name string) {
+	if err := g.authorize(actListTables, "", "", ""); err != nil {
+		s.fail(q, err)
+		return
+	}
+	stored, ok := s.e.TableName(name)
+	if !ok {
+		s.fail(q, errNoSuchResource())
+		return
+	}
+	var b bytes.Buffer
+	s.tableJSON(&b, q, stored, true)
+	s.writeJSON(q, http.StatusOK, b.Bytes())
+}
+
+func (s *Server) deleteTable(q *request, g *grant, name string) {
+	if err := g.authorize(actDeleteTable, "", "", ""); err != nil {
+		s.fail(q, err)
+		return
+	}
+	if err := s.e.DeleteTable(q.r.Context(), name); err != nil {
+		if engine.IsCode(err, engine.CodeTableNotFound) {
+			s.fail(q, errNoSuchResource()) // the service's code on this path
+			return
+		}
+		s.failErr(q, err)
+		return
+	}
+	s.mu.Lock()
+	delete(s.acls, strings.ToLower(name))
+	s.mu.Unlock()
+	q.w.WriteHeader(http.StatusNoContent)
+}
+
+// listTables answers a query of the Tables resource: $filter over
+// TableName, $top, and paging with NextTableName.
+func (s *Server) listTables(q *request, g *grant) {
+	if err := g.authorize(actListTables, "", "", ""); err != nil {
+		s.fail(q, err)
+		return
+	}
+	vals := q.r.URL.Query()
+	top, terr := parseTop(vals.Get("$top"))
+	if terr != nil {
+		s.fail(q, terr)
+		return
+	}
+	if top == 0 {
+		top = engine.MaxPageSize
+	}
+	f, ferr := engine.ParseFilter(vals.Get("$filter"))
+	if ferr != nil {
+		s.failErr(q, ferr)
+		return
+	}
+	next := ""
+	if tok := vals.Get("NextTableName"); tok != "" {
+		k, err := engine.DecodeToken(tok)
+		if err != nil {
+			s.failErr(q, err)
+			return
+		}
+		next = k
+	}
+	var names []string
+	after := ""
+	for _, n := range s.e.TableNames() {
+		if next != "" && n < next {
+			continue
+		}
+		if !f.Match(&engine.Entity{Properties: []engine.Property{engine.String("TableName", n)}}) {
+			continue
+		}
+		if len(names) == top {
+			after = n
+			break
+		}
+		names = append(names, n)
+	}
+	var b bytes.Buffer
+	openObject(&b, q, "/$metadata#Tables")
+	b.WriteString(`"value":[`)
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		s.tableJSON(&b, q, n, false)
+	}
+	b.WriteString("]}")
+	if after != "" {
+		q.w.Header().Set("x-ms-continuation-NextTableName", engine.EncodeToken(after))
+	}
+	s.writeJSON(q, http.StatusOK, b.Bytes())
+}
