@@ -398,4 +398,3 @@ func (s *Server) checkBearer(r *http.Request, tok string) *engine.Error {
 	}
 	return invalidToken("Audience validation failed: the token's audience is not https://storage.azure.com.")
 }
-

@@ -243,7 +243,7 @@ func (s *Server) route(path string) (account, rest string) {
 }
 
 // parseEntityPath parses table, table() or
-// table(PartitionKey='p',RowKey='r') with '' as an escaped quote.
+// table(PartitionKey='p',RowKey='r') with ” as an escaped quote.
 func parseEntityPath(res string) (table string, keys [2]string, hasKeys bool, err *engine.Error) {
 	i := strings.IndexByte(res, '(')
 	if i < 0 {
