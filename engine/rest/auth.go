@@ -81,15 +81,23 @@ func (g *grant) authorize(act action, table, pk, rk string) *engine.Error {
 	}
 	entityOp := act >= actQuery
 	if g.account {
+		// The resource type each operation needs. Where the service's
+		// documents name two (listing tables is a service-level API and a
+		// query of the Tables container; a query of entities reads the table
+		// and its objects), either is accepted.
 		rt := "c"
 		switch {
 		case act == actReadService || act == actWriteService:
 			rt = "s"
+		case act == actListTables:
+			rt = "sc"
+		case act == actQuery:
+			rt = "oc"
 		case entityOp:
 			rt = "o"
 		}
-		if !strings.Contains(g.types, rt) {
-			return forbidden("AuthorizationResourceTypeMismatch", "This request is not authorized to perform this operation using this resource type. It needs the account SAS resource type '"+rt+"'.")
+		if !strings.ContainsAny(g.types, rt) {
+			return forbidden("AuthorizationResourceTypeMismatch", "This request is not authorized to perform this operation using this resource type. It needs the account SAS resource type '"+rt[:1]+"'.")
 		}
 		switch act {
 		case actReadService:
@@ -97,7 +105,7 @@ func (g *grant) authorize(act action, table, pk, rk string) *engine.Error {
 		case actWriteService:
 			return need("w")
 		case actCreateTable:
-			if strings.ContainsAny(g.perms, "ca") {
+			if strings.ContainsAny(g.perms, "cw") {
 				return nil
 			}
 			return errPermission("c")
@@ -191,22 +199,38 @@ func (s *Server) authenticate(r *http.Request, account, escapedPath string) (*gr
 		if d := time.Since(when); d > MaxClockSkew || d < -MaxClockSkew {
 			return nil, authFailed("Request date header too old or too far in the future: it must be within 15 minutes of the server's time.")
 		}
-		resource := "/" + acct + escapedPath
+		suffix := ""
 		if comp := r.URL.Query().Get("comp"); comp != "" {
-			resource += "?comp=" + comp
+			suffix = "?comp=" + comp
 		}
-		var toSign string
-		if scheme == "SharedKeyLite" {
-			toSign = date + "\n" + resource
-		} else {
-			toSign = r.Method + "\n" + r.Header.Get("Content-MD5") + "\n" + r.Header.Get("Content-Type") + "\n" + date + "\n" + resource
+		for _, path := range signedPaths(escapedPath, acct) {
+			resource := "/" + acct + path + suffix
+			var toSign string
+			if scheme == "SharedKeyLite" {
+				toSign = date + "\n" + resource
+			} else {
+				toSign = r.Method + "\n" + r.Header.Get("Content-MD5") + "\n" + r.Header.Get("Content-Type") + "\n" + date + "\n" + resource
+			}
+			if hmac.Equal([]byte(sig), []byte(s.sign(toSign))) {
+				return nil, nil
+			}
 		}
-		if !hmac.Equal([]byte(sig), []byte(s.sign(toSign))) {
-			return nil, authFailed("The signature does not match.")
-		}
-		return nil, nil
+		return nil, authFailed("The signature does not match.")
 	}
 	return nil, authFailed("The request carries no credentials.")
+}
+
+// signedPaths are the paths a client may have signed. A request to the
+// read-only secondary endpoint (/account-secondary/...) is signed by some
+// SDKs with the secondary's path and by others with the primary's, and one
+// SDK sends the primary's path after the secondary's segment.
+func signedPaths(escapedPath, account string) []string {
+	sec := "/" + account + "-secondary"
+	rest, ok := strings.CutPrefix(escapedPath, sec)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return []string{escapedPath}
+	}
+	return []string{escapedPath, "/" + account + rest, rest}
 }
 
 func (s *Server) sign(toSign string) string {

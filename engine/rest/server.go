@@ -234,6 +234,11 @@ func (s *Server) route(path string) (account, rest string) {
 	first, after, ok := strings.Cut(p, "/")
 	named := first == s.cfg.Account || first == s.cfg.Account+"-secondary"
 	if ok && (s.cfg.Account == "" || named) {
+		if first == s.cfg.Account+"-secondary" { // the primary's path may follow
+			if a, b, _ := strings.Cut(after, "/"); a == s.cfg.Account {
+				after = b
+			}
+		}
 		return first, after
 	}
 	if !ok && s.cfg.Account != "" && named {
