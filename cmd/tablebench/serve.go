@@ -21,9 +21,11 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	presplit := fs.Bool("presplit", true, "start tables split into one range partition per server core, as after a warm-up")
 	account := fs.String("account", rest.DevAccount, "account name clients use")
 	keyEnv := fs.String("key-env", "", "environment variable holding the account key (base64); default: the well-known development key")
-	auth := fs.String("auth", rest.AuthSharedKey, "sharedkey (SharedKeyLite, SharedKey, SAS; bearer tokens over TLS) or none")
+	auth := fs.String("auth", rest.AuthSharedKey, "sharedkey (SharedKeyLite, SharedKey and SAS; bearer tokens with --bearer) or none")
 	cert := fs.String("tls-cert", "", "TLS certificate file; with --tls-key, serve HTTPS and accept bearer tokens")
 	keyFile := fs.String("tls-key", "", "TLS key file")
+	bearer := fs.Bool("bearer", false, "with TLS, accept bearer tokens: their form, expiry and storage audience are checked, their signature is not")
+	grace := fs.Duration("grace", 10*time.Second, "on interrupt, how long requests in flight may finish before their connections are closed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -39,6 +41,12 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if (*cert == "") != (*keyFile == "") {
 		return usagef("give both --tls-cert and --tls-key, or neither")
+	}
+	if *bearer && *cert == "" {
+		return usagef("--bearer needs TLS: give --tls-cert and --tls-key too")
+	}
+	if *grace < 0 {
+		return usagef("--grace %v is negative: use a duration such as 10s", *grace)
 	}
 	keyText, keyShown := rest.DevKey, rest.DevKey
 	if *keyEnv != "" {
@@ -67,8 +75,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 		return usagef("--addr: %v", err)
 	}
 	tls := *cert != ""
-	srv := &http.Server{Handler: rest.New(eng, rest.Config{Account: *account, Key: key, Auth: *auth, TLS: tls}),
-		ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 5 * time.Minute}
+	srv := rest.New(eng, rest.Config{Account: *account, Key: key, Auth: *auth, TLS: tls, Bearer: *bearer}).HTTPServer(rest.DefaultTimeouts())
 	scheme := "http"
 	if tls {
 		scheme = "https"
@@ -89,10 +96,17 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Requests in flight may finish within the grace period; connections
+	// still open then (a stalled client, say) are closed, and the stop is
+	// still a clean one.
+	sctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		srv.Close()
+		fmt.Fprintf(e.stderr, "closed the connections still open after the %v grace period\n", *grace)
 	}
 	fmt.Fprintln(e.stderr, "stopped")
 	return nil

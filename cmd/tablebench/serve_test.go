@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net"
 	"regexp"
 	"strings"
 	"sync"
@@ -97,5 +99,26 @@ func TestServeKeepsCustomKeysSecret(t *testing.T) {
 	<-done
 	if s := out.String() + errOut.String(); strings.Contains(s, key) || !strings.Contains(s, "AccountKey=<the value of $SERVE_KEY>") {
 		t.Fatalf("serve printed:\n%s", s)
+	}
+}
+
+// TestServeStopsWithAStalledClient: an interrupt with a client stalled in
+// the middle of its body still stops serve cleanly within the grace period.
+func TestServeStopsWithAStalledClient(t *testing.T) {
+	cs, stop := startServe(t, "--profile", "none", "--grace", "300ms")
+	addr := regexp.MustCompile(`TableEndpoint=https?://([^/;]+)`).FindStringSubmatch(cs)[1]
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /devstoreaccount1/Tables HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"Table")
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("serve took %v to stop with a grace of 300ms", d)
 	}
 }

@@ -175,11 +175,6 @@ func (s *Server) parseChangeset(pb *parsedBatch, inner *multipart.Reader, g *gra
 		if perr != nil {
 			return at(perr, i)
 		}
-		if pb.table == "" {
-			pb.table = t
-		} else if !strings.EqualFold(pb.table, t) {
-			return bad("All operations of a batch must be on one table: %s and %s.", pb.table, t)
-		}
 		op := batchOp{noContent: strings.Contains(sub.header.Get("Prefer"), "return-no-content")}
 		ifMatch := sub.header.Get("If-Match")
 		act := actUpdate
@@ -236,6 +231,11 @@ func (s *Server) parseChangeset(pb *parsedBatch, inner *multipart.Reader, g *gra
 		// table and keys; the request as a whole is refused.
 		if aerr := g.authorize(act, t, op.op.Entity.PartitionKey, op.op.Entity.RowKey); aerr != nil {
 			return aerr
+		}
+		if pb.table == "" {
+			pb.table = t
+		} else if !strings.EqualFold(pb.table, t) {
+			return bad("All operations of a batch must be on one table: %s and %s.", pb.table, t)
 		}
 		pb.ops = append(pb.ops, op)
 	}

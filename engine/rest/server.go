@@ -153,7 +153,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.corsActual(q)
 	q.meta = metadataLevel(r)
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	resource, uerr := url.PathUnescape(rest)
 	if uerr != nil {
 		s.fail(q, badInput(engine.CodeInvalidInput, "The request URL is not valid: "+uerr.Error()))
@@ -248,7 +247,8 @@ func (s *Server) route(path string) (account, rest string) {
 }
 
 // parseEntityPath parses table, table() or
-// table(PartitionKey='p',RowKey='r') with ” as an escaped quote.
+// table(PartitionKey='p',RowKey='r'), where a doubled single quote stands
+// for one.
 func parseEntityPath(res string) (table string, keys [2]string, hasKeys bool, err *engine.Error) {
 	i := strings.IndexByte(res, '(')
 	if i < 0 {
@@ -370,8 +370,15 @@ func (s *Server) failErr(q *request, err error) {
 // the declared Content-Length: a client could declare megabytes and send
 // nothing, on hundreds of connections.
 func (s *Server) readBody(q *request) ([]byte, bool) {
+	if q.r.ContentLength > s.cfg.MaxBody {
+		s.fail(q, &engine.Error{Status: http.StatusRequestEntityTooLarge, Code: engine.CodeRequestBodyTooLarge, Message: "The request body is too large and exceeds the maximum permissible limit of 4 MiB.", Index: -1})
+		return nil, false
+	}
+	// The limit wraps the body here rather than replacing r.Body: net/http
+	// then sees its own body type and does not wait to drain a large body
+	// the handler refused unread.
 	var buf bytes.Buffer
-	_, err := buf.ReadFrom(q.r.Body)
+	_, err := buf.ReadFrom(http.MaxBytesReader(q.w, q.r.Body, s.cfg.MaxBody))
 	body := buf.Bytes()
 	if err != nil {
 		if _, tooBig := err.(*http.MaxBytesError); tooBig {
