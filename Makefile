@@ -2,7 +2,7 @@
 GO ?= go
 ECHARTS := tools/node_modules/echarts/dist/echarts.min.js
 
-.PHONY: all build assets test bench bench-quick vet perf fuzz
+.PHONY: all build assets test bench bench-quick vet perf fuzz seeds
 
 # The parsers a served engine exposes, fuzzed briefly by `make test`: a few
 # seconds each, as counts of executions rather than durations, because a
@@ -50,6 +50,20 @@ bench: assets build
 
 bench-quick: assets build
 	./bin/tablebench figures --quick --check
+
+# The claims on seeds never used while fitting the model: the full suite
+# once per seed, each into results/seeds/<seed>, one line per seed.
+SEEDS ?= 101 102 103 104 105 106 107 108 109 110
+seeds: build
+	@mkdir -p results/seeds; passed=0; n=0; \
+	for s in $(SEEDS); do \
+		rm -rf results/seeds/$$s; n=$$((n+1)); \
+		./bin/tablebench figures --quiet --seed $$s --out results/seeds/$$s > results/seeds/$$s.txt 2>&1; \
+		line=$$(grep -E 'claims pass' results/seeds/$$s.txt); \
+		fails=$$(grep -E '^C[0-9.]+ +FAIL' results/seeds/$$s.txt | awk '{print $$1}' | tr '\n' ' '); \
+		echo "seed $$s: $$line $${fails:+(failing: $$fails)}"; \
+		case "$$line" in "25 of 25"*) passed=$$((passed+1));; esac; \
+	done; echo "$$passed of $$n seeds pass every claim"
 
 # Speed of the raw engine, of the harness's own cost per request, and of the
 # served engine beside Azurite and a canned server under one aztables load.

@@ -113,8 +113,8 @@ th, td { border: 1px solid #ccc; padding: .25em .5em; text-align: left; vertical
 {{if .Subtitle}}<p class="note">{{.Subtitle}}</p>{{end}}
 {{range .Paras}}<p>{{.}}</p>{{end}}
 {{if .Claims}}<table id="claims">
-<tr><th>claim</th><th></th><th>published</th><th>measured</th><th>tolerance</th><th>claim as published; how it is checked</th></tr>
-{{range .Claims}}<tr><td>{{.ID}}</td><td class="{{if .Pass}}PASS{{else}}FAIL{{end}}">{{if .Pass}}PASS{{else}}FAIL{{end}}</td><td>{{value .Published .Unit}}</td><td>{{value .Measured .Unit}}</td><td>{{.Tolerance}}</td><td>{{.Text}}<br><span class="note">{{.Reading}}{{if .Detail}}; {{.Detail}}{{end}}{{if .Note}}<br>{{.Note}}{{end}}</span></td></tr>
+<tr><th>claim</th><th></th><th>published</th><th>threshold</th><th>measured</th><th>margin</th><th>claim as published; how it is checked</th></tr>
+{{range .Claims}}<tr><td>{{.ID}}</td><td class="{{if .Pass}}PASS{{else}}FAIL{{end}}">{{if .Pass}}PASS{{else}}FAIL{{end}}</td><td>{{.PublishedText}}</td><td>{{.Tolerance}}</td><td>{{value .Measured .Unit}}</td><td>{{.MarginText}}</td><td>{{.Text}}{{if .DecidedBy}} <span class="note">[decided by the {{.DecidedBy}}]</span>{{end}}<br><span class="note">{{.Reading}}{{if .Detail}}; {{.Detail}}{{end}}{{if .Note}}<br>{{.Note}}{{end}}</span></td></tr>
 {{end}}</table>{{end}}
 {{range .Sections}}<h2>{{.Heading}}</h2>{{if .Note}}<p class="note">{{.Note}}</p>{{end}}
 {{safeHTML .Chart.Element}}
@@ -351,28 +351,28 @@ func errorsText(m map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// claimsChart shows each claim's measured value against its published one.
+// claimsChart shows each claim's margin to its threshold, signed so that
+// right is always better: how much room a pass has, how far a fail missed.
 func claimsChart(claims []results.Claim) render.ChartSnippet {
 	b := charts.NewBar()
-	b.SetGlobalOptions(common("claims_ratio", "Measured as a share of published", "claim", "% of published", "category")...)
+	b.SetGlobalOptions(common("claims_margin", "Margin of each claim to its threshold (right passes, left fails)", "margin (% of the threshold)", "claim", "value")...)
 	var names []string
-	var pass, fail []opts.BarData
-	for _, c := range claims {
-		if c.Published == 0 {
+	var bars []opts.BarData
+	for i := len(claims) - 1; i >= 0; i-- { // the first claim on top
+		c := claims[i]
+		if c.Margin == nil {
 			continue
 		}
-		names = append(names, c.ID)
-		v := opts.BarData{Value: round(100 * c.Measured / c.Published)}
-		none := opts.BarData{Value: 0}
-		if c.Pass {
-			pass, fail = append(pass, v), append(fail, none)
-		} else {
-			pass, fail = append(pass, none), append(fail, v)
+		color := "#2e7d32"
+		if !c.Pass {
+			color = "#c62828"
 		}
+		names = append(names, c.ID)
+		bars = append(bars, opts.BarData{Value: round(*c.Margin), ItemStyle: &opts.ItemStyle{Color: color}})
 	}
 	b.SetXAxis(names)
-	b.AddSeries("pass", pass, charts.WithBarChartOpts(opts.BarChart{Stack: "c"}))
-	b.AddSeries("fail", fail, charts.WithBarChartOpts(opts.BarChart{Stack: "c"}))
+	b.AddSeries("margin", bars, charts.WithLabelOpts(opts.Label{Show: opts.Bool(true), Position: "right", Formatter: "{c}%"}))
+	b.XYReversal()
 	return b.RenderSnippet()
 }
 

@@ -3,22 +3,71 @@ package results
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 // Claim is a published claim checked against what was measured.
 type Claim struct {
-	ID        string  `json:"id"`
-	Figure    int     `json:"figure"`
-	Text      string  `json:"text"`    // the claim as published
-	Reading   string  `json:"reading"` // how it is checked, chosen once
-	Published float64 `json:"published"`
-	Measured  float64 `json:"measured"`
-	Unit      string  `json:"unit"`
-	Tolerance string  `json:"tolerance"`
-	Pass      bool    `json:"pass"`
-	Detail    string  `json:"detail,omitempty"` // the other numbers the check used
-	Note      string  `json:"note,omitempty"`   // why the model cannot meet it, when it does not
+	ID      string `json:"id"`
+	Figure  int    `json:"figure"`
+	Text    string `json:"text"`    // the claim as published
+	Reading string `json:"reading"` // how it is checked, chosen once
+	// Published is the number the case study printed, if it printed one;
+	// a qualitative claim ("rises", "far sooner") has none.
+	Published *float64 `json:"published,omitempty"`
+	Measured  float64  `json:"measured"`
+	Unit      string   `json:"unit"`
+	// Tolerance is the reading's threshold in words; Min and Max bound the
+	// measured value where the reading bounds it.
+	Tolerance string   `json:"threshold"`
+	Min       *float64 `json:"threshold_min,omitempty"`
+	Max       *float64 `json:"threshold_max,omitempty"`
+	// Margin is how far the measured value is inside its bounds, in % of
+	// the nearest bound: positive passes by that much, negative fails. It is
+	// left out where another condition of the reading decided.
+	Margin *float64 `json:"margin_pct,omitempty"`
+	Pass   bool     `json:"pass"`
+	// DecidedBy names what settles the claim when it is not the service
+	// model: "client model" where the harness's model of the VMs sets the
+	// number, so the claim checks the client model, not the service.
+	DecidedBy string `json:"decided_by,omitempty"`
+	Detail    string `json:"detail,omitempty"` // the other numbers the check used
+	Note      string `json:"note,omitempty"`   // why the model cannot meet it, when it does not
+}
+
+// PublishedText formats the published value, or says it was not printed.
+func (c *Claim) PublishedText() string {
+	if c.Published == nil {
+		return "(not printed)"
+	}
+	return FormatValue(*c.Published, c.Unit)
+}
+
+// MarginText formats the margin.
+func (c *Claim) MarginText() string {
+	if c.Margin == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", *c.Margin)
+}
+
+// SetMargin computes the margin of measured to the bounds; a verdict that
+// disagrees with the bounds (another condition decided) leaves it out.
+func (c *Claim) SetMargin() {
+	c.Margin = nil
+	m := math.Inf(1)
+	if c.Min != nil {
+		m = math.Min(m, 100*(c.Measured-*c.Min)/math.Abs(*c.Min))
+	}
+	if c.Max != nil {
+		m = math.Min(m, 100*(*c.Max-c.Measured)/math.Abs(*c.Max))
+	}
+	if math.IsInf(m, 0) || math.IsNaN(m) || (m >= 0) != c.Pass {
+		return
+	}
+	c.Margin = &m
 }
 
 // FormatValue formats a claim's value with its unit.
@@ -39,21 +88,39 @@ func FormatValue(v float64, unit string) string {
 	return fmt.Sprintf("%.3g %s", v, unit)
 }
 
-// WriteClaims writes the claims as a table for a terminal.
+// WriteClaims writes the claims as a table for a terminal: what the case
+// study printed, the reading's threshold, what was measured and the margin.
+// Columns are as wide as their widest cell, so nothing is cut.
 func WriteClaims(w io.Writer, claims []Claim) {
 	pass := 0
-	fmt.Fprintf(w, "%-6s %-4s  %-16s %-16s %-22s %s\n", "claim", "", "published", "measured", "tolerance", "what")
+	rows := [][]string{{"claim", "", "published", "threshold", "measured", "margin", "what"}}
 	for _, c := range claims {
 		verdict := "FAIL"
 		if c.Pass {
 			verdict = "PASS"
 			pass++
 		}
-		text := c.Text
-		if len(text) > 70 {
-			text = text[:67] + "..."
+		what := c.Text
+		if c.DecidedBy != "" {
+			what += " [decided by the " + c.DecidedBy + "]"
 		}
-		fmt.Fprintf(w, "%-6s %-4s  %-16s %-16s %-22s %s\n", c.ID, verdict, FormatValue(c.Published, c.Unit), FormatValue(c.Measured, c.Unit), c.Tolerance, text)
+		rows = append(rows, []string{c.ID, verdict, c.PublishedText(), c.Tolerance, FormatValue(c.Measured, c.Unit), c.MarginText(), what})
+	}
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, cell := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, cell := range r {
+			b.WriteString(cell)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell)+2))
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
 	fmt.Fprintf(w, "%d of %d claims pass\n", pass, len(claims))
 }
@@ -61,10 +128,16 @@ func WriteClaims(w io.Writer, claims []Claim) {
 // ClaimsCSV writes the claims as CSV.
 func ClaimsCSV(w io.Writer, claims []Claim) error {
 	var b strings.Builder
-	b.WriteString("id,figure,pass,published,measured,unit,tolerance,reading,detail\n")
+	b.WriteString("id,figure,pass,published,measured,unit,threshold,margin_pct,decided_by,reading,detail\n")
+	opt := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return fmt.Sprintf("%g", *v)
+	}
 	for _, c := range claims {
-		fmt.Fprintf(&b, "%s,%d,%v,%g,%g,%s,%s,%s,%s\n", c.ID, c.Figure, c.Pass, c.Published, c.Measured, c.Unit,
-			CSVField(c.Tolerance), CSVField(c.Reading), CSVField(c.Detail))
+		fmt.Fprintf(&b, "%s,%d,%v,%s,%g,%s,%s,%s,%s,%s,%s\n", c.ID, c.Figure, c.Pass, opt(c.Published), c.Measured, c.Unit,
+			CSVField(c.Tolerance), opt(c.Margin), CSVField(c.DecidedBy), CSVField(c.Reading), CSVField(c.Detail))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -33,6 +33,42 @@ type Dir struct {
 	Path string
 	mu   sync.Mutex
 	Set  Set
+	lock *os.File
+}
+
+// LockFile is the file a writer of a result directory holds locked.
+const LockFile = ".lock"
+
+// Lock makes this process the directory's only writer until Close: a second
+// process that would write the same directory is refused at once, rather
+// than both writing and losing runs.
+func (d *Dir) Lock() error {
+	f, err := os.OpenFile(filepath.Join(d.Path, LockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("locking %s: %w", d.Path, err)
+	}
+	if err := tryLock(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s is being written by another tablebench process: wait for it to finish, or give another --out", d.Path)
+	}
+	d.lock = f
+	return nil
+}
+
+// Close releases the directory's lock, if this process holds it.
+func (d *Dir) Close() error {
+	if d.lock == nil {
+		return nil
+	}
+	err := d.lock.Close()
+	d.lock = nil
+	return err
+}
+
+// Missing returns the files a stored run needs and lacks: its interval log.
+func (d *Dir) Missing(r *Run) bool {
+	_, err := os.Stat(filepath.Join(d.Path, r.ID+".hlog"))
+	return err != nil
 }
 
 // SetFile is the name of a result set's file in its directory.
@@ -123,6 +159,10 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	}
 	defer os.Remove(tmp.Name())
 	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it private
 		tmp.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

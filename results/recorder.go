@@ -12,7 +12,21 @@ const (
 	OutcomeOK        = "ok"
 	OutcomeThrottled = "ServerBusy"        // 503
 	OutcomeTimedOut  = "OperationTimedOut" // 500
+	// Outcomes without an answer from the endpoint.
+	OutcomeTransport     = "transport"     // the connection failed
+	OutcomeClientTimeout = "ClientTimeout" // the client stopped waiting
+	// OutcomeNotSent is an open-loop request that was due in the measured
+	// window but never sent, because its thread was still waiting for an
+	// earlier answer when the run ended. Its latency counts from when it
+	// was due to the end, so a stalled endpoint cannot hide in the tail.
+	OutcomeNotSent = "NotSent"
 )
+
+// NoAnswer reports whether an outcome is a request the endpoint never
+// answered.
+func NoAnswer(outcome string) bool {
+	return outcome == OutcomeTransport || outcome == OutcomeClientTimeout || outcome == OutcomeNotSent
+}
 
 // Histogram range: latencies are recorded in microseconds, from 1 µs to an
 // hour, to two significant digits (1% resolution), which keeps a histogram
@@ -82,6 +96,7 @@ type Recorder struct {
 	hists     map[histKey]*hdr.Histogram // measured window, by operation and outcome
 	perEntity map[string]*hdr.Histogram  // successful requests' latency / entities
 	maxLag    time.Duration
+	wake      *hdr.Histogram // how late the thread woke for each request, in target time
 
 	sec     int
 	secCnt  Counts
@@ -97,9 +112,21 @@ func NewRecorder(start, from, to time.Time, live *Live, out chan<- IntervalDelta
 		hists: map[histKey]*hdr.Histogram{}, perEntity: map[string]*hdr.Histogram{}, sec: -1}
 }
 
+// Wake records how late, past its schedule, the thread woke to send a
+// request: the harness's own lag (timers, scheduling), zero in virtual
+// time.
+func (r *Recorder) Wake(late time.Duration) {
+	if r.wake == nil {
+		r.wake = NewHistogram()
+	}
+	r.wake.RecordValue(max(late.Microseconds(), 0) + histMin)
+}
+
 // Record records one request (one attempt) of op carrying n entities that
 // was due at due, completed at done, with the given outcome (OutcomeOK, a
-// throttling outcome, or an error code). lag is how late it started.
+// throttling outcome, or an error code). lag is how late it started. A
+// request belongs to the measured window when it was due in it, however
+// late it completed: a request in flight at the end is recorded, not lost.
 func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
 	lat := done.Sub(due)
 	us := max(lat.Microseconds(), histMin)
@@ -122,7 +149,7 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 	}
 	r.secHist.RecordValue(us)
 	count(&r.secCnt, n, outcome, lag, retry)
-	if done.Before(r.from) || !done.Before(r.to) {
+	if due.Before(r.from) || !due.Before(r.to) {
 		return
 	}
 	count(&r.Totals, n, outcome, lag, retry)

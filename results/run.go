@@ -38,7 +38,20 @@ type Run struct {
 	SuccessLatencyMs   Percentiles      `json:"success_latency_ms"`    // successful requests
 	PerEntityMs        Percentiles      `json:"per_entity_latency_ms"` // successful requests' latency / entities
 	MaxStartLagMs      float64          `json:"max_start_lag_ms,omitempty"`
-	ClientCPUPct       []float64        `json:"client_cpu_pct,omitempty"` // per modelled VM
+	// HarnessLagMs is how late, in the target's time, threads woke to send
+	// their requests: timers and scheduling on the client machine. Zero in
+	// virtual time; in wall time it says whether the numbers hold.
+	HarnessLagMs *Percentiles `json:"harness_lag_ms,omitempty"`
+	// Warnings say why a run's numbers may not be trusted: an endpoint that
+	// stopped answering, many requests without a response, a lagging
+	// harness. A run without warnings has none of these.
+	Warnings []string `json:"warnings,omitempty"`
+	// Refused marks a run whose numbers cannot stand: its harness lagged
+	// more than its time scale tolerates.
+	Refused bool `json:"refused,omitempty"`
+	// ClientCPUPct is, per modelled VM, how busy the resource that limits
+	// it was: its serial section or its cores, whichever was busier.
+	ClientCPUPct []float64 `json:"client_cpu_pct,omitempty"`
 
 	Intervals  []Interval        `json:"intervals"`
 	Histograms map[string]string `json:"histograms"` // "op/outcome" or "op/per-entity" -> compressed HDR (µs)
@@ -77,8 +90,9 @@ type Interval struct {
 	Warmup    bool    `json:"warmup,omitempty"`
 	Requests  int64   `json:"requests"`
 	Entities  int64   `json:"entities"`
-	Throttled int64   `json:"throttled"` // 503 and 500-timeout
-	Errors    int64   `json:"errors"`    // other errors
+	Throttled int64   `json:"throttled"`           // 503 and 500-timeout
+	Errors    int64   `json:"errors"`              // other errors
+	NoAnswer  int64   `json:"no_answer,omitempty"` // of the errors, requests the endpoint never answered
 	P50Ms     float64 `json:"p50_ms"`
 	P99Ms     float64 `json:"p99_ms"`
 }
@@ -136,13 +150,24 @@ func (c *Collector) Finish(run *Run, start time.Time, warmupSecs int) {
 		p := PercentilesOf(s.Hist)
 		run.Intervals = append(run.Intervals, Interval{
 			Second: sec, Warmup: sec < warmupSecs, Requests: s.Counts.Requests, Entities: s.Counts.Entities,
-			Throttled: s.Counts.Throttled + s.Counts.TimedOut, Errors: s.otherErrors(),
+			Throttled: s.Counts.Throttled + s.Counts.TimedOut, Errors: s.otherErrors(), NoAnswer: s.noAnswer(),
 			P50Ms: p.P50, P99Ms: p.P99,
 		})
 		s.Hist.SetStartTimeMs(start.Add(time.Duration(sec) * time.Second).UnixMilli())
 		s.Hist.SetEndTimeMs(start.Add(time.Duration(sec+1) * time.Second).UnixMilli())
 		run.IntervalHists = append(run.IntervalHists, s.Hist)
 	}
+}
+
+// noAnswer counts the requests the endpoint never answered.
+func (d *IntervalDelta) noAnswer() int64 {
+	var n int64
+	for code, v := range d.Counts.Errors {
+		if NoAnswer(code) {
+			n += v
+		}
+	}
+	return n
 }
 
 // otherErrors counts the errors that are not throttling.
@@ -163,9 +188,13 @@ func Summarize(run *Run, recs []*Recorder, measured time.Duration) error {
 	byKey := map[string]*hdr.Histogram{}
 	perEntity := NewHistogram()
 	var lag time.Duration
+	wake := NewHistogram()
 	for _, r := range recs {
 		run.Totals.add(&r.Totals)
 		lag = max(lag, r.maxLag)
+		if r.wake != nil {
+			wake.Merge(r.wake)
+		}
 		for k, h := range r.hists {
 			all.Merge(h)
 			if k.outcome == OutcomeOK {
@@ -203,6 +232,10 @@ func Summarize(run *Run, recs []*Recorder, measured time.Duration) error {
 	run.SuccessLatencyMs = PercentilesOf(ok)
 	run.PerEntityMs = PercentilesOf(perEntity)
 	run.MaxStartLagMs = float64(lag) / float64(time.Millisecond)
+	if wake.TotalCount() > 0 && wake.Max() > histMin {
+		p := PercentilesOf(wake)
+		run.HarnessLagMs = &p
+	}
 	run.Histograms = map[string]string{}
 	for name, h := range byKey {
 		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)

@@ -38,6 +38,9 @@ func WriteSummary(w io.Writer, r *Run) {
 		fmt.Fprintf(w, "  late starts      %d (at most %.1f ms late)\n", r.Totals.LateStarts, r.MaxStartLagMs)
 	}
 	writeLatency(w, "latency ms", r.LatencyMs)
+	if l := r.HarnessLagMs; l != nil {
+		fmt.Fprintf(w, "  harness lag ms   p50 %.2f, p99 %.2f, max %.2f (how late threads sent, in target time)\n", l.P50, l.P99, l.Max)
+	}
 	if spec.Op == "batch" || spec.Op == "query" {
 		writeLatency(w, "per entity ms", r.PerEntityMs)
 	}
@@ -50,7 +53,7 @@ func WriteSummary(w io.Writer, r *Run) {
 			}
 			parts = append(parts, fmt.Sprintf("%.0f%%", c))
 		}
-		fmt.Fprintf(w, "  client CPU       %s (modelled, per VM)\n", strings.Join(parts, " "))
+		fmt.Fprintf(w, "  client CPU       %s (modelled, per VM: the busier of its cores and its serial section)\n", strings.Join(parts, " "))
 	}
 	if n := len(r.Events); n > 0 {
 		fmt.Fprintf(w, "  target events    %d (first: %s at %.0f s)\n", n, r.Events[0].Kind, r.Events[0].Second)

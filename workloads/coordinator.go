@@ -71,12 +71,16 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	if table == "" {
 		table = tableName(s.JobID)
 	}
-	if err := r.target.CreateTable(ctx, table); err != nil {
-		return nil, fmt.Errorf("creating table %s: %w", table, err)
+	setup := func(ctx context.Context) (context.Context, context.CancelFunc) { return r.requestContext(ctx) }
+	sctx, cancel := setup(ctx)
+	err := r.target.CreateTable(sctx, table)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("creating table %s: %w", table, timeoutHint(err, r.spec.RequestTimeout))
 	}
 	if !s.KeepTable {
 		defer func() {
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			dctx, cancel := setup(context.WithoutCancel(ctx))
 			defer cancel()
 			r.target.DeleteTable(dctx, table)
 		}()
@@ -106,7 +110,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	}
 	if s.Op == OpGet || s.Op == OpQuery {
 		if err := r.preload(ctx, table, workers); err != nil {
-			return nil, fmt.Errorf("loading the entities to read: %w", err)
+			return nil, fmt.Errorf("loading the entities to read: %w", timeoutHint(err, r.spec.RequestTimeout))
 		}
 	}
 
@@ -131,11 +135,14 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 			stop()
 		}
 	}()
-	g, gctx := errgroup.WithContext(runCtx)
+	// Workers stop sending at the deadline (runCtx), but a request in flight
+	// then is waited for, up to the request timeout, and recorded: only an
+	// interrupt (ctx) abandons requests.
+	var g errgroup.Group
 	for _, w := range workers {
 		g.Go(func() error {
 			defer release()
-			return w.run(gctx, start)
+			return w.run(ctx, runCtx, start, from, to)
 		})
 	}
 	werr := g.Wait()
@@ -163,12 +170,13 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	}
 	if elapsed := end.Sub(start).Seconds(); elapsed > 0 {
 		for _, m := range machines {
-			run.ClientCPUPct = append(run.ClientCPUPct, math.Min(100, 100*m.Busy().Seconds()/elapsed/float64(m.Size().Cores)))
+			run.ClientCPUPct = append(run.ClientCPUPct, m.Utilization(time.Duration(elapsed*float64(time.Second))))
 		}
 	}
 	if es, ok := r.target.(EventSource); ok {
 		run.Events = es.Events(start)
 	}
+	run.Warnings, run.Refused = r.check(run)
 	if werr != nil && !errors.Is(werr, context.Canceled) {
 		return run, werr
 	}
@@ -182,6 +190,39 @@ func (r *Runner) environment() results.Environment {
 		env.Target, env.Endpoint, env.Profile, env.TimeScale = t.Target, t.Endpoint, t.Profile, t.TimeScale
 	}
 	return env
+}
+
+// virtual reports whether the target's clock is virtual: time passes only
+// when everyone waits, so nothing is ever late.
+func (r *Runner) virtual() bool {
+	_, ok := r.target.Clock().(participants)
+	return ok
+}
+
+// scale returns how many target seconds pass per wall second.
+func (r *Runner) scale() float64 {
+	if sc, ok := r.target.Clock().(interface{ Scale() float64 }); ok && sc.Scale() > 0 {
+		return sc.Scale()
+	}
+	return 1
+}
+
+// requestContext bounds one request, or one setup call, by the spec's
+// request timeout, converted from the target's time to wall time. In
+// virtual time no wall clock applies: the engine's own 30 s limit does.
+func (r *Runner) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if r.spec.RequestTimeout <= 0 || r.virtual() {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, time.Duration(float64(r.spec.RequestTimeout)/r.scale()))
+}
+
+// timeoutHint turns a setup call's client timeout into advice.
+func timeoutHint(err error, d time.Duration) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("the endpoint did not answer within the request timeout of %v (is it up? raise --request-timeout if it is slow): %w", d, err)
+	}
+	return err
 }
 
 // participants is a clock on which time passes only when every declared
@@ -236,7 +277,10 @@ func (r *Runner) preload(ctx context.Context, table string, workers []*worker) e
 			for _, e := range ents[:n] {
 				op.Batch = append(op.Batch, engine.BatchOp{Kind: engine.BatchUpsertReplace, Entity: e})
 			}
-			if _, err := sess.Do(ctx, &op); err != nil {
+			rctx, cancel := r.requestContext(ctx)
+			_, err := sess.Do(rctx, &op)
+			cancel()
+			if err != nil {
 				return err
 			}
 			ents = ents[n:]
@@ -245,8 +289,14 @@ func (r *Runner) preload(ctx context.Context, table string, workers []*worker) e
 	return nil
 }
 
-// run is one thread's loop.
-func (w *worker) run(ctx context.Context, start time.Time) error {
+// NotSent is the outcome of an open-loop request never sent
+// (results.OutcomeNotSent).
+const NotSent = results.OutcomeNotSent
+
+// run is one thread's loop. It sends until stop is done (the deadline or an
+// interrupt); requests go out under ctx, so one in flight at the deadline
+// still completes, or times out, and is recorded.
+func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error {
 	s := &w.r.spec
 	clock := w.r.target.Clock()
 	sess := w.r.target.NewSession(w.rng.Uint64())
@@ -264,22 +314,32 @@ func (w *worker) run(ctx context.Context, start time.Time) error {
 	next := start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
 	var interval time.Duration
 	var intended time.Time // open loop: when the next request is due
-	if s.Load == LoadOpen {
+	open := s.Load == LoadOpen
+	if open {
 		interval = time.Duration(float64(time.Second) * float64(s.VMs*s.Threads) / s.Rate)
 		intended = start.Add(time.Duration(w.rng.Int64N(int64(max(interval, 1)))))
 		next = intended
 	}
-	for ctx.Err() == nil {
-		if clock.SleepUntil(ctx, next) != nil {
-			return nil
+	record := func(due, done time.Time, err error, lag time.Duration, retry bool) {
+		got := n
+		if s.Op == OpQuery {
+			got = w.op.Returned
 		}
+		w.rec.Record(s.Op, got, due, done, Outcome(err), lag, retry)
+	}
+loop:
+	for stop.Err() == nil {
+		if clock.SleepUntil(stop, next) != nil {
+			break
+		}
+		// A request is stamped when it is really sent, never backdated to
+		// when it was due: a thread that wakes late sends late, and its
+		// lateness is the harness's lag, measured here.
 		now := clock.Now()
+		w.rec.Wake(now.Sub(next))
 		due, sent := now, now
-		if w.machine != nil && s.Load == LoadClosed {
-			due, sent = next, next // chain modelled completions exactly; the sleep may overshoot
-		}
 		var lag time.Duration
-		if s.Load == LoadOpen { // latency counts from the intended start
+		if open { // latency counts from the intended start
 			due = intended
 			lag = max(0, now.Sub(intended))
 		}
@@ -289,15 +349,13 @@ func (w *worker) run(ctx context.Context, start time.Time) error {
 			if w.machine != nil {
 				w.op.Ready = w.machine.Spend(sent, work)
 			}
-			done, err := sess.Do(ctx, &w.op)
+			rctx, cancel := w.r.requestContext(ctx)
+			done, err := sess.Do(rctx, &w.op)
+			cancel()
 			if err != nil && ctx.Err() != nil {
-				return nil // cut off by the deadline or an interrupt: not a result
+				return nil // interrupted: the run is marked so, and this request is not a result
 			}
-			got := n
-			if s.Op == OpQuery {
-				got = w.op.Returned
-			}
-			w.rec.Record(s.Op, got, due, done, Outcome(err), lag, attempt > 0)
+			record(due, done, err, lag, attempt > 0)
 			if err == nil {
 				next = done
 				break
@@ -310,16 +368,25 @@ func (w *worker) run(ctx context.Context, start time.Time) error {
 				next = done
 				break
 			}
-			if clock.SleepUntil(ctx, done.Add(w.backoff(attempt+1))) != nil {
-				return nil
+			if clock.SleepUntil(stop, done.Add(w.backoff(attempt+1))) != nil {
+				break loop
 			}
 			sent = clock.Now()
 			due, lag = sent, 0
 		}
-		if s.Load == LoadOpen { // a pause after an error still holds the thread
+		if open { // a pause after an error still holds the thread
 			intended = intended.Add(interval)
 			if next.Before(intended) {
 				next = intended
+			}
+		}
+	}
+	if open && ctx.Err() == nil {
+		// Requests due in the window that the thread never got to send.
+		end := clock.Now()
+		for ; intended.Before(to); intended = intended.Add(interval) {
+			if !intended.Before(from) {
+				w.rec.Record(s.Op, n, intended, end, NotSent, max(0, end.Sub(intended)), false)
 			}
 		}
 	}

@@ -88,7 +88,16 @@ type Spec struct {
 	JobID      string        `json:"job_id"`
 	Table      string        `json:"table,omitempty"` // empty: one named after the job
 	KeepTable  bool          `json:"keep_table,omitempty"`
+	// RequestTimeout is how long the client waits for one response, in the
+	// target's time, before it records a client timeout; it bounds table
+	// setup and cleanup too. 0 waits as long as the service takes (the
+	// service itself ends a request after 30 s).
+	RequestTimeout time.Duration `json:"request_timeout,omitempty"`
 }
+
+// DefaultRequestTimeout is the client's patience: past the service's own
+// 30 s limit, so every answer the service gives still arrives.
+const DefaultRequestTimeout = 40 * time.Second
 
 // DefaultSpec returns the case study's method: single inserts from one XL
 // VM of one thread into GUID partitions, 1,024-byte entities, 60 s measured
@@ -99,7 +108,7 @@ func DefaultSpec() Spec {
 		Op: OpInsert, BatchSize: 100, Partition: PartitionGUID,
 		VMs: 1, Threads: 1, VMSize: vm.XL, EntitySize: 1024,
 		Duration: 60 * time.Second, Warmup: 10 * time.Second, Seed: 1,
-		Retry: r, Load: LoadClosed, Preload: 200, JobID: "tb",
+		Retry: r, Load: LoadClosed, Preload: 200, JobID: "tb", RequestTimeout: DefaultRequestTimeout,
 	}
 }
 
@@ -149,6 +158,9 @@ func (s *Spec) Validate() error {
 	if s.Warmup < 0 {
 		bad("warm-up %v must not be negative", s.Warmup)
 	}
+	if s.RequestTimeout < 0 {
+		bad("request timeout %v must not be negative: use 0 for none, or a duration such as 40s", s.RequestTimeout)
+	}
 	switch s.Load {
 	case LoadClosed:
 	case LoadOpen:
@@ -180,10 +192,11 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 	type plain Spec
 	return json.Marshal(struct {
 		plain
-		Duration string `json:"duration"`
-		Warmup   string `json:"warmup"`
-		Retry    any    `json:"retry"`
-	}{plain(s), s.Duration.String(), s.Warmup.String(), struct {
+		Duration       string `json:"duration"`
+		Warmup         string `json:"warmup"`
+		RequestTimeout string `json:"request_timeout,omitempty"`
+		Retry          any    `json:"retry"`
+	}{plain(s), s.Duration.String(), s.Warmup.String(), durStr(s.RequestTimeout), struct {
 		Policy     string `json:"policy"`
 		Pause      string `json:"pause,omitempty"`
 		MaxRetries int    `json:"max_retries,omitempty"`

@@ -92,9 +92,9 @@ func Outcome(err error) string {
 		return e.Code
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return "ClientTimeout"
+		return results.OutcomeClientTimeout
 	}
-	return "transport"
+	return results.OutcomeTransport
 }
 
 func httpStatusOutcome(status int) string {

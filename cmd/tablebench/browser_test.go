@@ -57,7 +57,7 @@ func TestReportInBrowser(t *testing.T) {
 	shots := filepath.Join(os.TempDir(), "tablebench-browser")
 	os.MkdirAll(shots, 0o755)
 	for _, page := range []struct{ file, chart, text string }{
-		{"index.html", "claims_ratio", "C15.3"},
+		{"index.html", "claims_margin", "C15.3"},
 		{"fig15.html", "fig15_main", "% throttled"},
 		{"fig03.html", "fig03_main", "latency (ms)"},
 	} {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,15 +18,9 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/tablebench/tablebench/charts"
-	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
-	"github.com/tablebench/tablebench/workloads/enginetarget"
 )
-
-// virtualEpoch is when every virtual-time run starts, so stored timestamps
-// are the same from one suite to the next.
-var virtualEpoch = time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)
 
 // suiteFlags are the flags figures and sweep share.
 type suiteFlags struct {
@@ -43,9 +38,6 @@ type suiteFlags struct {
 
 func (s *suiteFlags) register(fs *flagSet) {
 	s.tf.register(fs.FlagSet)
-	fs.Lookup("time-scale").Usage = "engine: 0 runs in virtual time, as fast as the CPU allows (the default); a factor above 0 runs in wall time that much faster"
-	fs.Lookup("time-scale").DefValue = "0"
-	s.tf.timeScale = 0
 	fs.BoolVar(&s.quick, "quick", false, "shorter runs: 20 s measured after 5 s of warm-up (2 minutes where rare throttling is counted)")
 	fs.StringVar(&s.out, "out", "", "result directory (default results/<UTC time>, with results/latest pointing to it)")
 	fs.BoolVar(&s.resume, "resume", false, "skip runs already stored in --out with the same spec")
@@ -78,29 +70,12 @@ func (s *suiteFlags) override(plan []workloads.PlannedRun) error {
 // newTarget returns the suite's per-run target factory.
 func (s *suiteFlags) newTarget(getenv func(string) string) func(seed uint64) (workloads.Target, func(), error) {
 	return func(seed uint64) (workloads.Target, func(), error) {
-		if s.tf.target == "engine" && s.tf.timeScale == 0 {
-			tf := s.tf
-			tf.timeScale = 1
-			p, err := engine.ProfileByName(tf.profile)
-			if err != nil {
-				return nil, nil, usagef("--profile: %v", err)
-			}
-			if !p.Model {
-				return nil, nil, usagef("--profile none has no modelled time to run virtually: give --time-scale 1")
-			}
-			cfg, err := tf.engineConfig(seed)
-			if err != nil {
-				return nil, nil, err
-			}
-			cfg.Clock = engine.NewVirtualClock(virtualEpoch)
-			tg, err := enginetarget.New(cfg)
-			if err != nil {
-				return nil, nil, err
-			}
-			return tg, func() { tg.Close() }, nil
+		// A suite of profile none would run for hours of wall time; say so
+		// rather than start it.
+		if s.tf.target == "engine" && s.tf.timeScale == 0 && s.tf.profile == "none" {
+			return nil, nil, usagef("--profile none has no modelled time to run virtually: give --time-scale 1 to run the suite in wall time")
 		}
-		tg, release, err := s.tf.build(getenv, seed)
-		return tg, release, err
+		return s.tf.build(getenv, seed)
 	}
 }
 
@@ -114,11 +89,20 @@ func (s *suiteFlags) openOut() (*results.Dir, error) {
 		}
 		out = filepath.Join("results", time.Now().UTC().Format("20060102T150405Z"))
 	}
+	if s.resume {
+		if _, err := os.Stat(filepath.Join(out, results.SetFile)); err != nil {
+			return nil, usagef("--resume --out %s: there is no suite there to finish (no %s); leave out --resume to start one", out, results.SetFile)
+		}
+	}
 	dir, err := results.OpenDir(out)
 	if err != nil {
 		return nil, usagef("--out: %v", err)
 	}
+	if err := dir.Lock(); err != nil {
+		return nil, usagef("--out: %v", err)
+	}
 	if !s.resume && len(dir.Set.Runs) > 0 {
+		dir.Close()
 		return nil, usagef("--out %s already holds results: give --resume to finish them, or another directory", out)
 	}
 	if s.out == "" {
@@ -153,16 +137,21 @@ func figuresCmd(ctx context.Context, e *env, args []string) error {
 	if err := sf.override(plan); err != nil {
 		return err
 	}
-	if _, _, err := sf.newTarget(e.getenv)(sf.seed); err != nil { // bad target flags fail before anything runs
+	_, release, err := sf.newTarget(e.getenv)(sf.seed) // bad target flags fail before anything runs
+	if err != nil {
 		return err
 	}
+	release()
 	dir, err := sf.openOut()
 	if err != nil {
 		return err
 	}
+	defer dir.Close()
 	dir.Set.Tablebench, dir.Set.Mode, dir.Set.Command = version, mode.Name, "tablebench figures "+strings.Join(args, " ")
 	for _, f := range figs {
-		dir.Set.Figures = append(dir.Set.Figures, f.ID)
+		if !slices.Contains(dir.Set.Figures, f.ID) { // a resumed suite already lists its figures
+			dir.Set.Figures = append(dir.Set.Figures, f.ID)
+		}
 	}
 	if err := runSuite(ctx, e, &sf, dir, plan); err != nil {
 		return err
@@ -180,7 +169,7 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 	var todo []workloads.PlannedRun
 	var specs []workloads.Spec
 	for _, pr := range plan {
-		if r := dir.Find(pr.ID); r != nil && sf.resume && workloads.SameSpec(r, pr.Spec) {
+		if r := dir.Find(pr.ID); r != nil && sf.resume && workloads.SameSpec(r, pr.Spec) && !dir.Missing(r) {
 			continue
 		}
 		todo = append(todo, pr)
@@ -199,11 +188,16 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 		fmt.Fprintf(e.stderr, "resuming: %d of %d runs already stored\n", len(plan)-len(todo), len(plan))
 	}
 	parallel := sf.parallel
-	if sf.tf.target != "engine" || sf.tf.timeScale != 0 {
+	if !sf.tf.virtual() {
 		parallel = 1 // runs in wall time share the machine: one at a time keeps them honest
 	}
 	suite := &workloads.Suite{Runs: todo, NewTarget: sf.newTarget(e.getenv), Parallel: parallel,
-		Finished: func(pr workloads.PlannedRun, r *results.Run) error { return dir.Add(r) }}
+		Finished: func(pr workloads.PlannedRun, r *results.Run) error {
+			for _, w := range r.Warnings {
+				fmt.Fprintf(e.stderr, "warning: run %s: %s\n", r.ID, w)
+			}
+			return dir.Add(r)
+		}}
 	var prog *suiteProgress
 	if e.terminal && !sf.quiet {
 		prog = newSuiteProgress(e.stderr, len(todo))
@@ -234,7 +228,7 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 func reportSummary(dir *results.Dir, tf *targetFlags, mode workloads.Mode) []string {
 	target := "the in-tree engine, profile " + tf.profile
 	clock := "in virtual time"
-	if tf.timeScale > 0 {
+	if !tf.virtual() && tf.target == "engine" {
 		clock = fmt.Sprintf("in wall time at scale %g", tf.timeScale)
 	}
 	if tf.target != "engine" {
@@ -264,11 +258,23 @@ func finishReport(e *env, sf *suiteFlags, dir *results.Dir, figs []workloads.Fig
 		results.WriteClaims(e.stdout, claims)
 	}
 	fmt.Fprintf(e.stdout, "report: %s\n", filepath.Join(dir.Path, "index.html"))
+	warned := 0
+	for _, r := range dir.Set.Runs {
+		if len(r.Warnings) > 0 || r.Refused {
+			warned++
+		}
+	}
+	if warned > 0 {
+		fmt.Fprintf(e.stderr, "warning: %d run(s) warn that their numbers cannot be trusted (see their warnings in %s)\n", warned, results.SetFile)
+	}
 	if sf.check {
 		for _, c := range claims {
 			if !c.Pass {
 				return errors.New("a claim fails; see the table above")
 			}
+		}
+		if warned > 0 {
+			return fmt.Errorf("%d run(s) warn that their numbers cannot be trusted", warned)
 		}
 	}
 	return nil

@@ -81,6 +81,40 @@ func TestFiguresQuick(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "3 of 3 runs already stored") || !stat.ModTime().Equal(stat2.ModTime()) {
 		t.Fatalf("resume: exit %d, %s", code, errOut)
 	}
+	if figs := readSet(t, dir).Figures; len(figs) != 2 {
+		t.Fatalf("after a resume the set lists figures %v, want [3 4] once", figs)
+	}
+	// A run whose interval log went missing is run again.
+	os.Remove(filepath.Join(dir, "fig03-get-x1.hlog"))
+	code, _, errOut = tb(t, context.Background(), os.Getenv, "figures", "--quick", "--only", "3,4", "--out", dir, "--resume")
+	if _, err := os.Stat(filepath.Join(dir, "fig03-get-x1.hlog")); code != 0 || err != nil || !strings.Contains(errOut, "2 of 3 runs already stored") {
+		t.Fatalf("resume with a missing .hlog: exit %d, %v, %s", code, err, errOut)
+	}
+	// Results are readable by everyone, as files usually are.
+	for _, f := range []string{"index.html", "results.json", "fig03-get-x1.hlog"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Mode().Perm() != 0o644 {
+			t.Errorf("%s: mode %v, want 0644", f, st.Mode().Perm())
+		}
+	}
+	// A second process writing the same directory is refused.
+	d, err := results.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = tb(t, context.Background(), os.Getenv, "figures", "--quick", "--only", "3", "--out", dir, "--resume")
+	d.Close()
+	if code != 2 || !strings.Contains(errOut, "another tablebench process") {
+		t.Fatalf("a second writer: exit %d, %s", code, errOut)
+	}
+	// --resume of a directory that holds no suite starts nothing.
+	none := filepath.Join(t.TempDir(), "none")
+	code, _, errOut = tb(t, context.Background(), os.Getenv, "figures", "--quick", "--only", "3", "--out", none, "--resume")
+	if _, err := os.Stat(none); code != 2 || !strings.Contains(errOut, "no suite there") || err == nil {
+		t.Fatalf("resume of nothing: exit %d, %s", code, errOut)
+	}
 }
 
 func TestFiguresInterruptedThenResumed(t *testing.T) {

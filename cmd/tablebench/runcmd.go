@@ -39,6 +39,7 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&s.spec.Rate, "rate", 0, "open load: requests per second, all threads together; 0 is closed load")
 	fs.IntVar(&s.spec.Preload, "preload", d.Preload, "get and query: entities each thread loads (unmeasured) and reads back")
 	fs.StringVar(&s.spec.JobID, "job-id", d.JobID, "job ID, the first part of every RowKey")
+	fs.DurationVar(&s.spec.RequestTimeout, "request-timeout", d.RequestTimeout, "how long a request may wait for its answer before it counts as a client timeout (target time); it bounds table setup too; 0 waits forever")
 }
 
 // resolve finishes the spec after parsing and validates it.
@@ -74,6 +75,7 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	out := fs.String("out", "", "directory to store the run record (JSON) and its HdrHistogram interval log (.hlog)")
 	asJSON := fs.Bool("json", false, "print one JSON object with the results instead of the summary")
 	quiet := fs.Bool("quiet", false, "no progress and no configuration lines on stderr")
+	check := fs.Bool("check", false, "exit 1 if the run warns that its numbers cannot be trusted (an endpoint that stalled or failed)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -114,18 +116,23 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil && res == nil {
 		return err
 	}
-	if *out != "" {
-		if werr := store(*out, res); werr != nil {
-			return werr
-		}
-	}
+	// The result is printed before it is stored: a store that fails (a full
+	// disk) loses nothing the user has not seen.
 	if *asJSON {
 		if werr := writeJSONSummary(e.stdout, res); werr != nil {
 			return werr
 		}
 	} else {
 		results.WriteSummary(e.stdout, res)
-		if *out != "" {
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(e.stderr, "warning:", w)
+	}
+	if *out != "" {
+		if werr := store(*out, res); werr != nil {
+			return fmt.Errorf("the results above could not be stored in %s: %w", *out, werr)
+		}
+		if !*asJSON {
 			fmt.Fprintf(e.stdout, "stored in %s\n", filepath.Join(*out, res.ID+".json"))
 		}
 	}
@@ -134,6 +141,12 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if res.Interrupted {
 		return fmt.Errorf("interrupted: the results above cover %.1f s measured", res.MeasuredSec)
+	}
+	if res.Refused {
+		return fmt.Errorf("refused: the harness could not keep time at this time scale, so the numbers above do not hold (see the warning)")
+	}
+	if *check && len(res.Warnings) > 0 {
+		return fmt.Errorf("check failed: %d warning(s) above say the numbers cannot be trusted", len(res.Warnings))
 	}
 	return nil
 }

@@ -81,13 +81,16 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	if err := sf.override(plan); err != nil {
 		return err
 	}
-	if _, _, err := sf.newTarget(e.getenv)(sf.seed); err != nil {
+	_, release, err := sf.newTarget(e.getenv)(sf.seed) // bad target flags fail before anything runs
+	if err != nil {
 		return err
 	}
+	release()
 	dir, err := sf.openOut()
 	if err != nil {
 		return err
 	}
+	defer dir.Close()
 	raw, _ := json.Marshal(def)
 	dir.Set.Tablebench, dir.Set.Mode, dir.Set.Sweep = version, "sweep", raw
 	dir.Set.Command = "tablebench sweep " + strings.Join(args, " ")

@@ -34,7 +34,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	t.az = az
 	fs.StringVar(&t.target, "target", "engine", "engine (the in-tree engine, in process) or table (a Table endpoint through the Azure SDK)")
 	fs.StringVar(&t.profile, "profile", "wa2010", "engine model: wa2010 (the 2010 case study), modern (today's targets) or none (no latency, no throttling)")
-	fs.Float64Var(&t.timeScale, "time-scale", 1, "engine: model seconds per wall second; 10 runs a 60 s experiment in 6 s")
+	fs.Float64Var(&t.timeScale, "time-scale", 0, "engine: 0 runs in virtual time, as fast as the CPU allows and exact (profile none, which models no time, then runs in wall time); a factor above 0 runs in wall time that much faster, 1 as the service would")
 	fs.BoolVar(&t.presplit, "presplit", true, "engine: start tables split into one range partition per server core, as after the case study's warm-up; false starts them cold in one range partition")
 	fs.StringVar(&t.balancer, "balancer", "default", "engine: load balancer: default (decides in 5-10 min), accelerated (15-30 s) or off")
 	fs.StringVar(&t.az.Auth, "auth", "", "table: connection-string, key, sas or entra (default: a connection string, or key/sas when --endpoint and their variable are set)")
@@ -84,6 +84,19 @@ func (t *targetFlags) confirm(e *env, tg workloads.Target, specs []workloads.Spe
 	return nil
 }
 
+// virtualEpoch is when every virtual-time run starts, so stored timestamps
+// are the same from one run to the next.
+var virtualEpoch = time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)
+
+// virtual reports whether the flags run the engine in virtual time.
+func (t *targetFlags) virtual() bool {
+	if t.target != "engine" || t.timeScale != 0 {
+		return false
+	}
+	p, err := engine.ProfileByName(t.profile)
+	return err == nil && p.Model
+}
+
 // closer releases a target.
 type closer func()
 
@@ -91,12 +104,18 @@ type closer func()
 func (t *targetFlags) build(getenv func(string) string, seed uint64) (workloads.Target, closer, error) {
 	switch t.target {
 	case "engine":
-		if t.timeScale <= 0 || t.timeScale > 1000 {
-			return nil, nil, usagef("--time-scale %g is out of range: use a factor from 0 (exclusive) to 1000; 1 is wall time", t.timeScale)
+		if t.timeScale < 0 || t.timeScale > 1000 {
+			return nil, nil, usagef("--time-scale %g is out of range: use 0 (virtual time, the default) or a factor up to 1000; 1 is wall time", t.timeScale)
 		}
 		cfg, err := t.engineConfig(seed)
 		if err != nil {
 			return nil, nil, err
+		}
+		if t.timeScale == 0 {
+			cfg.TimeScale = 1
+			if cfg.Profile.Model {
+				cfg.Clock = engine.NewVirtualClock(virtualEpoch)
+			}
 		}
 		tg, err := enginetarget.New(cfg)
 		if err != nil {
@@ -144,7 +163,11 @@ func (t *targetFlags) describe(w io.Writer, tg workloads.Target) {
 		env := d.Describe()
 		switch env.Target {
 		case "engine":
-			fmt.Fprintf(w, "target engine: profile %s, time scale %g, presplit %v, balancer %s\n", env.Profile, env.TimeScale, t.presplit, t.balancer)
+			clock := fmt.Sprintf("wall time at scale %g", env.TimeScale)
+			if env.TimeScale == 0 {
+				clock = "virtual time"
+			}
+			fmt.Fprintf(w, "target engine: profile %s, %s, presplit %v, balancer %s\n", env.Profile, clock, t.presplit, t.balancer)
 		default:
 			fmt.Fprintf(w, "target table: %s\n", env.Endpoint)
 		}

@@ -34,7 +34,11 @@ func New(cfg engine.Config) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Target{e: e, scale: cfg.TimeScale}, nil
+	scale := cfg.TimeScale
+	if _, virtual := cfg.Clock.(*engine.VirtualClock); virtual {
+		scale = 0 // recorded as virtual time
+	}
+	return &Target{e: e, scale: scale}, nil
 }
 
 // Engine returns the target's engine.

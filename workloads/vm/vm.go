@@ -101,6 +101,7 @@ type VM struct {
 	serialFree time.Time
 	cores      []time.Time
 	busy       time.Duration
+	serialBusy time.Duration
 }
 
 // New returns a VM of the given size.
@@ -123,6 +124,7 @@ func (v *VM) Spend(now time.Time, work time.Duration) time.Time {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.busy += work
+	v.serialBusy += serial
 	t := now
 	if parallel > 0 {
 		i := 0
@@ -145,6 +147,21 @@ func (v *VM) Spend(now time.Time, work time.Duration) time.Time {
 		v.serialFree = t
 	}
 	return t
+}
+
+// Utilization returns the share, in %, of the VM's limiting resource that
+// was busy over elapsed: its serial section or its cores, whichever was
+// busier. Dividing all work by all cores would show a VM whose serial
+// section is saturated as a quarter used.
+func (v *VM) Utilization(elapsed time.Duration) float64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if elapsed <= 0 {
+		return 0
+	}
+	serial := v.serialBusy.Seconds() / elapsed.Seconds()
+	cores := (v.busy - v.serialBusy).Seconds() / elapsed.Seconds() / float64(len(v.cores))
+	return min(100, 100*max(serial, cores))
 }
 
 // Busy returns the client CPU spent so far.

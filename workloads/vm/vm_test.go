@@ -60,3 +60,26 @@ func TestSpend(t *testing.T) {
 		t.Fatalf("costs %v %v", c.Write(100), c.Write(1))
 	}
 }
+
+// TestUtilizationOfTheLimit: an XL VM whose serial section is always busy
+// is saturated, though most of its cores idle.
+func TestUtilizationOfTheLimit(t *testing.T) {
+	xl := vm.New(vm.XL)
+	start := time.Unix(0, 0)
+	now := start
+	for range 100 { // 8 threads at once: the serial section never rests
+		var last time.Time
+		for range 8 {
+			last = xl.Spend(now, 10*time.Millisecond)
+		}
+		now = last
+	}
+	if u := xl.Utilization(now.Sub(start)); u < 85 { // busy time over all cores would say ~20%
+		t.Fatalf("a saturated XL VM shows %.0f%% used", u)
+	}
+	small := vm.New(vm.Small)
+	small.Spend(start, 10*time.Millisecond)
+	if u := small.Utilization(100 * time.Millisecond); u < 9.9 || u > 10.1 {
+		t.Fatalf("a small VM busy 10 ms of 100 shows %.1f%%", u)
+	}
+}

@@ -1,0 +1,77 @@
+package workloads
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tablebench/tablebench/results"
+)
+
+// Thresholds of a run's self-check.
+const (
+	// NoAnswerShare is the share of requests that may end without an
+	// answer from the endpoint (transport errors, client timeouts, requests
+	// never sent) before a run is flagged.
+	NoAnswerShare = 0.01
+	// SilenceSecs is how many whole seconds the endpoint may answer nothing,
+	// while requests wait, before a run is flagged.
+	SilenceSecs = 3
+	// LagShare is how late, as a share of the median latency, the harness
+	// may send at the 99th percentile in wall time before a run's numbers
+	// are refused; MinLagTolerance is the least it is allowed.
+	LagShare        = 0.10
+	MinLagTolerance = time.Millisecond
+)
+
+// check returns the run's warnings, and whether its numbers are refused
+// outright because the harness could not keep time.
+func (r *Runner) check(run *results.Run) (warnings []string, refused bool) {
+	t := run.Totals
+	var missing int64
+	for code, n := range t.Errors {
+		if results.NoAnswer(code) {
+			missing += n
+		}
+	}
+	if t.Requests > 0 && float64(missing)/float64(t.Requests) > NoAnswerShare {
+		warnings = append(warnings, fmt.Sprintf("%.1f%% of requests (%d) got no answer from the endpoint (transport errors, client timeouts, requests never sent): it failed, froze or could not be reached, and the throughput averages over that time",
+			100*float64(missing)/float64(t.Requests), missing))
+	}
+	if gap, from := silence(run, int(r.spec.Warmup/time.Second), int((r.spec.Warmup+r.spec.Duration)/time.Second)); gap >= SilenceSecs && (missing > 0 || gap >= 10*SilenceSecs) {
+		warnings = append(warnings, fmt.Sprintf("the endpoint answered nothing for %d s from second %d of the run while requests were sent: it stalled or went down, and the numbers average over that time", gap, from))
+	}
+	if lag := run.HarnessLagMs; lag != nil && !r.virtual() {
+		tol := max(float64(MinLagTolerance)/float64(time.Millisecond), LagShare*run.SuccessLatencyMs.P50)
+		if lag.P99 > tol {
+			refused = true
+			warnings = append(warnings, fmt.Sprintf("the harness ran late: threads sent %.1f ms after their schedule at p99 (model time), more than the %.1f ms (10%% of the median latency) this run tolerates; use a lower --time-scale, or virtual time (--time-scale 0)",
+				lag.P99, tol))
+		}
+	}
+	return warnings, refused
+}
+
+// silence returns the longest run of whole seconds in [from, to) in which
+// the endpoint answered no request, and the second it began.
+func silence(run *results.Run, from, to int) (longest, at int) {
+	busy := map[int]bool{}
+	for _, iv := range run.Intervals {
+		if iv.Requests > iv.NoAnswer {
+			busy[iv.Second] = true
+		}
+	}
+	cur, start := 0, 0
+	for s := from; s < to; s++ {
+		if busy[s] {
+			cur = 0
+			continue
+		}
+		if cur == 0 {
+			start = s
+		}
+		if cur++; cur > longest {
+			longest, at = cur, start
+		}
+	}
+	return longest, at
+}
