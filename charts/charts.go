@@ -353,9 +353,16 @@ func errorsText(m map[string]int64) string {
 
 // claimsChart shows each claim's margin to its threshold, signed so that
 // right is always better: how much room a pass has, how far a fail missed.
+// Bars stop at ±100% so small margins stay visible; the label gives the
+// full value.
 func claimsChart(claims []results.Claim) render.ChartSnippet {
 	b := charts.NewBar()
-	b.SetGlobalOptions(common("claims_margin", "Margin of each claim to its threshold (right passes, left fails)", "margin (% of the threshold)", "claim", "value")...)
+	opts0 := common("claims_margin", "Margin of each claim to its threshold: right passes, left fails", "margin (% of the threshold; bars stop at 100)", "claim", "value")
+	opts0 = append(opts0,
+		charts.WithYAxisOpts(opts.YAxis{Name: "claim", Type: "category"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
+		initOpts("claims_margin", "640px"))
+	b.SetGlobalOptions(opts0...)
 	var names []string
 	var bars []opts.BarData
 	for i := len(claims) - 1; i >= 0; i-- { // the first claim on top
@@ -363,15 +370,17 @@ func claimsChart(claims []results.Claim) render.ChartSnippet {
 		if c.Margin == nil {
 			continue
 		}
-		color := "#2e7d32"
+		color, pos := "#2e7d32", "right"
 		if !c.Pass {
-			color = "#c62828"
+			color, pos = "#c62828", "left"
 		}
 		names = append(names, c.ID)
-		bars = append(bars, opts.BarData{Value: round(*c.Margin), ItemStyle: &opts.ItemStyle{Color: color}})
+		v := max(-100, min(100, *c.Margin))
+		bars = append(bars, opts.BarData{Value: round(v), ItemStyle: &opts.ItemStyle{Color: color},
+			Label: &opts.Label{Show: opts.Bool(true), Position: pos, Formatter: fmt.Sprintf("%+.1f%%", *c.Margin)}})
 	}
 	b.SetXAxis(names)
-	b.AddSeries("margin", bars, charts.WithLabelOpts(opts.Label{Show: opts.Bool(true), Position: "right", Formatter: "{c}%"}))
+	b.AddSeries("margin", bars)
 	b.XYReversal()
 	return b.RenderSnippet()
 }
