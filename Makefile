@@ -45,10 +45,10 @@ fuzz:
 	done; rm -f .fuzz.log
 
 # Figures 3-15 on the in-tree engine: results/<UTC time>/ and results/latest.
-bench: assets build
+bench: build
 	./bin/tablebench figures --check
 
-bench-quick: assets build
+bench-quick: build
 	./bin/tablebench figures --quick --check
 
 # The claims on seeds never used while fitting the model: the full suite

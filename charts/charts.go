@@ -6,7 +6,6 @@
 package charts
 
 import (
-	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -24,43 +23,6 @@ import (
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 )
-
-// EChartsEnv names the environment variable that can point at echarts.min.js.
-const EChartsEnv = "TABLEBENCH_ECHARTS"
-
-// echartsRel is where `make assets` installs echarts, from the npm registry.
-var echartsRel = filepath.Join("tools", "node_modules", "echarts", "dist", "echarts.min.js")
-
-// FindECharts returns the path of echarts.min.js: $TABLEBENCH_ECHARTS, or
-// tools/node_modules/echarts/dist/echarts.min.js in the working directory,
-// one of its parents, or beside the executable.
-func FindECharts(getenv func(string) string) (string, error) {
-	if p := getenv(EChartsEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("$%s points at %s, which does not exist", EChartsEnv, p)
-		}
-		return p, nil
-	}
-	var dirs []string
-	if wd, err := os.Getwd(); err == nil {
-		for d := wd; ; d = filepath.Dir(d) {
-			dirs = append(dirs, d)
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	if exe, err := os.Executable(); err == nil {
-		dirs = append(dirs, filepath.Dir(exe), filepath.Dir(filepath.Dir(exe)))
-	}
-	for _, d := range dirs {
-		p := filepath.Join(d, echartsRel)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("the charts need echarts.min.js: run 'make assets' (it installs the pinned echarts from npm into tools/), or set $" + EChartsEnv + " to its path")
-}
 
 // page is one HTML page of the report.
 type page struct {
@@ -395,9 +357,9 @@ type Report struct {
 }
 
 // Write renders the report into dir: index.html, one page per figure and
-// the echarts script copied into dir/assets.
-func (r *Report) Write(dir, echartsPath string) error {
-	if err := copyAssets(dir, echartsPath); err != nil {
+// the embedded echarts script in dir/assets.
+func (r *Report) Write(dir string) error {
+	if err := copyAssets(dir); err != nil {
 		return err
 	}
 	nav := []link{{Href: "index.html", Text: "index"}}
@@ -436,15 +398,11 @@ func (r *Report) Write(dir, echartsPath string) error {
 }
 
 // copyAssets puts echarts into dir/assets, where the pages load it from.
-func copyAssets(dir, echartsPath string) error {
+func copyAssets(dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "assets"), 0o755); err != nil {
 		return err
 	}
-	js, err := os.ReadFile(echartsPath)
-	if err != nil {
-		return fmt.Errorf("reading echarts: %w", err)
-	}
-	return results.WriteFileAtomic(filepath.Join(dir, "assets", "echarts.min.js"), func(w io.Writer) error { _, err := w.Write(js); return err })
+	return results.WriteFileAtomic(filepath.Join(dir, "assets", "echarts.min.js"), func(w io.Writer) error { _, err := w.Write(EChartsJS); return err })
 }
 
 func figLabel(f workloads.Figure) string {

@@ -2,6 +2,7 @@ package charts_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,16 +45,14 @@ func stored(t *testing.T) (*results.Set, []workloads.Figure) {
 func TestReportIsDeterministicAndOffline(t *testing.T) {
 	set, figs := stored(t)
 	claims := workloads.CheckClaims(figs, workloads.NewMeasured(figs, set.Runs))
-	js := filepath.Join(t.TempDir(), "echarts.min.js")
-	os.WriteFile(js, []byte("/* echarts */"), 0o644)
 	var pages [2][]byte
 	for i := range pages {
 		dir := t.TempDir()
-		if err := charts.Build("test", set, figs, claims).Write(dir, js); err != nil {
+		if err := charts.Build("test", set, figs, claims).Write(dir); err != nil {
 			t.Fatal(err)
 		}
 		pages[i], _ = os.ReadFile(filepath.Join(dir, "fig15.html"))
-		if _, err := os.Stat(filepath.Join(dir, "assets", "echarts.min.js")); err != nil {
+		if js, err := os.ReadFile(filepath.Join(dir, "assets", "echarts.min.js")); err != nil || !bytes.Equal(js, charts.EChartsJS) {
 			t.Fatal("the report does not carry its echarts")
 		}
 		csv, _ := os.ReadFile(filepath.Join(dir, "fig15.csv"))
@@ -75,9 +74,27 @@ func TestReportIsDeterministicAndOffline(t *testing.T) {
 	}
 }
 
-func TestFindECharts(t *testing.T) {
-	_, err := charts.FindECharts(func(string) string { return "/nonexistent/echarts.min.js" })
-	if err == nil || !strings.Contains(err.Error(), "does not exist") {
-		t.Fatalf("got %v", err)
+// TestEmbeddedEChartsIsThePinnedPackage: the embedded echarts is byte for
+// byte the npm package tools/package.json pins, whenever it is installed.
+func TestEmbeddedEChartsIsThePinnedPackage(t *testing.T) {
+	if !bytes.Contains(charts.EChartsJS[:min(len(charts.EChartsJS), 4096)], []byte("echarts")) || len(charts.EChartsJS) < 500_000 {
+		t.Fatalf("the embedded echarts is not an echarts build (%d bytes)", len(charts.EChartsJS))
+	}
+	pkg, err := os.ReadFile(filepath.Join("..", "tools", "node_modules", "echarts", "package.json"))
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the npm echarts package is not installed: make assets installs it")
+		}
+		t.Skip("the npm echarts package is not installed (make assets installs it); compared only with it")
+	}
+	if !bytes.Contains(pkg, []byte(`"version": "`+charts.EChartsVersion+`"`)) {
+		t.Fatalf("tools/ pins another echarts than the embedded %s", charts.EChartsVersion)
+	}
+	npm, err := os.ReadFile(filepath.Join("..", "tools", "node_modules", "echarts", "dist", "echarts.min.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sha256.Sum256(npm) != sha256.Sum256(charts.EChartsJS) {
+		t.Fatal("the embedded echarts.min.js differs from the npm package's: copy it again (charts/assets/README.md)")
 	}
 }

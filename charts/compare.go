@@ -54,8 +54,8 @@ func NewComparison(a, b *results.Dir) *Comparison {
 
 // Write renders the comparison into dir: one page with each figure's two
 // result sets overlaid, and a table of every run.
-func (c *Comparison) Write(dir, echartsPath string, figs []workloads.Figure) error {
-	if err := copyAssets(dir, echartsPath); err != nil {
+func (c *Comparison) Write(dir string, figs []workloads.Figure) error {
+	if err := copyAssets(dir); err != nil {
 		return err
 	}
 	p := &page{Title: "Comparison", Paras: []string{"A: " + c.A.Path, "B: " + c.B.Path}}

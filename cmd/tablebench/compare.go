@@ -52,11 +52,7 @@ func compareCmd(ctx context.Context, e *env, args []string) error {
 	if dir == "" {
 		dir = filepath.Join(b.Path, "compare")
 	}
-	js, err := charts.FindECharts(e.getenv)
-	if err != nil {
-		return err
-	}
-	if err := cmp.Write(dir, js, figs); err != nil {
+	if err := cmp.Write(dir, figs); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "charts: %s\n", filepath.Join(dir, "index.html"))

@@ -247,11 +247,7 @@ func reportSummary(dir *results.Dir, tf *targetFlags, mode workloads.Mode) []str
 func finishReport(e *env, sf *suiteFlags, dir *results.Dir, figs []workloads.Figure, claims []results.Claim, summary []string) error {
 	rep := charts.Build("tablebench: the Azure Tables case study, reproduced", &dir.Set, figs, claims)
 	rep.Summary = summary
-	js, err := charts.FindECharts(e.getenv)
-	if err != nil {
-		return fmt.Errorf("results are stored in %s, but %v", dir.Path, err)
-	}
-	if err := rep.Write(dir.Path, js); err != nil {
+	if err := rep.Write(dir.Path); err != nil {
 		return err
 	}
 	if len(claims) > 0 {
