@@ -25,6 +25,7 @@ $(ECHARTS): tools/package.json tools/package-lock.json
 	@touch $@
 
 vet:
+	$(GO) tool staticcheck ./...
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './tools/*'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 

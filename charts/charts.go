@@ -6,6 +6,7 @@
 package charts
 
 import (
+	"encoding/csv"
 	"fmt"
 	"html/template"
 	"io"
@@ -418,24 +419,25 @@ func writePage(path string, p *page) error {
 
 // writeCSV writes a figure's plotted series.
 func writeCSV(w io.Writer, f *Figure) error {
-	var b strings.Builder
-	b.WriteString("series,x,y,y2,run,entities_per_sec,requests_per_sec,throttled_pct,p50_ms,p99_ms\n")
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"series", "x", "y", "y2", "run", "entities_per_sec", "requests_per_sec", "throttled_pct", "p50_ms", "p99_ms"})
 	byID := map[string]*results.Run{}
 	for _, r := range f.Runs {
 		byID[r.ID] = r
 	}
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, s := range f.Series {
 		for _, p := range s.Points {
 			r := byID[p.RunID]
 			if r == nil {
 				continue
 			}
-			fmt.Fprintf(&b, "%s,%g,%g,%g,%s,%g,%g,%g,%g,%g\n", results.CSVField(s.Name), p.X, p.Y, p.Y2, p.RunID,
-				r.EntitiesPerSec, r.RequestsPerSec, r.ThrottledPct, r.LatencyMs.P50, r.LatencyMs.P99)
+			cw.Write([]string{s.Name, g(p.X), g(p.Y), g(p.Y2), p.RunID,
+				g(r.EntitiesPerSec), g(r.RequestsPerSec), g(r.ThrottledPct), g(r.LatencyMs.P50), g(r.LatencyMs.P99)})
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	cw.Flush()
+	return cw.Error()
 }
 
 // Build assembles the report's figures from a result set.

@@ -5,13 +5,15 @@
 // throttling, a load balancer and a staged latency model).
 //
 // The engine is the default target of every tablebench run, so that the
-// published case study can be reproduced without an account. Three profiles
-// select the model: ProfileWA2010 (calibrated to the 2010 case study, the
-// default), ProfileModern (today's targets) and ProfileNone (the raw engine,
-// no latency and no throttling).
+// published case study can be reproduced without an account; engine/rest
+// serves it over the Table REST API to any client. Three profiles select the
+// model: WA2010 (calibrated to the 2010 case study, the default), Modern
+// (today's targets) and None (the raw engine, no latency and no throttling).
 //
-// All modelled time comes from one Clock. A time-scale factor compresses every
-// modelled duration and rate, so a 60 s experiment can run in 6 s of wall
-// time; each request's queueing and service are computed arithmetically and
-// the caller sleeps once per request, so compressed runs stay accurate.
+// All modelled time comes from one Clock: a VirtualClock, on which time
+// passes only when every participant waits (the suite's default, exact and
+// as fast as the CPU allows), or a ScaledClock in wall time, whose time-scale
+// factor compresses every modelled duration and rate. Each request's queueing
+// and service are computed arithmetically and the caller sleeps once per
+// request.
 package engine

@@ -17,8 +17,8 @@ import (
 
 // Config configures an Engine. Start from DefaultConfig.
 type Config struct {
-	// Profile is the performance model. ProfileNone serves requests as fast
-	// as the engine can, with no latency and no throttling.
+	// Profile is the performance model. None() serves requests as fast as
+	// the engine can, with no latency and no throttling.
 	Profile Profile
 	// TimeScale compresses every modelled duration and rate: at 10, a 60 s
 	// experiment takes 6 s of wall time. Ignored when Clock is set.

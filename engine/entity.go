@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"bytes"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 	"unicode"
@@ -410,8 +408,6 @@ func (r *record) view(sel []string) Entity {
 	return e
 }
 
-func (r *record) etag() string { return FormatETag(time.Unix(0, r.ts)) }
-
 func lessRecord(a, b *record) bool {
 	if a.pk != b.pk { // usually equal within a partition, and == is vectorized
 		return compareKeys(a.pk, b.pk) < 0
@@ -440,18 +436,3 @@ func merge(old, upd []Property) []Property {
 	return out
 }
 
-// equalValues reports whether two property values are equal.
-func equalValues(a, b any) bool {
-	switch x := a.(type) {
-	case []byte:
-		y, ok := b.([]byte)
-		return ok && bytes.Equal(x, y)
-	case float64:
-		y, ok := b.(float64)
-		return ok && (x == y || math.IsNaN(x) && math.IsNaN(y))
-	case time.Time:
-		y, ok := b.(time.Time)
-		return ok && x.Equal(y)
-	}
-	return a == b
-}

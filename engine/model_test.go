@@ -33,7 +33,6 @@ type loop struct {
 	balancer engine.BalancerConfig
 	cold     bool // start the table in one range partition
 	appendPK bool // time-ordered, increasing PartitionKeys
-	query    int  // for op "query": entities loaded per thread, all scanned
 }
 
 type loopResult struct {

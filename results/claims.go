@@ -1,9 +1,11 @@
 package results
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -127,26 +129,18 @@ func WriteClaims(w io.Writer, claims []Claim) {
 
 // ClaimsCSV writes the claims as CSV.
 func ClaimsCSV(w io.Writer, claims []Claim) error {
-	var b strings.Builder
-	b.WriteString("id,figure,pass,published,measured,unit,threshold,margin_pct,decided_by,reading,detail\n")
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"id", "figure", "pass", "published", "measured", "unit", "threshold", "margin_pct", "decided_by", "reading", "detail"})
 	opt := func(v *float64) string {
 		if v == nil {
 			return ""
 		}
-		return fmt.Sprintf("%g", *v)
+		return strconv.FormatFloat(*v, 'g', -1, 64)
 	}
 	for _, c := range claims {
-		fmt.Fprintf(&b, "%s,%d,%v,%s,%g,%s,%s,%s,%s,%s,%s\n", c.ID, c.Figure, c.Pass, opt(c.Published), c.Measured, c.Unit,
-			CSVField(c.Tolerance), opt(c.Margin), CSVField(c.DecidedBy), CSVField(c.Reading), CSVField(c.Detail))
+		cw.Write([]string{c.ID, strconv.Itoa(c.Figure), strconv.FormatBool(c.Pass), opt(c.Published), strconv.FormatFloat(c.Measured, 'g', -1, 64),
+			c.Unit, c.Tolerance, opt(c.Margin), c.DecidedBy, c.Reading, c.Detail})
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// CSVField quotes a CSV field when it needs it.
-func CSVField(s string) string {
-	if strings.ContainsAny(s, ",\"\n") {
-		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-	}
-	return s
+	cw.Flush()
+	return cw.Error()
 }

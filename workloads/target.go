@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
@@ -104,21 +105,7 @@ func httpStatusOutcome(status int) string {
 	case 0:
 		return "transport"
 	}
-	return "HTTP" + itoa(status)
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
+	return "HTTP" + strconv.Itoa(status)
 }
 
 // retriable reports whether a retry policy retries an outcome: throttling,

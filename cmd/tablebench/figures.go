@@ -106,7 +106,7 @@ func (s *suiteFlags) openOut() (*results.Dir, error) {
 		return nil, usagef("--out %s already holds results: give --resume to finish them, or another directory", out)
 	}
 	if s.out == "" {
-		latest := filepath.Join("results", "latest")
+		latest := filepath.Join(filepath.Dir(out), "latest") // beside the results, wherever they are
 		os.Remove(latest)
 		os.Symlink(filepath.Base(out), latest)
 	}

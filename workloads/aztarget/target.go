@@ -152,18 +152,18 @@ func New(cfg Config) (*Target, error) {
 		}
 		t.secrets = append(t.secrets, sas)
 		if cfg.Endpoint == "" {
-			return nil, errors.New("SAS authentication needs --endpoint, the table service URL")
+			return nil, errors.New("the SAS needs --endpoint, the table service URL")
 		}
 		t.svc, err = aztables.NewServiceClientWithNoCredential(strings.TrimRight(cfg.Endpoint, "/")+"?"+sas, opts)
 		t.endpoint = cfg.Endpoint
 	case AuthEntra:
 		if cfg.Endpoint == "" {
-			return nil, errors.New("Entra ID authentication needs --endpoint, an https table service URL")
+			return nil, errors.New("authentication with Microsoft Entra ID needs --endpoint, an https table service URL")
 		}
 		cred := cfg.Credential
 		if cred == nil {
 			if cred, err = azidentity.NewDefaultAzureCredential(nil); err != nil {
-				return nil, fmt.Errorf("Entra ID credential: %w", err)
+				return nil, fmt.Errorf("the Microsoft Entra ID credential: %w", err)
 			}
 		}
 		t.svc, err = aztables.NewServiceClient(cfg.Endpoint, cred, opts)
