@@ -435,4 +435,3 @@ func merge(old, upd []Property) []Property {
 	}
 	return out
 }
-
