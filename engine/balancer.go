@@ -5,6 +5,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -415,4 +416,34 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// weightedMedian returns the load-weighted median key of a sample and the key
+// with the largest share of the load, with that share.
+func weightedMedian(sample []keyLoad) (median, top string, topShare float64) {
+	if len(sample) == 0 {
+		return "", "", 0
+	}
+	s := append([]keyLoad(nil), sample...)
+	sort.Slice(s, func(i, j int) bool { return compareKeys(s[i].pk, s[j].pk) < 0 })
+	var total float64
+	for _, kl := range s {
+		total += kl.units
+	}
+	var acc, run, best float64
+	found := false
+	for i, kl := range s {
+		acc += kl.units
+		if !found && acc >= total/2 {
+			median, found = kl.pk, true
+		}
+		run += kl.units
+		if i+1 == len(s) || s[i+1].pk != kl.pk {
+			if run > best {
+				best, top = run, kl.pk
+			}
+			run = 0
+		}
+	}
+	return median, top, best / total
 }
