@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -23,10 +22,6 @@ const (
 	minimalMetadata = "minimalmetadata"
 	fullMetadata    = "fullmetadata"
 )
-
-func badInput(code, msg string) *engine.Error {
-	return &engine.Error{Status: http.StatusBadRequest, Code: code, Message: msg, Index: -1}
-}
 
 // decodeEntity reads an entity from a JSON body: properties with their
 // @odata.type annotations. PartitionKey and RowKey are required, except
