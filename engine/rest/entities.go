@@ -142,14 +142,16 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 	}
 }
 
-// selectList splits $select; nil means every property.
+// selectList splits $select; nil means every property, as does "*".
 func selectList(v string) []string {
 	if v == "" {
 		return nil
 	}
 	var sel []string
 	for _, f := range strings.Split(v, ",") {
-		if f = strings.TrimSpace(f); f != "" {
+		if f = strings.TrimSpace(f); f == "*" {
+			return nil
+		} else if f != "" {
 			sel = append(sel, f)
 		}
 	}

@@ -359,6 +359,19 @@ func TestRequestRules(t *testing.T) {
 		t.Fatalf("a lone surrogate in a body key: %d", got.status)
 	}
 	r.insert("rules", `{"PartitionKey":"\ud83d\ude00","RowKey":"ok"}`)
+	// Atom, which the service no longer speaks, is refused as it refuses it.
+	atom := `<?xml version="1.0"?><entry xmlns="http://www.w3.org/2005/Atom"/>`
+	if got := r.do("POST", "/rules", map[string]string{"Content-Type": "application/atom+xml"}, atom, true); got.status != 415 || got.code != "AtomFormatNotSupported" {
+		t.Fatalf("an Atom insert: %d %s", got.status, got.code)
+	}
+	if got := r.do("GET", "/Tables", map[string]string{"Accept": "application/atom+xml"}, "", true); got.status != 415 {
+		t.Fatalf("an Atom query: %d %s", got.status, got.code)
+	}
+	// $select=* returns every property.
+	r.insert("rules", `{"PartitionKey":"sel","RowKey":"1","A":1,"B":"x"}`)
+	if got := r.must("GET", "/rules(PartitionKey='sel',RowKey='1')?$select=*", nil, "", 200); !strings.Contains(got.body, `"A":1`) || !strings.Contains(got.body, `"B":"x"`) {
+		t.Fatalf("$select=*: %s", got.body)
+	}
 }
 
 func TestServicePropertiesAndCORS(t *testing.T) {

@@ -151,6 +151,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Method = strings.ToUpper(m)
 	}
 	s.corsActual(q)
+	// The service speaks JSON only since 2015-12-11; an Atom request is
+	// refused as it refuses it, not misread as bad JSON.
+	if atom(r) {
+		s.fail(q, &engine.Error{Status: http.StatusUnsupportedMediaType, Code: "AtomFormatNotSupported", Message: "Atom format is not supported.", Index: -1})
+		return
+	}
 	q.meta = metadataLevel(r)
 	resource, uerr := url.PathUnescape(rest)
 	if uerr != nil {
@@ -295,6 +301,18 @@ func parseEntityPath(res string) (table string, keys [2]string, hasKeys bool, er
 		return "", keys, false, bad
 	}
 	return table, keys, true, nil
+}
+
+// atom reports whether a request sends or asks only for Atom XML.
+func atom(r *http.Request) bool {
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/atom+xml") {
+		return true
+	}
+	f := r.URL.Query().Get("$format")
+	if f == "" {
+		f = r.Header.Get("Accept")
+	}
+	return strings.Contains(f, "atom+xml") && !strings.Contains(f, "json")
 }
 
 // metadataLevel reads the JSON form asked for: $format over Accept.
