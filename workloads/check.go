@@ -21,6 +21,10 @@ const (
 	// are refused; MinLagTolerance is the least it is allowed.
 	LagShare        = 0.10
 	MinLagTolerance = time.Millisecond
+	// ClientLagShare and MinClientLag: against a real endpoint the lag is
+	// only warned of past half the median latency, and at least 5 ms.
+	ClientLagShare = 0.5
+	MinClientLag   = 5.0 // ms
 )
 
 // check returns the run's warnings, and whether its numbers are refused
@@ -42,10 +46,18 @@ func (r *Runner) check(run *results.Run) (warnings []string, refused bool) {
 	}
 	if lag := run.HarnessLagMs; lag != nil && !r.virtual() {
 		tol := max(float64(MinLagTolerance)/float64(time.Millisecond), LagShare*run.SuccessLatencyMs.P50)
-		if lag.P99 > tol {
+		switch {
+		case run.Env.Target == "engine" && lag.P99 > tol:
+			// The engine in wall time: a late wake-up, multiplied by the
+			// time scale, becomes model time the engine counts as load.
 			refused = true
 			warnings = append(warnings, fmt.Sprintf("the harness ran late: threads sent %.1f ms after their schedule at p99 (model time), more than the %.1f ms (10%% of the median latency) this run tolerates; use a lower --time-scale, or virtual time (--time-scale 0)",
 				lag.P99, tol))
+		case run.Env.Target != "engine" && lag.P99 > max(ClientLagShare*run.SuccessLatencyMs.P50, MinClientLag):
+			// A real endpoint: the lag is the client machine's own, part of
+			// what was measured, but a busy client is worth knowing about.
+			warnings = append(warnings, fmt.Sprintf("the client machine could not keep its schedule: threads sent %.1f ms late at p99, more than half the median latency of %.1f ms; the numbers describe this machine as much as the endpoint (use fewer threads, or shard across machines)",
+				lag.P99, run.SuccessLatencyMs.P50))
 		}
 	}
 	return warnings, refused
