@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// Call carries one caller's request context into the engine. A worker that
-// issues requests in a loop keeps one Call in its context (WithCall) and sets
-// Arrival before each request; the engine fills Timing.
+// Call is one caller's state in the engine. A worker that issues requests in
+// a loop keeps one Call, and its Client, and sets Arrival before each
+// request; the engine fills Timing.
 type Call struct {
 	// Arrival is the model time at which the request leaves the client; zero
 	// means now. A client model that spends CPU before sending sets it ahead
@@ -39,16 +39,58 @@ type Timing struct {
 	Units    float64       // entity units charged to the targets
 }
 
-type callKey struct{}
-
-// WithCall returns a context that carries c into the engine's operations.
-func WithCall(ctx context.Context, c *Call) context.Context {
-	return context.WithValue(ctx, callKey{}, c)
+// Client is the engine as one caller sees it: its operations draw the
+// model's random choices from the caller's Call and leave their Timing in
+// it, explicitly rather than through a context. The zero Call is valid.
+type Client struct {
+	e *Engine
+	c *Call
 }
 
-func callFrom(ctx context.Context) *Call {
-	c, _ := ctx.Value(callKey{}).(*Call)
-	return c
+// Client returns the engine as seen by the caller c; nil is a caller with
+// no state of its own.
+func (e *Engine) Client(c *Call) Client { return Client{e: e, c: c} }
+
+// Insert is Client.Insert without a caller's Call: the engine draws its own
+// randomness and reports no timing.
+func (e *Engine) Insert(ctx context.Context, tableName string, ent Entity) (Entity, error) {
+	return e.Client(nil).Insert(ctx, tableName, ent)
+}
+
+// Upsert is Client.Upsert without a caller's Call: the engine draws its own
+// randomness and reports no timing.
+func (e *Engine) Upsert(ctx context.Context, tableName string, ent Entity, mode UpdateMode) (Entity, error) {
+	return e.Client(nil).Upsert(ctx, tableName, ent, mode)
+}
+
+// Update is Client.Update without a caller's Call: the engine draws its own
+// randomness and reports no timing.
+func (e *Engine) Update(ctx context.Context, tableName string, ent Entity, mode UpdateMode, ifMatch string) (Entity, error) {
+	return e.Client(nil).Update(ctx, tableName, ent, mode, ifMatch)
+}
+
+// Get is Client.Get without a caller's Call: the engine draws its own
+// randomness and reports no timing.
+func (e *Engine) Get(ctx context.Context, tableName, pk, rk string, sel []string) (Entity, error) {
+	return e.Client(nil).Get(ctx, tableName, pk, rk, sel)
+}
+
+// Delete is Client.Delete without a caller's Call: the engine draws its own
+// randomness and reports no timing.
+func (e *Engine) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) error {
+	return e.Client(nil).Delete(ctx, tableName, pk, rk, ifMatch)
+}
+
+// Batch is Client.Batch without a caller's Call: the engine draws its own
+// randomness and reports no timing.
+func (e *Engine) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]Entity, error) {
+	return e.Client(nil).Batch(ctx, tableName, ops)
+}
+
+// QueryEntities is Client.QueryEntities without a caller's Call: the engine draws its own
+// randomness and reports no timing.
+func (e *Engine) QueryEntities(ctx context.Context, tableName string, q Query) (Page, error) {
+	return e.Client(nil).QueryEntities(ctx, tableName, q)
 }
 
 // opKind distinguishes the model's costs.
@@ -356,7 +398,7 @@ func (e *Engine) serve(a *admission, k opKind, entities int) Timing {
 // do runs fn on the live range partition of t holding pk, through the model
 // when the profile has one, and sleeps once until the modelled response time.
 // fn returns the number of entities it scanned (queries) or touched.
-func (e *Engine) do(ctx context.Context, t *table, pk string, k opKind, entities int, units float64, fn func(rp *rangePartition, now time.Time) (int, *Error)) error {
+func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind, entities int, units float64, fn func(rp *rangePartition, now time.Time) (int, *Error)) error {
 	if !e.cfg.Profile.Model {
 		read := k != opWrite
 		rp := t.lock(pk, read)
@@ -371,7 +413,6 @@ func (e *Engine) do(ctx context.Context, t *table, pk string, k opKind, entities
 		}
 		return nil
 	}
-	c := callFrom(ctx)
 	rp := t.lock(pk, false)
 	a, refusedAt, err := e.admit(c, rp, k, pk, units)
 	// A write is reserved before it is applied, so one that times out leaves

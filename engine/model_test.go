@@ -120,7 +120,7 @@ func (l loop) run(t *testing.T) loopResult {
 			wg.Go(func() {
 				rng := rand.New(rand.NewPCG(l.seed, uint64(v*1000+th)))
 				call := &engine.Call{Rand: rng}
-				cctx := engine.WithCall(rctx, call)
+				cl := e.Client(call)
 				pk := fmt.Sprintf("%08x-%04x-%04x", rng.Uint32(), v, th)
 				if l.shared {
 					pk = shared
@@ -157,10 +157,10 @@ func (l loop) run(t *testing.T) loopResult {
 						if l.appendPK {
 							pk = fmt.Sprintf("%019d-%04x-%04x", clock.Now().UnixNano(), v, th)
 						}
-						_, err = e.Insert(cctx, "bench", engine.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("j_%d_%d_%d", v, th, idx), Properties: []engine.Property{engine.String("Payload", body)}})
+						_, err = cl.Insert(rctx, "bench", engine.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("j_%d_%d_%d", v, th, idx), Properties: []engine.Property{engine.String("Payload", body)}})
 						idx++
 					case "get":
-						_, err = e.Get(cctx, "bench", pk, fmt.Sprintf("r%06d", idx%200), nil)
+						_, err = cl.Get(rctx, "bench", pk, fmt.Sprintf("r%06d", idx%200), nil)
 						idx++
 					case "batch":
 						ops := make([]engine.BatchOp, n)
@@ -168,7 +168,7 @@ func (l loop) run(t *testing.T) loopResult {
 							ops[i] = engine.BatchOp{Kind: engine.BatchInsert, Entity: engine.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("j_%d_%d_%d", v, th, idx), Properties: []engine.Property{engine.String("Payload", body)}}}
 							idx++
 						}
-						_, err = e.Batch(cctx, "bench", ops)
+						_, err = cl.Batch(rctx, "bench", ops)
 					}
 					if errors.Is(err, context.Canceled) {
 						break
@@ -365,8 +365,8 @@ func TestQueriesChargeScannedEntities(t *testing.T) {
 		}
 		time.Sleep(5 * time.Second)
 		call := &engine.Call{}
-		qctx := engine.WithCall(ctx, call)
-		p, err := e.QueryEntities(qctx, "scan", engine.Query{Filter: "PartitionKey eq 'p' and RowKey ge 'r00000'"})
+		cl := e.Client(call)
+		p, err := cl.QueryEntities(ctx, "scan", engine.Query{Filter: "PartitionKey eq 'p' and RowKey ge 'r00000'"})
 		if err != nil || len(p.Entities) != 1000 || p.Scanned != 1000 {
 			t.Fatalf("first page: %d entities, %d scanned, %v", len(p.Entities), p.Scanned, err)
 		}
@@ -374,7 +374,7 @@ func TestQueriesChargeScannedEntities(t *testing.T) {
 			t.Fatalf("the page was charged %v units, want 1,000", call.Timing.Units)
 		}
 		q := engine.Query{Filter: "N eq 1", Continuation: p.Continuation} // matches nothing, scans the rest
-		p, err = e.QueryEntities(qctx, "scan", q)
+		p, err = cl.QueryEntities(ctx, "scan", q)
 		if err != nil || p.Scanned != 2000 || len(p.Entities) != 0 || p.Continuation != nil {
 			t.Fatalf("second page scanned %d, returned %d, continuation %v, %v; want the last 2,000 scanned", p.Scanned, len(p.Entities), p.Continuation, err)
 		}
@@ -434,7 +434,7 @@ func TestDeadline(t *testing.T) {
 				for i := range 100 {
 					ops = append(ops, engine.BatchOp{Entity: ent(fmt.Sprintf("k%02d", g), fmt.Sprint(i))})
 				}
-				_, err := e.Batch(engine.WithCall(ctx, call), "slow", ops)
+				_, err := e.Client(call).Batch(ctx, "slow", ops)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -484,7 +484,7 @@ func TestModernProfile(t *testing.T) {
 		call := &engine.Call{}
 		var lat []time.Duration
 		for i := range 201 {
-			if _, err := e.Insert(engine.WithCall(ctx, call), "today", ent("p", fmt.Sprint(i))); err != nil {
+			if _, err := e.Client(call).Insert(ctx, "today", ent("p", fmt.Sprint(i))); err != nil {
 				t.Fatal(err)
 			}
 			lat = append(lat, call.Timing.Done.Sub(call.Timing.Arrival))

@@ -27,14 +27,14 @@ func units(size int) float64 {
 
 // Insert stores a new entity and returns it as stored, with its Timestamp.
 // An existing entity with the same keys gives 409 EntityAlreadyExists.
-func (e *Engine) Insert(ctx context.Context, tableName string, ent Entity) (Entity, error) {
-	return e.write(ctx, tableName, ent, nil)
+func (cl Client) Insert(ctx context.Context, tableName string, ent Entity) (Entity, error) {
+	return cl.write(ctx, tableName, ent, nil)
 }
 
 // Upsert inserts the entity or, if it exists, merges it into or replaces the
 // existing one, unconditionally.
-func (e *Engine) Upsert(ctx context.Context, tableName string, ent Entity, mode UpdateMode) (Entity, error) {
-	return e.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *Error {
+func (cl Client) Upsert(ctx context.Context, tableName string, ent Entity, mode UpdateMode) (Entity, error) {
+	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *Error {
 		if old != nil && mode == Merge {
 			rec.props = merge(old.props, rec.props)
 		}
@@ -45,11 +45,11 @@ func (e *Engine) Upsert(ctx context.Context, tableName string, ent Entity, mode 
 // Update merges into or replaces an existing entity. ifMatch is "*" (any
 // version) or the ETag the entity must still have; a missing entity gives
 // 404 ResourceNotFound and another version 412 UpdateConditionNotSatisfied.
-func (e *Engine) Update(ctx context.Context, tableName string, ent Entity, mode UpdateMode, ifMatch string) (Entity, error) {
+func (cl Client) Update(ctx context.Context, tableName string, ent Entity, mode UpdateMode, ifMatch string) (Entity, error) {
 	if err := checkETag(ifMatch); err != nil {
 		return Entity{}, err
 	}
-	return e.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *Error {
+	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *Error {
 		if err := matches(old, ifMatch); err != nil {
 			return err
 		}
@@ -62,7 +62,8 @@ func (e *Engine) Update(ctx context.Context, tableName string, ent Entity, mode 
 
 // write validates and stores an entity. check decides, given what is stored
 // under its keys, whether the write may go on; nil means an insert.
-func (e *Engine) write(ctx context.Context, tableName string, ent Entity, check func(rp *rangePartition, rec, old *record) *Error) (Entity, error) {
+func (cl Client) write(ctx context.Context, tableName string, ent Entity, check func(rp *rangePartition, rec, old *record) *Error) (Entity, error) {
+	e := cl.e
 	t, terr := e.table(tableName)
 	if terr != nil {
 		return Entity{}, terr
@@ -71,7 +72,7 @@ func (e *Engine) write(ctx context.Context, tableName string, ent Entity, check 
 	if verr != nil {
 		return Entity{}, verr
 	}
-	err := e.do(ctx, t, rec.pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *Error) {
+	err := e.do(ctx, cl.c, t, rec.pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *Error) {
 		if check == nil { // an insert: the tree's own descent finds an existing entity
 			if !rp.insert(rec, rp.stamp(now)) {
 				return 1, errEntityExists
@@ -93,13 +94,14 @@ func (e *Engine) write(ctx context.Context, tableName string, ent Entity, check 
 
 // Get returns one entity, with only the selected properties when sel is not
 // nil. A missing entity gives 404 ResourceNotFound.
-func (e *Engine) Get(ctx context.Context, tableName, pk, rk string, sel []string) (Entity, error) {
+func (cl Client) Get(ctx context.Context, tableName, pk, rk string, sel []string) (Entity, error) {
+	e := cl.e
 	t, terr := e.table(tableName)
 	if terr != nil {
 		return Entity{}, terr
 	}
 	var out Entity
-	err := e.do(ctx, t, pk, opRead, 1, 1, func(rp *rangePartition, now time.Time) (int, *Error) {
+	err := e.do(ctx, cl.c, t, pk, opRead, 1, 1, func(rp *rangePartition, now time.Time) (int, *Error) {
 		r := rp.get(pk, rk)
 		if r == nil {
 			return 1, errEntityNotFound
@@ -111,7 +113,8 @@ func (e *Engine) Get(ctx context.Context, tableName, pk, rk string, sel []string
 }
 
 // Delete removes an entity. ifMatch is "*" or the ETag the entity must have.
-func (e *Engine) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) error {
+func (cl Client) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) error {
+	e := cl.e
 	if err := checkETag(ifMatch); err != nil {
 		return err
 	}
@@ -119,7 +122,7 @@ func (e *Engine) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) 
 	if terr != nil {
 		return terr
 	}
-	return e.do(ctx, t, pk, opWrite, 1, 1, func(rp *rangePartition, now time.Time) (int, *Error) {
+	return e.do(ctx, cl.c, t, pk, opWrite, 1, 1, func(rp *rangePartition, now time.Time) (int, *Error) {
 		old := rp.get(pk, rk)
 		if err := matches(old, ifMatch); err != nil {
 			return 1, err
@@ -199,7 +202,8 @@ type BatchOp struct {
 // atomically, every written entity sharing one Timestamp. It returns the
 // entities as stored (keys only for deletes). If an operation fails nothing
 // is applied and the error's Index is the operation's 0-based index.
-func (e *Engine) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]Entity, error) {
+func (cl Client) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]Entity, error) {
+	e := cl.e
 	if len(ops) == 0 {
 		return nil, badRequest(CodeInvalidInput, "The batch request contains no operations: add 1 to 100 operations.")
 	}
@@ -255,7 +259,7 @@ func (e *Engine) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]
 		return nil, newError(http.StatusRequestEntityTooLarge, CodeRequestBodyTooLarge, "The batch request is larger than 4 MiB.")
 	}
 	out := make([]Entity, len(ops))
-	err := e.do(ctx, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *Error) {
+	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *Error) {
 		// Check every operation against the state the earlier ones leave,
 		// then apply all of them: nothing is applied if one fails.
 		olds := make([]*record, len(ops))

@@ -63,7 +63,8 @@ func DecodeToken(tok string) (string, error) {
 
 // QueryEntities runs one page of a query. Every entity the page examines
 // counts toward the partition's and the account's targets.
-func (e *Engine) QueryEntities(ctx context.Context, tableName string, q Query) (Page, error) {
+func (cl Client) QueryEntities(ctx context.Context, tableName string, q Query) (Page, error) {
+	e := cl.e
 	t, terr := e.table(tableName)
 	if terr != nil {
 		return Page{}, terr
@@ -89,7 +90,7 @@ func (e *Engine) QueryEntities(ctx context.Context, tableName string, q Query) (
 	if p := e.cfg.Profile; p.Model && p.Scan > 0 {
 		budget = int(p.ScanLimit / p.Scan)
 	}
-	qerr := e.do(ctx, t, start.pk, opQuery, 0, 1, func(rp *rangePartition, now time.Time) (int, *Error) {
+	qerr := e.do(ctx, cl.c, t, start.pk, opQuery, 0, 1, func(rp *rangePartition, now time.Time) (int, *Error) {
 		var next *Continuation
 		rp.tree.AscendGreaterOrEqual(start, func(r *record) bool {
 			if rng.past(r) {

@@ -97,36 +97,33 @@ func (t *Target) Events(since time.Time) []results.Event {
 // NewSession returns a worker's session; its random draws come from its own
 // seeded source so runs repeat for a seed.
 func (t *Target) NewSession(seed uint64) workloads.Session {
-	return &session{e: t.e, call: &engine.Call{Rand: rand.New(rand.NewPCG(seed, 0x5e55))}}
+	call := &engine.Call{Rand: rand.New(rand.NewPCG(seed, 0x5e55))}
+	return &session{e: t.e, call: call, cl: t.e.Client(call)}
 }
 
 type session struct {
-	e      *engine.Engine
-	call   *engine.Call
-	parent context.Context
-	cctx   context.Context
+	e    *engine.Engine
+	call *engine.Call
+	cl   engine.Client
 }
 
 // Do sends op to the engine and returns its modelled completion time.
 func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
-	if ctx != s.parent { // a worker keeps one context: derive the call's once
-		s.parent, s.cctx = ctx, engine.WithCall(ctx, s.call)
-	}
 	s.call.Arrival = op.Ready
 	s.call.Timing = engine.Timing{}
 	var err error
 	switch op.Kind {
 	case workloads.OpInsert:
-		_, err = s.e.Insert(s.cctx, op.Table, op.Entity)
+		_, err = s.cl.Insert(ctx, op.Table, op.Entity)
 	case workloads.OpUpsert:
-		_, err = s.e.Upsert(s.cctx, op.Table, op.Entity, engine.Replace)
+		_, err = s.cl.Upsert(ctx, op.Table, op.Entity, engine.Replace)
 	case workloads.OpGet:
-		_, err = s.e.Get(s.cctx, op.Table, op.PartitionKey, op.RowKey, nil)
+		_, err = s.cl.Get(ctx, op.Table, op.PartitionKey, op.RowKey, nil)
 	case workloads.OpBatch:
-		_, err = s.e.Batch(s.cctx, op.Table, op.Batch)
+		_, err = s.cl.Batch(ctx, op.Table, op.Batch)
 	case workloads.OpQuery:
 		var p engine.Page
-		p, err = s.e.QueryEntities(s.cctx, op.Table, op.Query)
+		p, err = s.cl.QueryEntities(ctx, op.Table, op.Query)
 		op.Returned, op.Next = len(p.Entities), p.Continuation
 	default:
 		return time.Time{}, fmt.Errorf("operation %q is not known", op.Kind)
