@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -24,22 +23,11 @@ import (
 type raw struct {
 	t    *testing.T
 	base string // http://127.0.0.1:P/devstoreaccount1
-	e    *engine.Engine
 }
 
 func newRaw(t *testing.T) *raw {
 	t.Helper()
-	cfg := engine.DefaultConfig()
-	cfg.Profile, cfg.PreSplit, cfg.TableDeleteGrace = engine.None(), 4, 0
-	e, err := engine.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	key, _ := base64.StdEncoding.DecodeString(rest.DevKey)
-	srv := httptest.NewServer(rest.New(e, rest.Config{Account: rest.DevAccount, Key: key}))
-	t.Cleanup(srv.Close)
-	return &raw{t: t, base: srv.URL + "/" + rest.DevAccount, e: e}
+	return &raw{t: t, base: servedEngine(t)}
 }
 
 // signLite signs a request with SharedKeyLite, as the Go and JavaScript SDKs

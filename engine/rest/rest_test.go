@@ -26,17 +26,7 @@ var ctx = context.Background()
 // account and returns a service client for it.
 func serve(t *testing.T) (*aztables.ServiceClient, string) {
 	t.Helper()
-	cfg := engine.DefaultConfig()
-	cfg.Profile, cfg.PreSplit = engine.None(), 4
-	e, err := engine.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	key, _ := base64.StdEncoding.DecodeString(rest.DevKey)
-	srv := httptest.NewServer(rest.New(e, rest.Config{Account: rest.DevAccount, Key: key}))
-	t.Cleanup(srv.Close)
-	url := srv.URL + "/" + rest.DevAccount
+	url := servedEngine(t)
 	cred, _ := aztables.NewSharedKeyCredential(rest.DevAccount, rest.DevKey)
 	svc, err := aztables.NewServiceClientWithSharedKey(url, cred, &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
 	if err != nil {
