@@ -149,20 +149,6 @@ func checkETag(ifMatch string) *Error {
 	return nil
 }
 
-// ParseETag returns the time an ETag of the service's form stands for.
-func parseETag(etag string) (time.Time, bool) {
-	s, ok := strings.CutPrefix(etag, `W/"datetime'`)
-	if !ok {
-		return time.Time{}, false
-	}
-	s, ok = strings.CutSuffix(s, `'"`)
-	if !ok {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, strings.ReplaceAll(s, "%3A", ":"))
-	return t, err == nil
-}
-
 func matches(old *record, ifMatch string) *Error {
 	if old == nil {
 		return errEntityNotFound
@@ -170,7 +156,9 @@ func matches(old *record, ifMatch string) *Error {
 	if ifMatch == "*" {
 		return nil
 	}
-	if t, ok := parseETag(ifMatch); !ok || t.UnixNano() != old.ts {
+	// An ETag is opaque: it matches only as the service wrote it, so one
+	// that names the same instant in other digits does not.
+	if ifMatch != FormatETag(time.Unix(0, old.ts)) {
 		return errCondition
 	}
 	return nil

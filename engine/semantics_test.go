@@ -415,3 +415,23 @@ func TestErrorValues(t *testing.T) {
 		t.Fatal("503 ServerBusy and 500 OperationTimedOut are throttling")
 	}
 }
+
+// TestETagsAreOpaque: an If-Match matches only the ETag as the service
+// wrote it; the same instant written otherwise is another ETag.
+func TestETagsAreOpaque(t *testing.T) {
+	ctx := context.Background()
+	e := newRaw(t)
+	stored, err := e.Insert(ctx, "people", engine.Entity{PartitionKey: "p", RowKey: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := stored.ETag()
+	for _, other := range []string{strings.ReplaceAll(tag, "%3A", ":"), strings.TrimPrefix(tag, "W/")} {
+		if _, err := e.Update(ctx, "people", engine.Entity{PartitionKey: "p", RowKey: "r"}, engine.Merge, other); !engine.IsCode(err, engine.CodeUpdateConditionNotSatisfied) {
+			t.Fatalf("If-Match %s for %s: %v, want 412", other, tag, err)
+		}
+	}
+	if _, err := e.Update(ctx, "people", engine.Entity{PartitionKey: "p", RowKey: "r"}, engine.Merge, tag); err != nil {
+		t.Fatalf("the ETag itself: %v", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/odata"
 )
 
 // batchOp is one parsed operation of a changeset.
@@ -218,7 +219,7 @@ func (s *Server) parseChangeset(pb *parsedBatch, inner *multipart.Reader, g *gra
 			if hasKeys {
 				urlKeys = &keys
 			}
-			ent, derr := decodeEntity(sub.body, urlKeys)
+			ent, derr := odata.DecodeEntity(sub.body, urlKeys)
 			if derr != nil {
 				return at(derr, i)
 			}
@@ -286,7 +287,7 @@ func (s *Server) batch(q *request, g *grant) {
 		var entBody bytes.Buffer
 		if op.op.Kind == engine.BatchInsert && !op.noContent {
 			status = http.StatusCreated
-			entityJSON(&entBody, &ent, minimalMetadata, q.base, s.cfg.Account, table, true, nil)
+			odata.WriteEntity(&entBody, &ent, odata.MinimalMetadata, q.base, s.cfg.Account, table, true, nil)
 		}
 		fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n", status, http.StatusText(status))
 		if op.noContent {
@@ -300,7 +301,7 @@ func (s *Server) batch(q *request, g *grant) {
 			fmt.Fprintf(&b, "ETag: %s\r\n", ent.ETag())
 		}
 		if entBody.Len() > 0 {
-			fmt.Fprintf(&b, "Content-Type: %s\r\n\r\n", s.contentType(minimalMetadata))
+			fmt.Fprintf(&b, "Content-Type: %s\r\n\r\n", s.contentType(odata.MinimalMetadata))
 			b.Write(entBody.Bytes())
 			b.WriteString("\r\n")
 		} else {
@@ -324,11 +325,11 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 		s.fail(q, perr)
 		return
 	}
-	inner := &request{w: q.w, r: q.r, id: q.id, base: q.base, version: q.version, meta: minimalMetadata}
+	inner := &request{w: q.w, r: q.r, id: q.id, base: q.base, version: q.version, meta: odata.MinimalMetadata}
 	if strings.Contains(sub.header.Get("Accept")+sub.url.Query().Get("$format"), "nometadata") {
-		inner.meta = noMetadata
+		inner.meta = odata.NoMetadata
 	} else if strings.Contains(sub.header.Get("Accept")+sub.url.Query().Get("$format"), "fullmetadata") {
-		inner.meta = fullMetadata
+		inner.meta = odata.FullMetadata
 	}
 	var status = http.StatusOK
 	var body []byte
@@ -345,7 +346,7 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 				}
 			} else {
 				var b bytes.Buffer
-				entityJSON(&b, &ent, inner.meta, q.base, s.cfg.Account, table, true, sel)
+				odata.WriteEntity(&b, &ent, inner.meta, q.base, s.cfg.Account, table, true, sel)
 				body, extra = b.Bytes(), "ETag: "+ent.ETag()+"\r\n"
 			}
 		}
@@ -369,7 +370,7 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 			s.fail(q, fail)
 			return
 		}
-		status, body, extra, ctype = fail.Status, errorBody(fail, q.id), "", s.contentType(minimalMetadata)
+		status, body, extra, ctype = fail.Status, errorBody(fail, q.id), "", s.contentType(odata.MinimalMetadata)
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n%sContent-Type: %s\r\n\r\n", status, http.StatusText(status), extra, ctype)
@@ -391,7 +392,7 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 func (s *Server) batchFailure(q *request, e *engine.Error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nPreference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nContent-Type: %s\r\n\r\n",
-		e.Status, http.StatusText(e.Status), s.contentType(minimalMetadata))
+		e.Status, http.StatusText(e.Status), s.contentType(odata.MinimalMetadata))
 	b.Write(errorBody(e, q.id))
 	b.WriteString("\r\n")
 	s.writeBatch(q, [][]byte{b.Bytes()})

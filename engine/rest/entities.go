@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/odata"
 )
 
 // The entity resources: insert, point operations and queries.
@@ -28,7 +29,7 @@ func (s *Server) readEntity(q *request, keys *[2]string) (engine.Entity, bool) {
 	if !ok {
 		return engine.Entity{}, false
 	}
-	ent, err := decodeEntity(body, keys)
+	ent, err := odata.DecodeEntity(body, keys)
 	if err != nil {
 		s.fail(q, err)
 		return engine.Entity{}, false
@@ -61,12 +62,12 @@ func (s *Server) insert(q *request, g *grant, table string) {
 		return
 	}
 	var b bytes.Buffer
-	entityJSON(&b, &stored, q.meta, q.base, s.cfg.Account, table, true, nil)
+	odata.WriteEntity(&b, &stored, q.meta, q.base, s.cfg.Account, table, true, nil)
 	s.writeJSON(q, http.StatusCreated, b.Bytes())
 }
 
 func entityURL(base, table, pk, rk string) string {
-	return fmt.Sprintf("%s/%s(PartitionKey='%s',RowKey='%s')", base, table, url.PathEscape(quoteKey(pk)), url.PathEscape(quoteKey(rk)))
+	return fmt.Sprintf("%s/%s(PartitionKey='%s',RowKey='%s')", base, table, url.PathEscape(odata.QuoteKey(pk)), url.PathEscape(odata.QuoteKey(rk)))
 }
 
 // entity serves GET, PUT, PATCH, MERGE and DELETE on one entity.
@@ -91,7 +92,7 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 		}
 		q.w.Header().Set("ETag", ent.ETag())
 		var b bytes.Buffer
-		entityJSON(&b, &ent, q.meta, q.base, s.cfg.Account, table, true, sel)
+		odata.WriteEntity(&b, &ent, q.meta, q.base, s.cfg.Account, table, true, sel)
 		s.writeJSON(q, http.StatusOK, b.Bytes())
 	case http.MethodPut, http.MethodPatch, "MERGE":
 		act := actUpdate
@@ -241,7 +242,7 @@ func (s *Server) pageJSON(q *request, g *grant, table string, page engine.Page, 
 			b.WriteByte(',')
 		}
 		n++
-		entityJSON(&b, e, q.meta, q.base, s.cfg.Account, table, false, sel)
+		odata.WriteEntity(&b, e, q.meta, q.base, s.cfg.Account, table, false, sel)
 	}
 	b.WriteString("]}")
 	return b.Bytes()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/odata"
 )
 
 // Errors in the service's form: a status, an x-ms-error-code header and an
@@ -21,7 +22,7 @@ func badInput(code, msg string) *engine.Error {
 // fail writes an error in the service's JSON form.
 func (s *Server) fail(q *request, err *engine.Error) {
 	h := q.w.Header()
-	h.Set("Content-Type", s.contentType(minimalMetadata))
+	h.Set("Content-Type", s.contentType(odata.MinimalMetadata))
 	h.Set("x-ms-error-code", err.Code)
 	q.w.WriteHeader(err.Status)
 	q.w.Write(errorBody(err, q.id))
@@ -34,9 +35,9 @@ func errorBody(err *engine.Error, requestID string) []byte {
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"odata.error":{"code":`)
-	writeString(&b, err.Code)
+	odata.WriteString(&b, err.Code)
 	b.WriteString(`,"message":{"lang":"en-US","value":`)
-	writeString(&b, msg+"\nRequestId:"+requestID+"\nTime:"+engine.FormatTimestamp(time.Now()))
+	odata.WriteString(&b, msg+"\nRequestId:"+requestID+"\nTime:"+engine.FormatTimestamp(time.Now()))
 	b.WriteString("}}}")
 	return b.Bytes()
 }

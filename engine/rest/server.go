@@ -25,6 +25,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/odata"
 )
 
 // Authentication modes.
@@ -323,11 +324,11 @@ func metadataLevel(r *http.Request) string {
 	}
 	switch {
 	case strings.Contains(f, "odata=nometadata"):
-		return noMetadata
+		return odata.NoMetadata
 	case strings.Contains(f, "odata=fullmetadata"):
-		return fullMetadata
+		return odata.FullMetadata
 	}
-	return minimalMetadata
+	return odata.MinimalMetadata
 }
 
 func (s *Server) contentType(meta string) string {
@@ -370,9 +371,9 @@ func (s *Server) writeJSON(q *request, status int, body []byte) {
 // which the nometadata form leaves out.
 func openObject(b *bytes.Buffer, q *request, metadata string) {
 	b.WriteByte('{')
-	if q.meta != noMetadata {
+	if q.meta != odata.NoMetadata {
 		b.WriteString(`"odata.metadata":`)
-		writeString(b, q.base+metadata)
+		odata.WriteString(b, q.base+metadata)
 		b.WriteByte(',')
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/odata"
 )
 
 // The table resources: create, list (with $filter, $top and paging), get
@@ -55,17 +56,17 @@ func (s *Server) tableJSON(b *bytes.Buffer, q *request, name string, element boo
 	} else {
 		b.WriteByte('{')
 	}
-	if q.meta == fullMetadata {
+	if q.meta == odata.FullMetadata {
 		b.WriteString(`"odata.type":`)
-		writeString(b, s.cfg.Account+".Tables")
+		odata.WriteString(b, s.cfg.Account+".Tables")
 		b.WriteString(`,"odata.id":`)
-		writeString(b, q.base+"/Tables('"+name+"')")
+		odata.WriteString(b, q.base+"/Tables('"+name+"')")
 		b.WriteString(`,"odata.editLink":`)
-		writeString(b, "Tables('"+name+"')")
+		odata.WriteString(b, "Tables('"+name+"')")
 		b.WriteByte(',')
 	}
 	b.WriteString(`"TableName":`)
-	writeString(b, name)
+	odata.WriteString(b, name)
 	b.WriteByte('}')
 }
 

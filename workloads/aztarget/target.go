@@ -27,6 +27,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/odata"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 )
@@ -357,10 +358,10 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (done time.Time, err
 	c := s.t.client(op.Table)
 	switch op.Kind {
 	case workloads.OpInsert:
-		s.buf = appendEntity(s.buf[:0], &op.Entity)
+		s.buf = odata.AppendEntity(s.buf[:0], &op.Entity)
 		_, err = c.AddEntity(ctx, s.buf, nil)
 	case workloads.OpUpsert:
-		s.buf = appendEntity(s.buf[:0], &op.Entity)
+		s.buf = odata.AppendEntity(s.buf[:0], &op.Entity)
 		_, err = c.UpsertEntity(ctx, s.buf, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace})
 	case workloads.OpGet:
 		_, err = c.GetEntity(ctx, op.PartitionKey, op.RowKey, nil)
@@ -401,7 +402,7 @@ func deref(s *string) string {
 }
 
 func transactionAction(op *engine.BatchOp) aztables.TransactionAction {
-	a := aztables.TransactionAction{Entity: appendEntity(nil, &op.Entity)}
+	a := aztables.TransactionAction{Entity: odata.AppendEntity(nil, &op.Entity)}
 	switch op.Kind {
 	case engine.BatchInsert:
 		a.ActionType = aztables.TransactionTypeAdd

@@ -1,4 +1,9 @@
-package rest
+// Package odata is the Table service's OData JSON form of entities, the one
+// codec the served engine (engine/rest) and the SDK target
+// (workloads/aztarget) share: decoding a request's entity with its
+// @odata.type annotations, writing one in each metadata level of a
+// response, and the compact form a client sends.
+package odata
 
 import (
 	"bytes"
@@ -6,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -16,18 +22,23 @@ import (
 	"github.com/tablebench/tablebench/engine"
 )
 
-// Metadata levels of JSON responses.
+func badInput(code, msg string) *engine.Error {
+	return &engine.Error{Status: http.StatusBadRequest, Code: code, Message: msg, Index: -1}
+}
+
+// Metadata levels of JSON responses: the odata= parameter of Accept or
+// $format.
 const (
-	noMetadata      = "nometadata"
-	minimalMetadata = "minimalmetadata"
-	fullMetadata    = "fullmetadata"
+	NoMetadata      = "nometadata"
+	MinimalMetadata = "minimalmetadata"
+	FullMetadata    = "fullmetadata"
 )
 
-// decodeEntity reads an entity from a JSON body: properties with their
+// DecodeEntity reads an entity from a JSON body: properties with their
 // @odata.type annotations. PartitionKey and RowKey are required, except
 // where keys (the URL's, for updates) are given: a body without them takes
 // those. Timestamp and odata.* are ignored, as the service ignores them.
-func decodeEntity(body []byte, keys *[2]string) (engine.Entity, *engine.Error) {
+func DecodeEntity(body []byte, keys *[2]string) (engine.Entity, *engine.Error) {
 	var e engine.Entity
 	if !utf8.Valid(body) {
 		return e, badInput(engine.CodeInvalidInput, "The request body is not valid UTF-8.")
@@ -257,9 +268,9 @@ func orStr(s, d string) string {
 	return s
 }
 
-// entityJSON writes an entity in the given metadata form. base is the
+// WriteEntity writes an entity in the given metadata form. base is the
 // service root URL; sel limits the properties when the query had $select.
-func entityJSON(b *bytes.Buffer, e *engine.Entity, meta, base, account, table string, element bool, sel []string) {
+func WriteEntity(b *bytes.Buffer, e *engine.Entity, meta, base, account, table string, element bool, sel []string) {
 	b.WriteByte('{')
 	first := true
 	field := func(name string, write func()) {
@@ -267,17 +278,17 @@ func entityJSON(b *bytes.Buffer, e *engine.Entity, meta, base, account, table st
 			b.WriteByte(',')
 		}
 		first = false
-		writeString(b, name)
+		WriteString(b, name)
 		b.WriteByte(':')
 		write()
 	}
-	str := func(s string) func() { return func() { writeString(b, s) } }
-	if meta != noMetadata {
+	str := func(s string) func() { return func() { WriteString(b, s) } }
+	if meta != NoMetadata {
 		if element {
 			field("odata.metadata", str(base+"/$metadata#"+table+"/@Element"))
 		}
-		if meta == fullMetadata {
-			id := fmt.Sprintf("%s(PartitionKey='%s',RowKey='%s')", table, quoteKey(e.PartitionKey), quoteKey(e.RowKey))
+		if meta == FullMetadata {
+			id := fmt.Sprintf("%s(PartitionKey='%s',RowKey='%s')", table, QuoteKey(e.PartitionKey), QuoteKey(e.RowKey))
 			field("odata.type", str(account+"."+table))
 			field("odata.id", str(base+"/"+id))
 			field("odata.etag", str(e.ETag()))
@@ -304,7 +315,7 @@ func entityJSON(b *bytes.Buffer, e *engine.Entity, meta, base, account, table st
 		field("RowKey", str(e.RowKey))
 	}
 	if selected("Timestamp") {
-		if meta == fullMetadata {
+		if meta == FullMetadata {
 			field("Timestamp@odata.type", str("Edm.DateTime"))
 		}
 		field("Timestamp", str(engine.FormatTimestamp(e.Timestamp)))
@@ -317,7 +328,7 @@ func entityJSON(b *bytes.Buffer, e *engine.Entity, meta, base, account, table st
 			write = str(v)
 		case int32:
 			write = func() { b.WriteString(strconv.FormatInt(int64(v), 10)) }
-			if meta == fullMetadata {
+			if meta == FullMetadata {
 				typ = "Edm.Int32"
 			}
 		case int64:
@@ -332,13 +343,13 @@ func entityJSON(b *bytes.Buffer, e *engine.Entity, meta, base, account, table st
 				write, typ = str("-Infinity"), "Edm.Double"
 			default:
 				write = func() { b.WriteString(strconv.FormatFloat(v, 'g', -1, 64)) }
-				if meta == fullMetadata || v == math.Trunc(v) {
+				if meta == FullMetadata || v == math.Trunc(v) {
 					typ = "Edm.Double"
 				}
 			}
 		case bool:
 			write = func() { b.WriteString(strconv.FormatBool(v)) }
-			if meta == fullMetadata {
+			if meta == FullMetadata {
 				typ = "Edm.Boolean"
 			}
 		case time.Time:
@@ -350,7 +361,7 @@ func entityJSON(b *bytes.Buffer, e *engine.Entity, meta, base, account, table st
 		default:
 			continue
 		}
-		if typ != "" && meta != noMetadata {
+		if typ != "" && meta != NoMetadata {
 			field(p.Name+"@odata.type", str(typ))
 		}
 		field(p.Name, write)
@@ -358,18 +369,79 @@ func entityJSON(b *bytes.Buffer, e *engine.Entity, meta, base, account, table st
 	b.WriteByte('}')
 }
 
-func writeString(b *bytes.Buffer, s string) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			q, _ := json.Marshal(s)
-			b.Write(q)
-			return
+func WriteString(b *bytes.Buffer, s string) { b.Write(AppendString(b.AvailableBuffer(), s)) }
+
+// QuoteKey doubles single quotes, as keys are written in URLs.
+func QuoteKey(k string) string { return strings.ReplaceAll(k, "'", "''") }
+
+// AppendEntity appends the JSON body of an entity as a client sends it:
+// no metadata, and the odata.type annotations the service needs for types
+// JSON cannot carry.
+func AppendEntity(b []byte, e *engine.Entity) []byte {
+	b = append(b, `{"PartitionKey":`...)
+	b = AppendString(b, e.PartitionKey)
+	b = append(b, `,"RowKey":`...)
+	b = AppendString(b, e.RowKey)
+	for _, p := range e.Properties {
+		typed := ""
+		b = append(b, ',')
+		b = AppendString(b, p.Name)
+		b = append(b, ':')
+		switch v := p.Value.(type) {
+		case string:
+			b = AppendString(b, v)
+		case int32:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case int64:
+			b = AppendString(b, strconv.FormatInt(v, 10))
+			typed = "Edm.Int64"
+		case float64:
+			switch {
+			case math.IsNaN(v):
+				b, typed = append(b, `"NaN"`...), "Edm.Double"
+			case math.IsInf(v, 1):
+				b, typed = append(b, `"Infinity"`...), "Edm.Double"
+			case math.IsInf(v, -1):
+				b, typed = append(b, `"-Infinity"`...), "Edm.Double"
+			default:
+				b = strconv.AppendFloat(b, v, 'g', -1, 64)
+				if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+					typed = "Edm.Double" // 1.0 would otherwise be read as an Int32
+				}
+			}
+		case bool:
+			b = strconv.AppendBool(b, v)
+		case time.Time:
+			b = AppendString(b, engine.FormatTimestamp(v))
+			typed = "Edm.DateTime"
+		case uuid.UUID:
+			b = AppendString(b, v.String())
+			typed = "Edm.Guid"
+		case []byte:
+			b = AppendString(b, base64.StdEncoding.EncodeToString(v))
+			typed = "Edm.Binary"
+		default:
+			b = append(b, "null"...)
+		}
+		if typed != "" {
+			b = append(b, ',')
+			b = AppendString(b, p.Name+"@odata.type")
+			b = append(b, ':')
+			b = AppendString(b, typed)
 		}
 	}
-	b.WriteByte('"')
-	b.WriteString(s)
-	b.WriteByte('"')
+	return append(b, '}')
 }
 
-// quoteKey doubles single quotes, as keys are written in URLs.
-func quoteKey(k string) string { return strings.ReplaceAll(k, "'", "''") }
+// AppendString appends s as a JSON string.
+func AppendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ { // the common case: nothing to escape
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
