@@ -17,9 +17,8 @@ import (
 // at once after freezeAt, as a server that died does.
 type freezing struct {
 	workloads.Target
-	freezeAt time.Duration
+	freezeAt time.Time
 	killed   bool
-	start    *time.Time
 }
 
 func (f freezing) NewSession(seed uint64) workloads.Session { return freezeSession{f} }
@@ -29,10 +28,7 @@ type freezeSession struct{ f freezing }
 func (s freezeSession) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
 	clock := s.f.Clock()
 	now := clock.Now()
-	if s.f.start.IsZero() {
-		*s.f.start = now
-	}
-	if now.Sub(*s.f.start) >= s.f.freezeAt {
+	if !now.Before(s.f.freezeAt) {
 		if s.f.killed {
 			return now, errors.New("dial tcp 127.0.0.1:10002: connect: connection refused")
 		}
@@ -43,8 +39,11 @@ func (s freezeSession) Do(ctx context.Context, op *workloads.Op) (time.Time, err
 	return done, clock.SleepUntil(ctx, done)
 }
 
+// frozen returns a target that freezes (or dies) 8 s after it is made; a
+// run on it starts at once.
 func frozen(t *testing.T, killed bool) freezing {
-	return freezing{Target: engineTarget(t, func(c *engine.Config) { c.Profile = engine.None() }), freezeAt: 8 * time.Second, killed: killed, start: new(time.Time)}
+	tg := engineTarget(t, func(c *engine.Config) { c.Profile = engine.None() })
+	return freezing{Target: tg, freezeAt: tg.Clock().Now().Add(8 * time.Second), killed: killed}
 }
 
 func hasWarning(ws []string, part string) bool {
