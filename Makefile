@@ -32,9 +32,11 @@ vet:
 # The engine's calibration tests simulate minutes of load in virtual time;
 # they run in a second pass without the race detector, which would make them
 # several times slower and adds nothing the shorter model tests don't check.
+# Explicit timeouts: generous for a busy machine, yet a hung test fails the
+# run instead of stalling CI.
 test: vet assets
-	$(GO) test -race -count=1 ./...
-	$(GO) test -count=1 -tags calibration -run Calibration ./engine/
+	$(GO) test -race -count=1 -timeout 25m ./...
+	$(GO) test -count=1 -timeout 10m -tags calibration -run Calibration ./engine/
 	$(MAKE) --no-print-directory fuzz
 
 fuzz:

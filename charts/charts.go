@@ -3,6 +3,10 @@
 // curves and per-second throughput and throttling of each run, and an index
 // with the claims table. Pages load echarts from the report's own assets
 // folder, never from the network, and are the same for the same results.
+//
+// In tablebench's data flow (spec -> coordinator -> target -> recorder ->
+// results -> charts) it is the last stage: it reads stored results, and the
+// figure catalog for how each figure is drawn, and runs nothing.
 package charts
 
 import (

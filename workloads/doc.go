@@ -8,4 +8,9 @@
 // synchronous threads, no retries and a 3 s pause after any error, GUID
 // PartitionKeys, RowKeys of the form JobID_VMID_WorkerID_Index, one random
 // Payload string per 1,024-byte entity, measurement after a warm-up.
+//
+// In the data flow (spec -> coordinator -> target -> recorder -> results ->
+// charts) it is the spec and the coordinator; a Target (the engine in
+// process, or any endpoint through the SDK) answers, and package results
+// records.
 package workloads
