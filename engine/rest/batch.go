@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -51,11 +52,16 @@ func parseSubRequest(raw []byte) (*subRequest, error) {
 	if len(fields) != 3 || !strings.HasPrefix(fields[2], "HTTP/") {
 		return nil, fmt.Errorf("the request line %q is not METHOD URL HTTP/1.1", string(line))
 	}
-	u, err := url.ParseRequestURI(fields[1])
+	target := fields[1]
+	if !strings.Contains(target, "://") && !strings.HasPrefix(target, "/") {
+		target = "/" + target // a URL relative to the service root
+	}
+	u, err := url.ParseRequestURI(target)
 	if err != nil {
 		return nil, fmt.Errorf("the URL %q is not valid", fields[1])
 	}
-	hdrText := append(bytes.TrimRight(rest, "\r\n"), "\r\n\r\n"...)
+	// A fresh slice: appending to rest would write over the body after it.
+	hdrText := append(slices.Clip(bytes.TrimRight(rest, "\r\n")), "\r\n\r\n"...)
 	if len(bytes.TrimSpace(rest)) == 0 {
 		hdrText = []byte("\r\n")
 	}

@@ -430,3 +430,28 @@ func TestTableACL(t *testing.T) {
 		t.Fatalf("a removed policy still grants: %d", got.status)
 	}
 }
+
+// TestBatchWithBareLineFeeds: a $batch written with \n line endings, as some
+// tools write it, is read like one with \r\n.
+func TestBatchWithBareLineFeeds(t *testing.T) {
+	r := newRaw(t)
+	r.table("lfonly")
+	ctype, body := batch(
+		r.op("POST", "/lfonly", "Content-Type: application/json\r\nContent-ID: 1\r\n", `{"PartitionKey":"p","RowKey":"1"}`),
+		r.op("POST", "/lfonly", "Content-Type: application/json\r\nContent-ID: 2\r\n", `{"PartitionKey":"p","RowKey":"2"}`),
+	)
+	body = strings.ReplaceAll(body, "\r\n", "\n")
+	if got := r.submit(ctype, body); got.status != 202 || innerStatus(got.body) != "201" {
+		t.Fatalf("%d %s", got.status, got.body)
+	}
+	if _, st := r.get("lfonly", "p", "2"); st != 200 {
+		t.Fatal("the second operation was not applied")
+	}
+	// Operations may name their resource by path, or relative to the root.
+	for i, target := range []string{"/devstoreaccount1/lfonly", "lfonly"} {
+		_, body := batch("POST " + target + " HTTP/1.1\r\nContent-Type: application/json\r\n\r\n" + fmt.Sprintf(`{"PartitionKey":"q","RowKey":"%d"}`, i))
+		if got := r.submit(ctype, body); got.status != 202 || innerStatus(got.body) != "201" {
+			t.Fatalf("%s: %d %s", target, got.status, got.body)
+		}
+	}
+}
