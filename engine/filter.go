@@ -398,7 +398,13 @@ func (l *lexer) typed(word string) token {
 	bad := token{kind: tErr, text: fmt.Sprintf("%s'%s' is not a valid literal", word, s)}
 	switch strings.ToLower(word) {
 	case "datetime":
-		t, err := time.Parse(time.RFC3339Nano, s)
+		var t time.Time
+		var err error
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.9999999", "2006-01-02T15:04"} { // zoneless is UTC
+			if t, err = time.Parse(layout, s); err == nil {
+				break
+			}
+		}
 		if err != nil {
 			return bad
 		}

@@ -58,6 +58,7 @@ func TestFilters(t *testing.T) {
 		{"Score eq 1.5d", []string{"a/1"}, ""},
 		{"Active eq true", []string{"a/1"}, ""},
 		{"Born eq datetime'2010-11-01T12:00:00Z'", []string{"a/1"}, ""},
+		{"Born eq datetime'2010-11-01T12:00:00'", []string{"a/1"}, ""}, // zoneless is UTC
 		{"Born lt datetime'2010-11-01T12:00:00Z'", nil, ""},
 		{"ID eq guid'c9da6455-213d-42c9-9a79-3e9149a57833'", []string{"a/1"}, ""},
 		{"Blob eq X'0A0B'", []string{"a/1"}, ""},
