@@ -17,7 +17,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -26,7 +25,6 @@ import (
 	"github.com/go-echarts/go-echarts/v2/render"
 
 	"github.com/tablebench/tablebench/results"
-	"github.com/tablebench/tablebench/workloads"
 )
 
 // page is one HTML page of the report.
@@ -121,8 +119,7 @@ func common(id, title, xName, yName string, xType string) []charts.GlobalOpts {
 
 // Figure is what one figure page shows.
 type Figure struct {
-	Figure workloads.Figure
-	Series []workloads.Series
+	Figure results.FigureData
 	Runs   []*results.Run // the figure's runs, in catalog order
 	Claims []results.Claim
 }
@@ -132,13 +129,13 @@ func mainChart(f *Figure) render.ChartSnippet {
 	fig := &f.Figure
 	id := fig.Name + "_main"
 	switch fig.Chart {
-	case workloads.ChartHistogram:
+	case results.ChartHistogram:
 		return histogramChart(id, fig.Title, f.Runs, seriesNames(f))
-	case workloads.ChartDual:
+	case results.ChartDual:
 		l := charts.NewLine()
 		l.SetGlobalOptions(common(id, fig.Title, fig.XLabel, fig.YLabel, "value")...)
 		l.ExtendYAxis(opts.YAxis{Name: fig.Y2Label, Type: "value", Position: "right", Min: 0})
-		for _, s := range f.Series {
+		for _, s := range f.Figure.Series {
 			var ok, thr []opts.LineData
 			for _, p := range s.Points {
 				ok = append(ok, opts.LineData{Value: []any{p.X, round(p.Y)}})
@@ -151,7 +148,7 @@ func mainChart(f *Figure) render.ChartSnippet {
 	}
 	l := charts.NewLine()
 	l.SetGlobalOptions(common(id, fig.Title, fig.XLabel, fig.YLabel, "value")...)
-	for _, s := range f.Series {
+	for _, s := range f.Figure.Series {
 		var data []opts.LineData
 		for _, p := range s.Points {
 			data = append(data, opts.LineData{Value: []any{p.X, round(p.Y)}})
@@ -410,7 +407,7 @@ func copyAssets(dir string) error {
 	return results.WriteFileAtomic(filepath.Join(dir, "assets", "echarts.min.js"), func(w io.Writer) error { _, err := w.Write(EChartsJS); return err })
 }
 
-func figLabel(f workloads.Figure) string {
+func figLabel(f results.FigureData) string {
 	if f.ID >= 100 {
 		return f.Name
 	}
@@ -430,7 +427,7 @@ func writeCSV(w io.Writer, f *Figure) error {
 		byID[r.ID] = r
 	}
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	for _, s := range f.Series {
+	for _, s := range f.Figure.Series {
 		for _, p := range s.Points {
 			r := byID[p.RunID]
 			if r == nil {
@@ -444,20 +441,18 @@ func writeCSV(w io.Writer, f *Figure) error {
 	return cw.Error()
 }
 
-// Build assembles the report's figures from a result set.
-func Build(title string, set *results.Set, figs []workloads.Figure, claims []results.Claim) *Report {
-	m := workloads.NewMeasured(figs, set.Runs)
+// Build assembles the report's figures from a result set and the figures
+// drawn from it.
+func Build(title string, set *results.Set, figs []results.FigureData, claims []results.Claim) *Report {
+	byID := map[string]*results.Run{}
+	for _, r := range set.Runs {
+		byID[r.ID] = r
+	}
 	rep := &Report{Title: title, Set: set, Claims: claims}
 	for _, f := range figs {
-		fv := Figure{Figure: f, Series: f.Data(m)}
-		src := f
-		if f.From != 0 {
-			if i := slices.IndexFunc(figs, func(x workloads.Figure) bool { return x.ID == f.From }); i >= 0 {
-				src = figs[i]
-			}
-		}
-		for _, fr := range src.Runs {
-			if r := m.Run(src.ID, fr.Series, fr.X); r != nil {
+		fv := Figure{Figure: f}
+		for _, id := range f.RunIDs {
+			if r := byID[id]; r != nil {
 				fv.Runs = append(fv.Runs, r)
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/go-echarts/go-echarts/v2/render"
 
 	"github.com/tablebench/tablebench/results"
-	"github.com/tablebench/tablebench/workloads"
 )
 
 // Comparison is two result sets side by side.
@@ -54,15 +53,18 @@ func NewComparison(a, b *results.Dir) *Comparison {
 
 // Write renders the comparison into dir: one page with each figure's two
 // result sets overlaid, and a table of every run.
-func (c *Comparison) Write(dir string, figs []workloads.Figure) error {
+// figsA and figsB are the same figures drawn from each set.
+func (c *Comparison) Write(dir string, figsA, figsB []results.FigureData) error {
 	if err := copyAssets(dir); err != nil {
 		return err
 	}
 	p := &page{Title: "Comparison", Paras: []string{"A: " + c.A.Path, "B: " + c.B.Path}}
-	ma, mb := workloads.NewMeasured(figs, c.A.Set.Runs), workloads.NewMeasured(figs, c.B.Set.Runs)
-	for _, f := range figs {
-		sa, sb := f.Data(ma), f.Data(mb)
-		if len(sa) == 0 || len(sb) == 0 || f.Chart == workloads.ChartHistogram {
+	for i, f := range figsA {
+		if i >= len(figsB) || figsB[i].ID != f.ID {
+			continue
+		}
+		sa, sb := f.Series, figsB[i].Series
+		if len(sa) == 0 || len(sb) == 0 || f.Chart == results.ChartHistogram {
 			continue
 		}
 		p.Sections = append(p.Sections, section{Heading: f.Title, Chart: overlay(f, sa, sb)})
@@ -77,10 +79,10 @@ func (c *Comparison) Write(dir string, figs []workloads.Figure) error {
 	return writePage(filepath.Join(dir, "index.html"), p)
 }
 
-func overlay(f workloads.Figure, sa, sb []workloads.Series) render.ChartSnippet {
+func overlay(f results.FigureData, sa, sb []results.Series) render.ChartSnippet {
 	l := charts.NewLine()
 	l.SetGlobalOptions(common(f.Name+"_compare", f.Title, f.XLabel, f.YLabel, "value")...)
-	add := func(prefix string, ss []workloads.Series, dashed bool) {
+	add := func(prefix string, ss []results.Series, dashed bool) {
 		for _, s := range ss {
 			var data []opts.LineData
 			for _, p := range s.Points {

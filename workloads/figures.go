@@ -12,9 +12,9 @@ import (
 
 // Chart kinds of a figure.
 const (
-	ChartHistogram = "histogram" // latency histograms, one series per run
-	ChartLine      = "line"      // y against x, one line per series
-	ChartDual      = "dual"      // y on the left axis, y2 on the right
+	ChartHistogram = results.ChartHistogram
+	ChartLine      = results.ChartLine
+	ChartDual      = results.ChartDual
 )
 
 // Figure is one figure of the case study, or of a user's sweep, as data.
@@ -151,18 +151,39 @@ func metric(name string, r *results.Run, x float64) (float64, float64) {
 	return r.EntitiesPerSec, 0
 }
 
-// Series is one line of a figure.
-type Series struct {
-	Name   string  `json:"name"`
-	Points []Point `json:"points"`
+// Series and Point are a figure's lines, as results stores and draws them.
+type (
+	Series = results.Series
+	Point  = results.Point
+)
+
+// Draw returns the figure ready to draw from stored runs: its series and the
+// IDs of the runs it reads (another figure's, for a derived one).
+func (f *Figure) Draw(m Measured) results.FigureData {
+	d := results.FigureData{ID: f.ID, Name: f.Name, Title: f.Title, XLabel: f.XLabel, YLabel: f.YLabel, Y2Label: f.Y2Label,
+		Chart: f.Chart, Choices: f.Choices, Series: f.Data(m)}
+	src := f
+	if f.From != 0 {
+		if from, ok := m.figs[f.From]; ok {
+			src = from
+		}
+	}
+	for _, fr := range src.Runs {
+		if r := m.Run(src.ID, fr.Series, fr.X); r != nil {
+			d.RunIDs = append(d.RunIDs, r.ID)
+		}
+	}
+	return d
 }
 
-// Point is one point of a series.
-type Point struct {
-	X     float64 `json:"x"`
-	Y     float64 `json:"y"`
-	Y2    float64 `json:"y2,omitempty"`
-	RunID string  `json:"run"`
+// DrawAll draws each figure from runs.
+func DrawAll(figs []Figure, runs []*results.Run) []results.FigureData {
+	m := NewMeasured(figs, runs)
+	out := make([]results.FigureData, len(figs))
+	for i := range figs {
+		out[i] = figs[i].Draw(m)
+	}
+	return out
 }
 
 // Data returns the figure's series from stored runs, in catalog order.

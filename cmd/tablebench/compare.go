@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablebench/tablebench/charts"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads"
 )
 
 func compareCmd(ctx context.Context, e *env, args []string) error {
@@ -52,7 +53,7 @@ func compareCmd(ctx context.Context, e *env, args []string) error {
 	if dir == "" {
 		dir = filepath.Join(b.Path, "compare")
 	}
-	if err := cmp.Write(dir, figs); err != nil {
+	if err := cmp.Write(dir, workloads.DrawAll(figs, a.Set.Runs), workloads.DrawAll(figs, b.Set.Runs)); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "charts: %s\n", filepath.Join(dir, "index.html"))
