@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/btree"
+	"github.com/tablebench/tablebench/engine/clock"
 )
 
 // BalancerConfig configures the load balancer, the engine's partition
@@ -116,7 +117,7 @@ func newBalancer(e *Engine, cfg BalancerConfig) *balancer {
 }
 
 func (b *balancer) run(ctx context.Context) {
-	ctx = Background(ctx) // on a virtual clock the balancer never drives time
+	ctx = clock.Background(ctx) // on a virtual clock the balancer never drives time
 	next := b.e.clock.Now()
 	for {
 		next = next.Add(b.cfg.Interval)

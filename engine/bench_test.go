@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // The raw engine's speed: the none profile, in process, with parallelism.
@@ -40,10 +41,10 @@ func BenchmarkInsert(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		pk := uuid.NewString()
 		prefix := "tb_" + strconv.FormatInt(worker.Add(1), 10) + "_"
-		props := []engine.Property{engine.String("Payload", payload1K)}
+		props := []tables.Property{tables.String("Payload", payload1K)}
 		i := 0
 		for pb.Next() { // keys as cheaply as a client could make them: the engine is what is measured
-			if _, err := e.Insert(ctx, "bench", engine.Entity{PartitionKey: pk, RowKey: prefix + strconv.Itoa(i), Properties: props}); err != nil {
+			if _, err := e.Insert(ctx, "bench", tables.Entity{PartitionKey: pk, RowKey: prefix + strconv.Itoa(i), Properties: props}); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -59,7 +60,7 @@ func BenchmarkGet(b *testing.B) {
 		pks[i] = uuid.NewString()
 	}
 	for i := range n {
-		e.Insert(ctx, "bench", ent(pks[i%len(pks)], fmt.Sprintf("r%06d", i), engine.String("Payload", payload1K)))
+		e.Insert(ctx, "bench", ent(pks[i%len(pks)], fmt.Sprintf("r%06d", i), tables.String("Payload", payload1K)))
 	}
 	rks := make([]string, n)
 	for i := range rks {
@@ -88,10 +89,10 @@ func BenchmarkBatch100(b *testing.B) {
 		pk := uuid.NewString()
 		w := worker.Add(1)
 		i := 0
-		ops := make([]engine.BatchOp, 100)
+		ops := make([]tables.BatchOp, 100)
 		for pb.Next() {
 			for j := range ops {
-				ops[j] = engine.BatchOp{Kind: engine.BatchInsert, Entity: ent(pk, fmt.Sprintf("%d_%d", w, i), engine.String("Payload", payload1K))}
+				ops[j] = tables.BatchOp{Kind: tables.BatchInsert, Entity: ent(pk, fmt.Sprintf("%d_%d", w, i), tables.String("Payload", payload1K))}
 				i++
 			}
 			if _, err := e.Batch(ctx, "bench", ops); err != nil {
@@ -114,7 +115,7 @@ func BenchmarkMemoryPerEntity(b *testing.B) {
 		pk := uuid.NewString()
 		for i := range n {
 			p := []byte(payload1K) // each entity its own payload, as from the wire
-			if _, err := e.Insert(ctx, "bench", ent(pk, fmt.Sprintf("job_1_7_%d", i), engine.String("Payload", string(p)))); err != nil {
+			if _, err := e.Insert(ctx, "bench", ent(pk, fmt.Sprintf("job_1_7_%d", i), tables.String("Payload", string(p)))); err != nil {
 				b.Fatal(err)
 			}
 		}

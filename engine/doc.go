@@ -10,9 +10,9 @@
 // model: WA2010 (calibrated to the 2010 case study, the default), Modern
 // (today's targets) and None (the raw engine, no latency and no throttling).
 //
-// All modelled time comes from one Clock: a VirtualClock, on which time
+// All modelled time comes from one clock.Clock: a clock.Virtual, on which time
 // passes only when every participant waits (the suite's default, exact and
-// as fast as the CPU allows), or a ScaledClock in wall time, whose time-scale
+// as fast as the CPU allows), or a clock.Scaled in wall time, whose time-scale
 // factor compresses every modelled duration and rate. Each request's queueing
 // and service are computed arithmetically and the caller sleeps once per
 // request.

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/btree"
+	"github.com/tablebench/tablebench/engine/clock"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // Config configures an Engine. Start from DefaultConfig.
@@ -24,7 +26,7 @@ type Config struct {
 	// experiment takes 6 s of wall time. Ignored when Clock is set.
 	TimeScale float64
 	// Clock, when set, is the engine's source of time.
-	Clock Clock
+	Clock clock.Clock
 	// Seed seeds every random draw the engine makes.
 	Seed uint64
 	// PreSplit is the number of range partitions a new table starts with,
@@ -49,7 +51,7 @@ func DefaultConfig() Config {
 		Profile:          WA2010(),
 		TimeScale:        1,
 		Seed:             1,
-		MaxKeyLength:     DefaultMaxKeyLen,
+		MaxKeyLength:     tables.DefaultMaxKeyLen,
 		TableDeleteGrace: 40 * time.Second,
 		Balancer:         DefaultBalancerConfig(),
 	}
@@ -59,7 +61,7 @@ func DefaultConfig() Config {
 // partition servers. It is safe for concurrent use.
 type Engine struct {
 	cfg   Config
-	clock Clock
+	clock clock.Clock
 
 	tables   atomic.Pointer[map[string]*table] // by lower-case name, copy on write
 	tablesMu sync.Mutex                        // serializes table creation and deletion
@@ -83,7 +85,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	if cfg.MaxKeyLength <= 0 {
-		cfg.MaxKeyLength = DefaultMaxKeyLen
+		cfg.MaxKeyLength = tables.DefaultMaxKeyLen
 	}
 	if cfg.PreSplit < 0 || cfg.PreSplit > 4096 {
 		return nil, fmt.Errorf("engine: pre-split of %d range partitions is out of range: use 0 (cold) to 4096", cfg.PreSplit)
@@ -93,7 +95,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, clock: cfg.Clock, deleted: map[string]time.Time{}}
 	if e.clock == nil {
-		e.clock = NewScaledClock(cfg.TimeScale)
+		e.clock = clock.NewScaled(cfg.TimeScale)
 	}
 	empty := map[string]*table{}
 	e.tables.Store(&empty)
@@ -129,7 +131,7 @@ func (e *Engine) Close() error {
 
 // Clock returns the engine's clock; callers that measure latency in model
 // time use it.
-func (e *Engine) Clock() Clock { return e.clock }
+func (e *Engine) Clock() clock.Clock { return e.clock }
 
 // Config returns the engine's configuration.
 func (e *Engine) Config() Config { return e.cfg }
@@ -139,7 +141,7 @@ var tableNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{2,62}$`)
 // ValidateTableName checks a table name against the service's rules.
 func ValidateTableName(name string) error {
 	if !tableNameRE.MatchString(name) || strings.EqualFold(name, "tables") {
-		return badRequest(CodeInvalidResourceName, fmt.Sprintf("The table name %q is invalid: use 3 to 63 letters and digits, starting with a letter; \"tables\" is reserved.", name))
+		return badRequest(tables.CodeInvalidResourceName, fmt.Sprintf("The table name %q is invalid: use 3 to 63 letters and digits, starting with a letter; \"tables\" is reserved.", name))
 	}
 	return nil
 }
@@ -154,11 +156,11 @@ func (e *Engine) CreateTable(ctx context.Context, name string) error {
 	defer e.tablesMu.Unlock()
 	old := *e.tables.Load()
 	if _, ok := old[key]; ok {
-		return newError(http.StatusConflict, CodeTableAlreadyExists, "The table specified already exists.")
+		return newError(http.StatusConflict, tables.CodeTableAlreadyExists, "The table specified already exists.")
 	}
 	if until, ok := e.deleted[key]; ok {
 		if e.clock.Now().Before(until) {
-			return newError(http.StatusConflict, CodeTableBeingDeleted, "The specified table is being deleted. Try operation later.")
+			return newError(http.StatusConflict, tables.CodeTableBeingDeleted, "The specified table is being deleted. Try operation later.")
 		}
 		delete(e.deleted, key)
 	}
@@ -198,11 +200,11 @@ func (e *Engine) DeleteTable(ctx context.Context, name string) error {
 // order, starting at the name next, and the name to continue from ("" when
 // there are no more).
 func (e *Engine) ListTables(ctx context.Context, top int, next string) ([]string, string, error) {
-	if top < 0 || top > MaxPageSize {
-		return nil, "", badRequest(CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000.")
+	if top < 0 || top > tables.MaxPageSize {
+		return nil, "", badRequest(tables.CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000.")
 	}
 	if top == 0 {
-		top = MaxPageSize
+		top = tables.MaxPageSize
 	}
 	var names []string
 	for _, t := range *e.tables.Load() {
@@ -243,7 +245,7 @@ func (e *Engine) TableName(name string) (string, bool) {
 	return t.name, true
 }
 
-func (e *Engine) table(name string) (*table, *Error) {
+func (e *Engine) table(name string) (*table, *tables.Error) {
 	t, ok := (*e.tables.Load())[strings.ToLower(name)]
 	if !ok {
 		return nil, errTableNotFound

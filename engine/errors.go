@@ -1,102 +1,25 @@
 package engine
 
 import (
-	"errors"
-	"fmt"
+	"github.com/tablebench/tablebench/engine/tables"
 	"net/http"
 )
 
-// Error codes the engine answers with. They are the Table service's own codes,
-// so the REST front end and the workloads report them exactly as the service
-// would.
-const (
-	CodeEntityAlreadyExists             = "EntityAlreadyExists"
-	CodeResourceNotFound                = "ResourceNotFound"
-	CodeTableNotFound                   = "TableNotFound"
-	CodeTableAlreadyExists              = "TableAlreadyExists"
-	CodeTableBeingDeleted               = "TableBeingDeleted"
-	CodeUpdateConditionNotSatisfied     = "UpdateConditionNotSatisfied"
-	CodePropertiesNeedValue             = "PropertiesNeedValue"
-	CodeInvalidInput                    = "InvalidInput"
-	CodeInvalidDuplicateRow             = "InvalidDuplicateRow"
-	CodeCommandsInBatchActOnDifferentPK = "CommandsInBatchActOnDifferentPartitions"
-	CodeOutOfRangeInput                 = "OutOfRangeInput"
-	CodePropertyValueTooLarge           = "PropertyValueTooLarge"
-	CodeEntityTooLarge                  = "EntityTooLarge"
-	CodeRequestBodyTooLarge             = "RequestBodyTooLarge"
-	CodeTooManyProperties               = "TooManyProperties"
-	CodePropertyNameInvalid             = "PropertyNameInvalid"
-	CodePropertyNameTooLong             = "PropertyNameTooLong"
-	CodeDuplicatePropertiesSpecified    = "DuplicatePropertiesSpecified"
-	CodeInvalidValueType                = "InvalidValueType"
-	CodeInvalidResourceName             = "InvalidResourceName"
-	CodeInvalidQueryParameterValue      = "InvalidQueryParameterValue"
-	CodeNotImplemented                  = "NotImplemented"
-	CodeServerBusy                      = "ServerBusy"
-	CodeOperationTimedOut               = "OperationTimedOut"
-	CodeInternalError                   = "InternalError"
-)
-
-// The service's messages for throttling answers. Which ServerBusy message is
-// sent tells the user which limit was hit.
-const (
-	MsgServerBusy       = "The server is currently unable to receive requests. Please retry your request."
-	MsgAccountOverLimit = "Operations per second is over the account limit."
-	MsgTimedOut         = "The operation could not be completed within the permitted time."
-)
-
-// Error is an answer of the engine that is not a success. It carries what the
-// service would put on the wire: the HTTP status, the error code and the
-// message. For a failed entity group transaction Index is the 0-based index
-// of the failing operation; it is -1 otherwise.
-type Error struct {
-	Status  int
-	Code    string
-	Message string
-	Index   int
+func newError(status int, code, msg string) *tables.Error {
+	return &tables.Error{Status: status, Code: code, Message: msg, Index: -1}
 }
 
-func (e *Error) Error() string {
-	if e.Index >= 0 {
-		return fmt.Sprintf("%d %s: %d:%s", e.Status, e.Code, e.Index, e.Message)
-	}
-	return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
-}
-
-// Throttled reports whether the error is one of the service's throttling
-// answers: 503 ServerBusy or 500 OperationTimedOut.
-func (e *Error) Throttled() bool {
-	return e.Code == CodeServerBusy || e.Code == CodeOperationTimedOut
-}
-
-func newError(status int, code, msg string) *Error {
-	return &Error{Status: status, Code: code, Message: msg, Index: -1}
-}
-
-func badRequest(code, msg string) *Error { return newError(http.StatusBadRequest, code, msg) }
-
-// AsError returns err as an *Error if it is one (or wraps one).
-func AsError(err error) (*Error, bool) {
-	var e *Error
-	ok := errors.As(err, &e)
-	return e, ok
-}
-
-// IsCode reports whether err is an engine error with the given code.
-func IsCode(err error, code string) bool {
-	e, ok := AsError(err)
-	return ok && e.Code == code
-}
+func badRequest(code, msg string) *tables.Error { return newError(http.StatusBadRequest, code, msg) }
 
 var (
-	errTableNotFound  = newError(http.StatusNotFound, CodeTableNotFound, "The table specified does not exist.")
-	errEntityNotFound = newError(http.StatusNotFound, CodeResourceNotFound, "The specified resource does not exist.")
-	errEntityExists   = newError(http.StatusConflict, CodeEntityAlreadyExists, "The specified entity already exists.")
-	errCondition      = newError(http.StatusPreconditionFailed, CodeUpdateConditionNotSatisfied, "The update condition specified in the request was not satisfied.")
+	errTableNotFound  = newError(http.StatusNotFound, tables.CodeTableNotFound, "The table specified does not exist.")
+	errEntityNotFound = newError(http.StatusNotFound, tables.CodeResourceNotFound, "The specified resource does not exist.")
+	errEntityExists   = newError(http.StatusConflict, tables.CodeEntityAlreadyExists, "The specified entity already exists.")
+	errCondition      = newError(http.StatusPreconditionFailed, tables.CodeUpdateConditionNotSatisfied, "The update condition specified in the request was not satisfied.")
 )
 
 // withIndex returns a copy of e for the index-th operation of a batch.
-func withIndex(e *Error, index int) *Error {
+func withIndex(e *tables.Error, index int) *tables.Error {
 	c := *e
 	c.Index = index
 	return &c

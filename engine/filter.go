@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // The OData $filter of the service's subset: its lexer, its recursive-descent
@@ -36,17 +37,17 @@ func ParseFilter(s string) (*Filter, error) {
 	if err == nil && p.tok.kind != tEOF {
 		err = p.errorf("unexpected %q", p.tok.text)
 	}
-	if err == nil && p.compares > MaxFilterCompares {
-		err = fmt.Errorf("%d comparisons, at most %d are allowed", p.compares, MaxFilterCompares)
+	if err == nil && p.compares > tables.MaxFilterCompares {
+		err = fmt.Errorf("%d comparisons, at most %d are allowed", p.compares, tables.MaxFilterCompares)
 	}
 	if err != nil {
-		return nil, badRequest(CodeInvalidInput, fmt.Sprintf("The $filter %q is not valid: %v.", s, err))
+		return nil, badRequest(tables.CodeInvalidInput, fmt.Sprintf("The $filter %q is not valid: %v.", s, err))
 	}
 	return &Filter{root: n}, nil
 }
 
 // Match reports whether the entity matches the filter.
-func (f *Filter) Match(e *Entity) bool {
+func (f *Filter) Match(e *tables.Entity) bool {
 	return f.match(&record{pk: e.PartitionKey, rk: e.RowKey, ts: e.Timestamp.UnixNano(), props: e.Properties})
 }
 
@@ -64,7 +65,7 @@ func (n constNode) eval(*record) bool { return bool(n) }
 type cmpNode struct {
 	prop string
 	op   string
-	lit  Property
+	lit  tables.Property
 }
 
 func (n andNode) eval(r *record) bool { return n.l.eval(r) && n.r.eval(r) }
@@ -115,7 +116,9 @@ func (n cmpNode) eval(r *record) bool {
 	}
 }
 
-func numeric(t EdmType) bool { return t == EdmInt32 || t == EdmInt64 || t == EdmDouble }
+func numeric(t tables.EdmType) bool {
+	return t == tables.EdmInt32 || t == tables.EdmInt64 || t == tables.EdmDouble
+}
 
 // asFloat returns a numeric value as a float64, and whether it is one.
 func asFloat(v any) (float64, bool) {
@@ -219,7 +222,7 @@ func (f *Filter) keyRange() keyRange {
 			walk(x.l)
 			walk(x.r)
 		case cmpNode:
-			if s, ok := x.lit.Value.(string); ok && x.lit.Type == EdmString {
+			if s, ok := x.lit.Value.(string); ok && x.lit.Type == tables.EdmString {
 				_ = s
 				conj = append(conj, x)
 			}
@@ -317,7 +320,7 @@ const (
 type token struct {
 	kind tokKind
 	text string
-	lit  Property
+	lit  tables.Property
 }
 
 type lexer struct {
@@ -345,7 +348,7 @@ func (l *lexer) next() token {
 		if !ok {
 			return token{kind: tErr, text: "unterminated string"}
 		}
-		return token{kind: tLit, text: s, lit: Property{Type: EdmString, Value: s}}
+		return token{kind: tLit, text: s, lit: tables.Property{Type: tables.EdmString, Value: s}}
 	case c == '-' || c == '+' || ('0' <= c && c <= '9'):
 		return l.number()
 	case c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z'):
@@ -359,7 +362,7 @@ func (l *lexer) next() token {
 		}
 		switch word {
 		case "true", "false":
-			return token{kind: tLit, text: word, lit: Property{Type: EdmBoolean, Value: word == "true"}}
+			return token{kind: tLit, text: word, lit: tables.Property{Type: tables.EdmBoolean, Value: word == "true"}}
 		}
 		return token{kind: tIdent, text: word}
 	}
@@ -408,19 +411,19 @@ func (l *lexer) typed(word string) token {
 		if err != nil {
 			return bad
 		}
-		return token{kind: tLit, text: s, lit: Property{Type: EdmDateTime, Value: t.UTC()}}
+		return token{kind: tLit, text: s, lit: tables.Property{Type: tables.EdmDateTime, Value: t.UTC()}}
 	case "guid":
 		g, err := uuid.Parse(s)
 		if err != nil {
 			return bad
 		}
-		return token{kind: tLit, text: s, lit: Property{Type: EdmGuid, Value: g}}
+		return token{kind: tLit, text: s, lit: tables.Property{Type: tables.EdmGuid, Value: g}}
 	case "x", "binary":
 		b, err := hex.DecodeString(s)
 		if err != nil {
 			return bad
 		}
-		return token{kind: tLit, text: s, lit: Property{Type: EdmBinary, Value: b}}
+		return token{kind: tLit, text: s, lit: tables.Property{Type: tables.EdmBinary, Value: b}}
 	}
 	return token{kind: tErr, text: fmt.Sprintf("unknown literal type %q", word)}
 }
@@ -455,7 +458,7 @@ func (l *lexer) number() token {
 			if err != nil || isFloat {
 				return bad
 			}
-			return token{kind: tLit, text: text, lit: Property{Type: EdmInt64, Value: v}}
+			return token{kind: tLit, text: text, lit: tables.Property{Type: tables.EdmInt64, Value: v}}
 		case 'd', 'D', 'm', 'M', 'f', 'F':
 			l.pos++
 			isFloat = true
@@ -466,7 +469,7 @@ func (l *lexer) number() token {
 		if err != nil {
 			return bad
 		}
-		return token{kind: tLit, text: text, lit: Property{Type: EdmDouble, Value: v}}
+		return token{kind: tLit, text: text, lit: tables.Property{Type: tables.EdmDouble, Value: v}}
 	}
 	v, err := strconv.ParseInt(text, 10, 32)
 	if err != nil {
@@ -474,9 +477,9 @@ func (l *lexer) number() token {
 		if err != nil {
 			return bad
 		}
-		return token{kind: tLit, text: text, lit: Property{Type: EdmInt64, Value: v64}}
+		return token{kind: tLit, text: text, lit: tables.Property{Type: tables.EdmInt64, Value: v64}}
 	}
-	return token{kind: tLit, text: text, lit: Property{Type: EdmInt32, Value: int32(v)}}
+	return token{kind: tLit, text: text, lit: tables.Property{Type: tables.EdmInt32, Value: int32(v)}}
 }
 
 type parser struct {
@@ -490,8 +493,8 @@ type parser struct {
 // node counts a node of the tree; a filter of many nodes is refused before
 // it costs memory, however it is built (a long chain of not, say).
 func (p *parser) node() error {
-	if p.nodes++; p.nodes > MaxFilterNodes {
-		return fmt.Errorf("more than %d operators and comparisons", MaxFilterNodes)
+	if p.nodes++; p.nodes > tables.MaxFilterNodes {
+		return fmt.Errorf("more than %d operators and comparisons", tables.MaxFilterNodes)
 	}
 	return nil
 }
@@ -579,12 +582,12 @@ func (p *parser) comparison() (node, error) {
 	if p.tok.kind != tIdent || !compareOps[p.tok.text] {
 		// A boolean on its own: the literals true and false, or a Boolean
 		// property, which is true where it holds true.
-		if left.kind == tLit && left.lit.Type == EdmBoolean {
+		if left.kind == tLit && left.lit.Type == tables.EdmBoolean {
 			return constNode(left.lit.Value.(bool)), nil
 		}
 		if left.kind == tIdent && !compareOps[left.text] && left.text != "and" && left.text != "or" && left.text != "not" {
 			p.compares++
-			return cmpNode{prop: left.text, op: "eq", lit: Property{Type: EdmBoolean, Value: true}}, nil
+			return cmpNode{prop: left.text, op: "eq", lit: tables.Property{Type: tables.EdmBoolean, Value: true}}, nil
 		}
 		return nil, p.errorf("expected eq, ne, gt, ge, lt or le after %q", left.text)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // FuzzParseFilter: any $filter parses or is refused with 400 InvalidInput,
@@ -15,12 +16,12 @@ func FuzzParseFilter(f *testing.F) {
 		"X eq X'0A0B'", "F lt 1.5e3", "((((A eq 1))))", "A eq", "'x' eq A", "A eq -", "A eq 1.2.3L"} {
 		f.Add(s)
 	}
-	e := engine.Entity{PartitionKey: "a", RowKey: "b", Timestamp: time.Unix(1, 0), Properties: []engine.Property{
-		engine.Int32("Age", 31), engine.String("Name", "x"), engine.Int64("Big", 5), engine.Double("F", 2), engine.Bool("B", true)}}
+	e := tables.Entity{PartitionKey: "a", RowKey: "b", Timestamp: time.Unix(1, 0), Properties: []tables.Property{
+		tables.Int32("Age", 31), tables.String("Name", "x"), tables.Int64("Big", 5), tables.Double("F", 2), tables.Bool("B", true)}}
 	f.Fuzz(func(t *testing.T, s string) {
 		flt, err := engine.ParseFilter(s)
 		if err != nil {
-			if !engine.IsCode(err, engine.CodeInvalidInput) {
+			if !tables.IsCode(err, tables.CodeInvalidInput) {
 				t.Fatalf("%q: %v", s, err)
 			}
 			return
@@ -35,10 +36,10 @@ func FuzzDecodeToken(f *testing.F) {
 	f.Add("1!0!", "")
 	f.Add("2!x!!", "é/\x00")
 	f.Fuzz(func(t *testing.T, tok, key string) {
-		if k, err := engine.DecodeToken(engine.EncodeToken(key)); err != nil || k != key {
+		if k, err := tables.DecodeToken(tables.EncodeToken(key)); err != nil || k != key {
 			t.Fatalf("%q did not round trip: %q %v", key, k, err)
 		}
-		if _, err := engine.DecodeToken(tok); err != nil && !engine.IsCode(err, engine.CodeInvalidInput) {
+		if _, err := tables.DecodeToken(tok); err != nil && !tables.IsCode(err, tables.CodeInvalidInput) {
 			t.Fatalf("%q: %v", tok, err)
 		}
 	})

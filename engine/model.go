@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/tablebench/tablebench/engine/tables"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -53,25 +54,25 @@ func (e *Engine) Client(c *Call) Client { return Client{e: e, c: c} }
 
 // Insert is Client.Insert without a caller's Call: the engine draws its own
 // randomness and reports no timing.
-func (e *Engine) Insert(ctx context.Context, tableName string, ent Entity) (Entity, error) {
+func (e *Engine) Insert(ctx context.Context, tableName string, ent tables.Entity) (tables.Entity, error) {
 	return e.Client(nil).Insert(ctx, tableName, ent)
 }
 
 // Upsert is Client.Upsert without a caller's Call: the engine draws its own
 // randomness and reports no timing.
-func (e *Engine) Upsert(ctx context.Context, tableName string, ent Entity, mode UpdateMode) (Entity, error) {
+func (e *Engine) Upsert(ctx context.Context, tableName string, ent tables.Entity, mode tables.UpdateMode) (tables.Entity, error) {
 	return e.Client(nil).Upsert(ctx, tableName, ent, mode)
 }
 
 // Update is Client.Update without a caller's Call: the engine draws its own
 // randomness and reports no timing.
-func (e *Engine) Update(ctx context.Context, tableName string, ent Entity, mode UpdateMode, ifMatch string) (Entity, error) {
+func (e *Engine) Update(ctx context.Context, tableName string, ent tables.Entity, mode tables.UpdateMode, ifMatch string) (tables.Entity, error) {
 	return e.Client(nil).Update(ctx, tableName, ent, mode, ifMatch)
 }
 
 // Get is Client.Get without a caller's Call: the engine draws its own
 // randomness and reports no timing.
-func (e *Engine) Get(ctx context.Context, tableName, pk, rk string, sel []string) (Entity, error) {
+func (e *Engine) Get(ctx context.Context, tableName, pk, rk string, sel []string) (tables.Entity, error) {
 	return e.Client(nil).Get(ctx, tableName, pk, rk, sel)
 }
 
@@ -83,13 +84,13 @@ func (e *Engine) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) 
 
 // Batch is Client.Batch without a caller's Call: the engine draws its own
 // randomness and reports no timing.
-func (e *Engine) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]Entity, error) {
+func (e *Engine) Batch(ctx context.Context, tableName string, ops []tables.BatchOp) ([]tables.Entity, error) {
 	return e.Client(nil).Batch(ctx, tableName, ops)
 }
 
 // QueryEntities is Client.QueryEntities without a caller's Call: the engine draws its own
 // randomness and reports no timing.
-func (e *Engine) QueryEntities(ctx context.Context, tableName string, q Query) (Page, error) {
+func (e *Engine) QueryEntities(ctx context.Context, tableName string, q tables.Query) (tables.Page, error) {
 	return e.Client(nil).QueryEntities(ctx, tableName, q)
 }
 
@@ -265,7 +266,7 @@ func scaleDur(d time.Duration, x float64) time.Duration { return time.Duration(f
 // checks: account and key budgets, availability, the backlog throttle and the
 // deadline. It is called with rp locked. On refusal it returns the error and
 // the model time at which the refusal is answered.
-func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units float64) (admission, time.Time, *Error) {
+func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units float64) (admission, time.Time, *tables.Error) {
 	p := &e.cfg.Profile
 	a := admission{rng: rp.rng, units: units}
 	if c != nil && c.Rand != nil {
@@ -289,23 +290,23 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 	a.t1 = a.t0.Add(fe)
 	rp.win.observe(rp.rng, pk, units)
 
-	busy := func(msg string, at time.Time) (admission, time.Time, *Error) {
+	busy := func(msg string, at time.Time) (admission, time.Time, *tables.Error) {
 		rp.win.throttled++
-		return a, at, newError(http.StatusServiceUnavailable, CodeServerBusy, msg)
+		return a, at, newError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
 	}
-	timedOut := func() (admission, time.Time, *Error) {
+	timedOut := func() (admission, time.Time, *tables.Error) {
 		rp.win.timeouts++
-		return a, a.deadline, newError(http.StatusInternalServerError, CodeOperationTimedOut, MsgTimedOut)
+		return a, a.deadline, newError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
 	if k != opQuery { // a query is charged for what it scans, after the scan
 		e.acctMu.Lock()
 		ok := e.acct.take(a.t1, units)
 		e.acctMu.Unlock()
 		if !ok {
-			return busy(MsgAccountOverLimit, a.t1)
+			return busy(tables.MsgAccountOverLimit, a.t1)
 		}
 		if !rp.keyBucket(pk, p.PartitionKeyRate, p.Burst).take(a.t1, units) {
-			return busy(MsgServerBusy, a.t1)
+			return busy(tables.MsgServerBusy, a.t1)
 		}
 	}
 	start := a.t1
@@ -314,7 +315,7 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 			if at := start.Add(p.HoldMax); at.After(a.deadline) {
 				return timedOut()
 			}
-			return busy(MsgServerBusy, start.Add(p.HoldMax))
+			return busy(tables.MsgServerBusy, start.Add(p.HoldMax))
 		}
 		start = rp.unavailableUntil
 	}
@@ -323,7 +324,7 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 	a.laneStart = rp.sched.fit(start, 0)
 	if n := rp.queue.ahead(start); n > 0 {
 		if a.rng.Float64() < math.Pow(float64(n)/float64(p.ThrottleAt), p.ThrottleExp) {
-			return busy(MsgServerBusy, start)
+			return busy(tables.MsgServerBusy, start)
 		}
 	}
 	if a.laneStart.After(a.deadline) { // cannot start in time even in the first gap
@@ -338,7 +339,7 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 // only after its deadline is not served: it gets 500 OperationTimedOut,
 // answered at the deadline. scanned is the number of entities a query
 // scanned; a query is charged for them whether or not it is served.
-func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, scanned int) *Error {
+func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, scanned int) *tables.Error {
 	p := &e.cfg.Profile
 	var mean time.Duration
 	switch k {
@@ -358,7 +359,7 @@ func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, s
 	start, ok := rp.srv.reserve(&rp.sched, a.laneStart, e.clock.Now(), a.deadline, s)
 	if !ok {
 		rp.win.timeouts++
-		return newError(http.StatusInternalServerError, CodeOperationTimedOut, MsgTimedOut)
+		return newError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
 	rp.win.busy += s
 	rp.queue.add(start.Add(s))
@@ -398,7 +399,7 @@ func (e *Engine) serve(a *admission, k opKind, entities int) Timing {
 // do runs fn on the live range partition of t holding pk, through the model
 // when the profile has one, and sleeps once until the modelled response time.
 // fn returns the number of entities it scanned (queries) or touched.
-func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind, entities int, units float64, fn func(rp *rangePartition, now time.Time) (int, *Error)) error {
+func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind, entities int, units float64, fn func(rp *rangePartition, now time.Time) (int, *tables.Error)) error {
 	if !e.cfg.Profile.Model {
 		read := k != opWrite
 		rp := t.lock(pk, read)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // TestQueriesChargeScannedEntities: a query is charged for every entity it
@@ -24,9 +25,9 @@ func TestQueriesChargeScannedEntities(t *testing.T) {
 		}
 		defer e.Close()
 		e.CreateTable(ctx, "scan")
-		var ops []engine.BatchOp
+		var ops []tables.BatchOp
 		for i := range 3000 {
-			ops = append(ops, engine.BatchOp{Kind: engine.BatchUpsertReplace, Entity: ent("p", fmt.Sprintf("r%05d", i))})
+			ops = append(ops, tables.BatchOp{Kind: tables.BatchUpsertReplace, Entity: ent("p", fmt.Sprintf("r%05d", i))})
 			if len(ops) == 100 {
 				if _, err := e.Batch(ctx, "scan", ops); err != nil {
 					t.Fatal(err)
@@ -38,14 +39,14 @@ func TestQueriesChargeScannedEntities(t *testing.T) {
 		time.Sleep(5 * time.Second)
 		call := &engine.Call{}
 		cl := e.Client(call)
-		p, err := cl.QueryEntities(ctx, "scan", engine.Query{Filter: "PartitionKey eq 'p' and RowKey ge 'r00000'"})
+		p, err := cl.QueryEntities(ctx, "scan", tables.Query{Filter: "PartitionKey eq 'p' and RowKey ge 'r00000'"})
 		if err != nil || len(p.Entities) != 1000 || p.Scanned != 1000 {
 			t.Fatalf("first page: %d entities, %d scanned, %v", len(p.Entities), p.Scanned, err)
 		}
 		if call.Timing.Units != 1000 {
 			t.Fatalf("the page was charged %v units, want 1,000", call.Timing.Units)
 		}
-		q := engine.Query{Filter: "N eq 1", Continuation: p.Continuation} // matches nothing, scans the rest
+		q := tables.Query{Filter: "N eq 1", Continuation: p.Continuation} // matches nothing, scans the rest
 		p, err = cl.QueryEntities(ctx, "scan", q)
 		if err != nil || p.Scanned != 2000 || len(p.Entities) != 0 || p.Continuation != nil {
 			t.Fatalf("second page scanned %d, returned %d, continuation %v, %v; want the last 2,000 scanned", p.Scanned, len(p.Entities), p.Continuation, err)
@@ -54,7 +55,7 @@ func TestQueriesChargeScannedEntities(t *testing.T) {
 			t.Fatalf("the second page was charged %v units, want 2,000", call.Timing.Units)
 		}
 		_, err = e.Insert(ctx, "scan", ent("p", "more"))
-		wantCode(t, err, 503, engine.CodeServerBusy)
+		wantCode(t, err, 503, tables.CodeServerBusy)
 	})
 }
 
@@ -82,9 +83,9 @@ func TestDeadline(t *testing.T) {
 		for g := range 40 { // 40 batch-100s on 40 keys of one range partition at once
 			wg.Go(func() {
 				call := &engine.Call{Timeout: timeout, Rand: rand.New(rand.NewPCG(1, uint64(g)))}
-				var ops []engine.BatchOp
+				var ops []tables.BatchOp
 				for i := range 100 {
-					ops = append(ops, engine.BatchOp{Entity: ent(fmt.Sprintf("k%02d", g), fmt.Sprint(i))})
+					ops = append(ops, tables.BatchOp{Entity: ent(fmt.Sprintf("k%02d", g), fmt.Sprint(i))})
 				}
 				_, err := e.Client(call).Batch(ctx, "slow", ops)
 				mu.Lock()
@@ -92,11 +93,11 @@ func TestDeadline(t *testing.T) {
 				switch {
 				case err == nil:
 					served = append(served, call.Timing)
-				case engine.IsCode(err, engine.CodeOperationTimedOut):
+				case tables.IsCode(err, tables.CodeOperationTimedOut):
 					timedOut = append(timedOut, call.Timing)
 					lost = append(lost, fmt.Sprintf("k%02d", g))
 				default:
-					t.Errorf("batch %d: %v, want success or %s", g, err, engine.CodeOperationTimedOut)
+					t.Errorf("batch %d: %v, want success or %s", g, err, tables.CodeOperationTimedOut)
 				}
 			})
 		}
@@ -115,8 +116,8 @@ func TestDeadline(t *testing.T) {
 			}
 		}
 		for _, pk := range lost { // a timed-out write leaves nothing behind
-			if _, err := e.Get(ctx, "slow", pk, "0", nil); !engine.IsCode(err, engine.CodeResourceNotFound) {
-				t.Fatalf("entity of a timed-out batch: %v, want %s", err, engine.CodeResourceNotFound)
+			if _, err := e.Get(ctx, "slow", pk, "0", nil); !tables.IsCode(err, tables.CodeResourceNotFound) {
+				t.Fatalf("entity of a timed-out batch: %v, want %s", err, tables.CodeResourceNotFound)
 			}
 		}
 	})

@@ -3,20 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/tablebench/tablebench/engine/tables"
 	"math"
 	"net/http"
 	"strings"
 	"time"
-)
-
-// UpdateMode says how a write combines with an existing entity.
-type UpdateMode uint8
-
-const (
-	// Merge keeps the existing properties the write does not name.
-	Merge UpdateMode = iota
-	// Replace replaces the whole entity.
-	Replace
 )
 
 // units returns an entity's cost toward the throughput targets: its size
@@ -27,15 +18,15 @@ func units(size int) float64 {
 
 // Insert stores a new entity and returns it as stored, with its Timestamp.
 // An existing entity with the same keys gives 409 EntityAlreadyExists.
-func (cl Client) Insert(ctx context.Context, tableName string, ent Entity) (Entity, error) {
+func (cl Client) Insert(ctx context.Context, tableName string, ent tables.Entity) (tables.Entity, error) {
 	return cl.write(ctx, tableName, ent, nil)
 }
 
 // Upsert inserts the entity or, if it exists, merges it into or replaces the
 // existing one, unconditionally.
-func (cl Client) Upsert(ctx context.Context, tableName string, ent Entity, mode UpdateMode) (Entity, error) {
-	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *Error {
-		if old != nil && mode == Merge {
+func (cl Client) Upsert(ctx context.Context, tableName string, ent tables.Entity, mode tables.UpdateMode) (tables.Entity, error) {
+	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *tables.Error {
+		if old != nil && mode == tables.Merge {
 			rec.props = merge(old.props, rec.props)
 		}
 		return nil
@@ -45,15 +36,15 @@ func (cl Client) Upsert(ctx context.Context, tableName string, ent Entity, mode 
 // Update merges into or replaces an existing entity. ifMatch is "*" (any
 // version) or the ETag the entity must still have; a missing entity gives
 // 404 ResourceNotFound and another version 412 UpdateConditionNotSatisfied.
-func (cl Client) Update(ctx context.Context, tableName string, ent Entity, mode UpdateMode, ifMatch string) (Entity, error) {
+func (cl Client) Update(ctx context.Context, tableName string, ent tables.Entity, mode tables.UpdateMode, ifMatch string) (tables.Entity, error) {
 	if err := checkETag(ifMatch); err != nil {
-		return Entity{}, err
+		return tables.Entity{}, err
 	}
-	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *Error {
+	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *tables.Error {
 		if err := matches(old, ifMatch); err != nil {
 			return err
 		}
-		if mode == Merge {
+		if mode == tables.Merge {
 			rec.props = merge(old.props, rec.props)
 		}
 		return nil
@@ -62,17 +53,17 @@ func (cl Client) Update(ctx context.Context, tableName string, ent Entity, mode 
 
 // write validates and stores an entity. check decides, given what is stored
 // under its keys, whether the write may go on; nil means an insert.
-func (cl Client) write(ctx context.Context, tableName string, ent Entity, check func(rp *rangePartition, rec, old *record) *Error) (Entity, error) {
+func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity, check func(rp *rangePartition, rec, old *record) *tables.Error) (tables.Entity, error) {
 	e := cl.e
 	t, terr := e.table(tableName)
 	if terr != nil {
-		return Entity{}, terr
+		return tables.Entity{}, terr
 	}
 	rec, size, verr := prepare(&ent, e.cfg.MaxKeyLength)
 	if verr != nil {
-		return Entity{}, verr
+		return tables.Entity{}, verr
 	}
-	err := e.do(ctx, cl.c, t, rec.pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *Error) {
+	err := e.do(ctx, cl.c, t, rec.pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		if check == nil { // an insert: the tree's own descent finds an existing entity
 			if !rp.insert(rec, rp.stamp(now)) {
 				return 1, errEntityExists
@@ -87,21 +78,21 @@ func (cl Client) write(ctx context.Context, tableName string, ent Entity, check 
 		return 1, nil
 	})
 	if err != nil {
-		return Entity{}, err
+		return tables.Entity{}, err
 	}
 	return rec.view(nil), nil
 }
 
 // Get returns one entity, with only the selected properties when sel is not
 // nil. A missing entity gives 404 ResourceNotFound.
-func (cl Client) Get(ctx context.Context, tableName, pk, rk string, sel []string) (Entity, error) {
+func (cl Client) Get(ctx context.Context, tableName, pk, rk string, sel []string) (tables.Entity, error) {
 	e := cl.e
 	t, terr := e.table(tableName)
 	if terr != nil {
-		return Entity{}, terr
+		return tables.Entity{}, terr
 	}
-	var out Entity
-	err := e.do(ctx, cl.c, t, pk, opRead, 1, 1, func(rp *rangePartition, now time.Time) (int, *Error) {
+	var out tables.Entity
+	err := e.do(ctx, cl.c, t, pk, opRead, 1, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		r := rp.get(pk, rk)
 		if r == nil {
 			return 1, errEntityNotFound
@@ -122,7 +113,7 @@ func (cl Client) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) 
 	if terr != nil {
 		return terr
 	}
-	return e.do(ctx, cl.c, t, pk, opWrite, 1, 1, func(rp *rangePartition, now time.Time) (int, *Error) {
+	return e.do(ctx, cl.c, t, pk, opWrite, 1, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		old := rp.get(pk, rk)
 		if err := matches(old, ifMatch); err != nil {
 			return 1, err
@@ -135,21 +126,21 @@ func (cl Client) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) 
 // checkETag checks the form of an If-Match value: "*" or an entity tag,
 // strong or weak. A well-formed tag the service never issued matches
 // nothing, so it is answered 412 by matches, as the service answers it.
-func checkETag(ifMatch string) *Error {
+func checkETag(ifMatch string) *tables.Error {
 	if ifMatch == "*" {
 		return nil
 	}
 	if ifMatch == "" {
-		return badRequest(CodeInvalidInput, "An If-Match condition is required: use \"*\" for any version, or the entity's ETag.")
+		return badRequest(tables.CodeInvalidInput, "An If-Match condition is required: use \"*\" for any version, or the entity's ETag.")
 	}
 	tag := strings.TrimPrefix(ifMatch, "W/")
 	if len(tag) < 2 || tag[0] != '"' || tag[len(tag)-1] != '"' {
-		return badRequest(CodeInvalidInput, fmt.Sprintf("The ETag %q is not valid: use \"*\" or an ETag the service returned.", ifMatch))
+		return badRequest(tables.CodeInvalidInput, fmt.Sprintf("The ETag %q is not valid: use \"*\" or an ETag the service returned.", ifMatch))
 	}
 	return nil
 }
 
-func matches(old *record, ifMatch string) *Error {
+func matches(old *record, ifMatch string) *tables.Error {
 	if old == nil {
 		return errEntityNotFound
 	}
@@ -158,31 +149,10 @@ func matches(old *record, ifMatch string) *Error {
 	}
 	// An ETag is opaque: it matches only as the service wrote it, so one
 	// that names the same instant in other digits does not.
-	if ifMatch != FormatETag(time.Unix(0, old.ts)) {
+	if ifMatch != tables.FormatETag(time.Unix(0, old.ts)) {
 		return errCondition
 	}
 	return nil
-}
-
-// BatchOpKind is the kind of one operation of an entity group transaction.
-type BatchOpKind uint8
-
-// The operations a batch can hold.
-const (
-	BatchInsert BatchOpKind = iota
-	BatchUpdateMerge
-	BatchUpdateReplace
-	BatchUpsertMerge
-	BatchUpsertReplace
-	BatchDelete
-)
-
-// BatchOp is one operation of an entity group transaction. For BatchDelete
-// only the entity's keys are used. IfMatch applies to updates and deletes.
-type BatchOp struct {
-	Kind    BatchOpKind
-	Entity  Entity
-	IfMatch string
 }
 
 // Batch runs an entity group transaction: at most 100 operations on
@@ -190,13 +160,13 @@ type BatchOp struct {
 // atomically, every written entity sharing one Timestamp. It returns the
 // entities as stored (keys only for deletes). If an operation fails nothing
 // is applied and the error's Index is the operation's 0-based index.
-func (cl Client) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]Entity, error) {
+func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.BatchOp) ([]tables.Entity, error) {
 	e := cl.e
 	if len(ops) == 0 {
-		return nil, badRequest(CodeInvalidInput, "The batch request contains no operations: add 1 to 100 operations.")
+		return nil, badRequest(tables.CodeInvalidInput, "The batch request contains no operations: add 1 to 100 operations.")
 	}
-	if len(ops) > MaxBatchOps {
-		return nil, badRequest(CodeInvalidInput, "The batch request operation exceeds the maximum 100 changes per change set.")
+	if len(ops) > tables.MaxBatchOps {
+		return nil, badRequest(tables.CodeInvalidInput, "The batch request operation exceeds the maximum 100 changes per change set.")
 	}
 	t, terr := e.table(tableName)
 	if terr != nil {
@@ -210,13 +180,13 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]
 	for i := range ops {
 		op := &ops[i]
 		if op.Entity.PartitionKey != pk {
-			return nil, withIndex(badRequest(CodeCommandsInBatchActOnDifferentPK, "All commands in a batch must operate on the same partition."), i)
+			return nil, withIndex(badRequest(tables.CodeCommandsInBatchActOnDifferentPK, "All commands in a batch must operate on the same partition."), i)
 		}
 		if _, dup := seen[op.Entity.RowKey]; dup {
-			return nil, withIndex(badRequest(CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."), i)
+			return nil, withIndex(badRequest(tables.CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."), i)
 		}
 		seen[op.Entity.RowKey] = struct{}{}
-		if op.Kind == BatchDelete {
+		if op.Kind == tables.BatchDelete {
 			if err := validateKey("PartitionKey", pk, e.cfg.MaxKeyLength); err != nil {
 				return nil, withIndex(err, i)
 			}
@@ -234,33 +204,33 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]
 			total += units(sz)
 			size += sz
 		}
-		if op.Kind == BatchUpdateMerge || op.Kind == BatchUpdateReplace || op.Kind == BatchDelete {
+		if op.Kind == tables.BatchUpdateMerge || op.Kind == tables.BatchUpdateReplace || op.Kind == tables.BatchDelete {
 			if err := checkETag(op.IfMatch); err != nil {
 				return nil, withIndex(err, i)
 			}
 		}
-		if op.Kind > BatchDelete {
-			return nil, withIndex(badRequest(CodeInvalidInput, fmt.Sprintf("Unknown batch operation kind %d.", op.Kind)), i)
+		if op.Kind > tables.BatchDelete {
+			return nil, withIndex(badRequest(tables.CodeInvalidInput, fmt.Sprintf("Unknown batch operation kind %d.", op.Kind)), i)
 		}
 	}
-	if size > MaxBatchBytes {
-		return nil, newError(http.StatusRequestEntityTooLarge, CodeRequestBodyTooLarge, "The batch request is larger than 4 MiB.")
+	if size > tables.MaxBatchBytes {
+		return nil, newError(http.StatusRequestEntityTooLarge, tables.CodeRequestBodyTooLarge, "The batch request is larger than 4 MiB.")
 	}
-	out := make([]Entity, len(ops))
-	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *Error) {
+	out := make([]tables.Entity, len(ops))
+	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		// Check every operation against the state the earlier ones leave,
 		// then apply all of them: nothing is applied if one fails.
 		olds := make([]*record, len(ops))
 		for i, op := range ops {
 			old := rp.get(pk, recs[i].rk)
 			olds[i] = old
-			var err *Error
+			var err *tables.Error
 			switch op.Kind {
-			case BatchInsert:
+			case tables.BatchInsert:
 				if old != nil {
 					err = errEntityExists
 				}
-			case BatchUpdateMerge, BatchUpdateReplace, BatchDelete:
+			case tables.BatchUpdateMerge, tables.BatchUpdateReplace, tables.BatchDelete:
 				err = matches(old, op.IfMatch)
 			}
 			if err != nil {
@@ -271,11 +241,11 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]
 		for i, op := range ops {
 			r := recs[i]
 			switch op.Kind {
-			case BatchDelete:
+			case tables.BatchDelete:
 				rp.remove(r)
-				out[i] = Entity{PartitionKey: pk, RowKey: r.rk}
+				out[i] = tables.Entity{PartitionKey: pk, RowKey: r.rk}
 				continue
-			case BatchUpdateMerge, BatchUpsertMerge:
+			case tables.BatchUpdateMerge, tables.BatchUpsertMerge:
 				if olds[i] != nil {
 					r.props = merge(olds[i].props, r.props)
 				}
@@ -295,7 +265,7 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []BatchOp) ([]
 // Load stores entities directly, replacing any with the same keys, outside
 // the performance model: for setting up data that a measured run then
 // reads. Entities are validated as for any write.
-func (e *Engine) Load(ctx context.Context, tableName string, entities []Entity) error {
+func (e *Engine) Load(ctx context.Context, tableName string, entities []tables.Entity) error {
 	t, terr := e.table(tableName)
 	if terr != nil {
 		return terr

@@ -9,9 +9,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
-func keys(es []engine.Entity) []string {
+func keys(es []tables.Entity) []string {
 	var out []string
 	for _, e := range es {
 		out = append(out, e.PartitionKey+"/"+e.RowKey)
@@ -23,12 +24,12 @@ func TestFilters(t *testing.T) {
 	e := newRaw(t)
 	g := uuid.MustParse("c9da6455-213d-42c9-9a79-3e9149a57833")
 	when := time.Date(2010, 11, 1, 12, 0, 0, 0, time.UTC)
-	for _, x := range []engine.Entity{
-		ent("a", "1", engine.String("Name", "Smith"), engine.Int32("Age", 30), engine.Int64("Big", 1<<40), engine.Double("Score", 1.5),
-			engine.Bool("Active", true), engine.DateTime("Born", when), engine.GUID("ID", g), engine.Binary("Blob", []byte{0x0a, 0x0b})),
-		ent("a", "2", engine.String("Name", "O'Brien"), engine.Int32("Age", 40), engine.Bool("Active", false)),
-		ent("b", "1", engine.String("Name", "Jones"), engine.Int32("Age", 25)),
-		ent("c", "1", engine.String("Age", "thirty")),
+	for _, x := range []tables.Entity{
+		ent("a", "1", tables.String("Name", "Smith"), tables.Int32("Age", 30), tables.Int64("Big", 1<<40), tables.Double("Score", 1.5),
+			tables.Bool("Active", true), tables.DateTime("Born", when), tables.GUID("ID", g), tables.Binary("Blob", []byte{0x0a, 0x0b})),
+		ent("a", "2", tables.String("Name", "O'Brien"), tables.Int32("Age", 40), tables.Bool("Active", false)),
+		ent("b", "1", tables.String("Name", "Jones"), tables.Int32("Age", 25)),
+		ent("c", "1", tables.String("Age", "thirty")),
 	} {
 		if _, err := e.Insert(ctx, "people", x); err != nil {
 			t.Fatal(err)
@@ -65,21 +66,21 @@ func TestFilters(t *testing.T) {
 		{"Blob eq binary'0a0b'", []string{"a/1"}, ""},
 		{"Age eq 'thirty'", []string{"c/1"}, ""},
 		{"Timestamp gt datetime'2000-01-01T00:00:00Z'", []string{"a/1", "a/2", "b/1", "c/1"}, ""},
-		{"Age eq", nil, engine.CodeInvalidInput},
-		{"Age equals 3", nil, engine.CodeInvalidInput},
-		{"(Age eq 3", nil, engine.CodeInvalidInput},
-		{"Name eq 'open", nil, engine.CodeInvalidInput},
-		{"Born eq datetime'yesterday'", nil, engine.CodeInvalidInput},
-		{"Age eq Name", nil, engine.CodeInvalidInput},
-		{"Age eq 3 Age", nil, engine.CodeInvalidInput},
-		{"Age eq 99999999999999999999", nil, engine.CodeInvalidInput},
-		{strings.Repeat("Age eq 1 or ", 15) + "Age eq 1", nil, engine.CodeInvalidInput},
+		{"Age eq", nil, tables.CodeInvalidInput},
+		{"Age equals 3", nil, tables.CodeInvalidInput},
+		{"(Age eq 3", nil, tables.CodeInvalidInput},
+		{"Name eq 'open", nil, tables.CodeInvalidInput},
+		{"Born eq datetime'yesterday'", nil, tables.CodeInvalidInput},
+		{"Age eq Name", nil, tables.CodeInvalidInput},
+		{"Age eq 3 Age", nil, tables.CodeInvalidInput},
+		{"Age eq 99999999999999999999", nil, tables.CodeInvalidInput},
+		{strings.Repeat("Age eq 1 or ", 15) + "Age eq 1", nil, tables.CodeInvalidInput},
 		{strings.Repeat("Age eq 1 or ", 14) + "Age eq 25", []string{"b/1"}, ""},
-		{strings.Repeat("(", 200) + "Age eq 1" + strings.Repeat(")", 200), nil, engine.CodeInvalidInput},
+		{strings.Repeat("(", 200) + "Age eq 1" + strings.Repeat(")", 200), nil, tables.CodeInvalidInput},
 	}
 	for _, tc := range tests {
 		t.Run(tc.filter, func(t *testing.T) {
-			p, err := e.QueryEntities(ctx, "people", engine.Query{Filter: tc.filter})
+			p, err := e.QueryEntities(ctx, "people", tables.Query{Filter: tc.filter})
 			if tc.code != "" {
 				wantCode(t, err, 400, tc.code)
 				return
@@ -99,7 +100,7 @@ func TestOrderIsUTF16(t *testing.T) {
 	for _, pk := range []string{"～", "😀", "z", "A"} {
 		e.Insert(ctx, "people", ent(pk, "r"))
 	}
-	p, _ := e.QueryEntities(ctx, "people", engine.Query{})
+	p, _ := e.QueryEntities(ctx, "people", tables.Query{})
 	got := keys(p.Entities)
 	want := []string{"A/r", "z/r", "😀/r", "～/r"}
 	if !slices.Equal(got, want) {
@@ -110,9 +111,9 @@ func TestOrderIsUTF16(t *testing.T) {
 func TestPaging(t *testing.T) {
 	e := newRaw(t)
 	for i := range 2500 {
-		e.Insert(ctx, "people", ent("p", fmt.Sprintf("r%05d", i), engine.Int32("N", int32(i)), engine.Int32("Other", 0)))
+		e.Insert(ctx, "people", ent("p", fmt.Sprintf("r%05d", i), tables.Int32("N", int32(i)), tables.Int32("Other", 0)))
 	}
-	collect := func(q engine.Query) (pages []int, all []string) {
+	collect := func(q tables.Query) (pages []int, all []string) {
 		for {
 			p, err := e.QueryEntities(ctx, "people", q)
 			wantCode(t, err, 0, "")
@@ -124,34 +125,34 @@ func TestPaging(t *testing.T) {
 			q.Continuation = p.Continuation
 		}
 	}
-	pages, all := collect(engine.Query{})
+	pages, all := collect(tables.Query{})
 	if !slices.Equal(pages, []int{1000, 1000, 500}) || len(all) != 2500 || all[2499] != "p/r02499" {
 		t.Fatalf("pages %v, %d entities", pages, len(all))
 	}
-	pages, all = collect(engine.Query{Top: 700, Filter: "N ge 100"})
+	pages, all = collect(tables.Query{Top: 700, Filter: "N ge 100"})
 	if !slices.Equal(pages, []int{700, 700, 700, 300}) || all[0] != "p/r00100" {
 		t.Fatalf("$top pages %v first %v", pages, all[0])
 	}
-	p, _ := e.QueryEntities(ctx, "people", engine.Query{Top: 1, Select: []string{"N"}})
+	p, _ := e.QueryEntities(ctx, "people", tables.Query{Top: 1, Select: []string{"N"}})
 	if len(p.Entities[0].Properties) != 1 || p.Entities[0].Properties[0].Name != "N" {
 		t.Fatalf("$select gave %v", p.Entities[0].Properties)
 	}
 	if p.Scanned != 1 {
 		t.Fatalf("a $top=1 page scanned %d entities", p.Scanned)
 	}
-	p, _ = e.QueryEntities(ctx, "people", engine.Query{Filter: "PartitionKey eq 'p' and RowKey ge 'r02400' and RowKey lt 'r02410'"})
+	p, _ = e.QueryEntities(ctx, "people", tables.Query{Filter: "PartitionKey eq 'p' and RowKey ge 'r02400' and RowKey lt 'r02410'"})
 	if len(p.Entities) != 10 || p.Scanned != 10 {
 		t.Fatalf("a key-range query returned %d and scanned %d, want 10 and 10", len(p.Entities), p.Scanned)
 	}
-	_, err := e.QueryEntities(ctx, "people", engine.Query{Top: 1001})
-	wantCode(t, err, 400, engine.CodeInvalidQueryParameterValue)
+	_, err := e.QueryEntities(ctx, "people", tables.Query{Top: 1001})
+	wantCode(t, err, 400, tables.CodeInvalidQueryParameterValue)
 }
 
 func TestContinuationAtPartitionBoundary(t *testing.T) {
 	e := newRaw(t, func(c *engine.Config) { c.PreSplit = 16 })
-	e.Insert(ctx, "people", ent("0a", "r", engine.Int32("N", 1)))
-	e.Insert(ctx, "people", ent("fa", "r", engine.Int32("N", 2)))
-	q := engine.Query{Filter: "N eq 2"}
+	e.Insert(ctx, "people", ent("0a", "r", tables.Int32("N", 1)))
+	e.Insert(ctx, "people", ent("fa", "r", tables.Int32("N", 2)))
+	q := tables.Query{Filter: "N eq 2"}
 	var pages, empty int
 	var found []string
 	for {
@@ -174,15 +175,15 @@ func TestContinuationAtPartitionBoundary(t *testing.T) {
 
 func TestTokens(t *testing.T) {
 	for key, tok := range map[string]string{"Smith": "1!8!U21pdGg-", "Ben1898": "1!12!QmVuMTg5OA--", "": "1!0!"} {
-		if got := engine.EncodeToken(key); got != tok {
+		if got := tables.EncodeToken(key); got != tok {
 			t.Errorf("EncodeToken(%q) = %q, want %q", key, got, tok)
 		}
-		if got, err := engine.DecodeToken(tok); err != nil || got != key {
+		if got, err := tables.DecodeToken(tok); err != nil || got != key {
 			t.Errorf("DecodeToken(%q) = %q, %v", tok, got, err)
 		}
 	}
 	for _, bad := range []string{"", "2!8!U21pdGg-", "1!9!U21pdGg-", "1!8!U21p!Gg-", "1!x!"} {
-		if _, err := engine.DecodeToken(bad); !engine.IsCode(err, engine.CodeInvalidInput) {
+		if _, err := tables.DecodeToken(bad); !tables.IsCode(err, tables.CodeInvalidInput) {
 			t.Errorf("DecodeToken(%q) = %v, want InvalidInput", bad, err)
 		}
 	}

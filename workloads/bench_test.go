@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/clock"
+	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
 )
@@ -48,8 +50,8 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 				pk := "c9da6455-213d-42c9-9a79-3e9149a5783" + strconv.Itoa(th)
 				n := int64(0)
 				for i := 0; time.Now().Before(deadline); i++ {
-					if _, err := e.Insert(ctx, "raw", engine.Entity{PartitionKey: pk, RowKey: "tb_1_1_" + strconv.Itoa(1000000000+i),
-						Properties: []engine.Property{engine.String("Payload", payload)}}); err != nil {
+					if _, err := e.Insert(ctx, "raw", tables.Entity{PartitionKey: pk, RowKey: "tb_1_1_" + strconv.Itoa(1000000000+i),
+						Properties: []tables.Property{tables.String("Payload", payload)}}); err != nil {
 						b.Error(err)
 						return
 					}
@@ -91,7 +93,7 @@ type instant struct{ workloads.Target }
 
 func (t instant) NewSession(uint64) workloads.Session { return instantSession{t.Clock()} }
 
-type instantSession struct{ clock engine.Clock }
+type instantSession struct{ clock clock.Clock }
 
 func (s instantSession) Do(_ context.Context, op *workloads.Op) (time.Time, error) {
 	return s.clock.Now(), nil

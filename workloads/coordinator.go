@@ -15,7 +15,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/clock"
+	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
@@ -57,7 +58,7 @@ type worker struct {
 	pay     payloads
 	rec     *results.Recorder
 	op      Op
-	batch   []engine.BatchOp
+	batch   []tables.BatchOp
 }
 
 // Run runs the spec: it creates the run's table, loads what gets and
@@ -226,7 +227,7 @@ func timeoutHint(err error, d time.Duration) error {
 }
 
 // participants is a clock on which time passes only when every declared
-// participant waits on it (engine.VirtualClock).
+// participant waits on it (clock.Virtual).
 type participants interface {
 	Hold(n int)
 	Release()
@@ -255,9 +256,9 @@ func (r *Runner) preload(ctx context.Context, table string, workers []*worker) e
 	loader, direct := r.target.(Loader)
 	for _, w := range workers {
 		for range r.spec.Preload {
-			w.keys.loaded = append(w.keys.loaded, engine.Entity{
+			w.keys.loaded = append(w.keys.loaded, tables.Entity{
 				PartitionKey: w.keys.partitionKey(clock.Now().UnixNano()), RowKey: w.keys.rowKey(),
-				Properties: []engine.Property{engine.String("Payload", w.pay.next())},
+				Properties: []tables.Property{tables.String("Payload", w.pay.next())},
 			})
 		}
 		if direct {
@@ -275,7 +276,7 @@ func (r *Runner) preload(ctx context.Context, table string, workers []*worker) e
 			}
 			op := Op{Kind: OpBatch, Table: table}
 			for _, e := range ents[:n] {
-				op.Batch = append(op.Batch, engine.BatchOp{Kind: engine.BatchUpsertReplace, Entity: e})
+				op.Batch = append(op.Batch, tables.BatchOp{Kind: tables.BatchUpsertReplace, Entity: e})
 			}
 			rctx, cancel := r.requestContext(ctx)
 			_, err := sess.Do(rctx, &op)
@@ -412,19 +413,19 @@ func (w *worker) backoff(try int) time.Duration {
 }
 
 // prepare fills the worker's Op with its next request.
-func (w *worker) prepare(clock engine.Clock) {
+func (w *worker) prepare(clock clock.Clock) {
 	s := &w.r.spec
 	op := &w.op
 	op.Kind = s.Op
 	switch s.Op {
 	case OpInsert, OpUpsert:
 		pk := w.keys.partitionKey(clock.Now().UnixNano())
-		op.Entity = engine.Entity{PartitionKey: pk, RowKey: w.keys.rowKey(), Properties: w.props()}
+		op.Entity = tables.Entity{PartitionKey: pk, RowKey: w.keys.rowKey(), Properties: w.props()}
 	case OpBatch:
 		pk := w.keys.partitionKey(clock.Now().UnixNano())
 		w.batch = w.batch[:0]
 		for range s.BatchSize {
-			w.batch = append(w.batch, engine.BatchOp{Kind: engine.BatchInsert, Entity: engine.Entity{PartitionKey: pk, RowKey: w.keys.rowKey(), Properties: w.props()}})
+			w.batch = append(w.batch, tables.BatchOp{Kind: tables.BatchInsert, Entity: tables.Entity{PartitionKey: pk, RowKey: w.keys.rowKey(), Properties: w.props()}})
 		}
 		op.Batch = w.batch
 	case OpGet:
@@ -433,8 +434,8 @@ func (w *worker) prepare(clock engine.Clock) {
 	case OpQuery:
 		e := w.keys.nextRead()
 		q := fmt.Sprintf("PartitionKey eq '%s' and RowKey ge '%s'", strings.ReplaceAll(e.PartitionKey, "'", "''"), strings.ReplaceAll(e.RowKey, "'", "''"))
-		op.Query = engine.Query{Filter: q, Top: s.BatchSize}
+		op.Query = tables.Query{Filter: q, Top: s.BatchSize}
 	}
 }
 
-func (w *worker) props() []engine.Property { return w.pay.nextProps() }
+func (w *worker) props() []tables.Property { return w.pay.nextProps() }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/clock"
+	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
@@ -104,14 +106,14 @@ type failing struct{ workloads.Target }
 
 func (f failing) NewSession(seed uint64) workloads.Session { return failSession{f.Clock()} }
 
-type failSession struct{ clock engine.Clock }
+type failSession struct{ clock clock.Clock }
 
 func (s failSession) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
 	done := s.clock.Now().Add(10 * time.Millisecond)
 	if err := s.clock.SleepUntil(ctx, done); err != nil {
 		return done, err
 	}
-	return done, &engine.Error{Status: 503, Code: engine.CodeServerBusy, Message: engine.MsgServerBusy, Index: -1}
+	return done, &tables.Error{Status: 503, Code: tables.CodeServerBusy, Message: tables.MsgServerBusy, Index: -1}
 }
 
 func TestPauseAfterError(t *testing.T) {
@@ -148,7 +150,7 @@ type slow struct{ workloads.Target }
 
 func (f slow) NewSession(seed uint64) workloads.Session { return slowSession{f.Clock()} }
 
-type slowSession struct{ clock engine.Clock }
+type slowSession struct{ clock clock.Clock }
 
 func (s slowSession) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
 	done := s.clock.Now().Add(50 * time.Millisecond)
@@ -244,7 +246,7 @@ func TestVirtualClock(t *testing.T) {
 	spec.Duration = 60 * time.Second
 	var real, virtual *results.Run
 	synctest.Test(t, func(t *testing.T) { real = run(t, spec, engineTarget(t)) })
-	vc := engine.NewVirtualClock(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
+	vc := clock.NewVirtual(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
 	virtual = run(t, spec, engineTarget(t, func(c *engine.Config) { c.Clock = vc }))
 	near(t, "entities/s", virtual.EntitiesPerSec, real.EntitiesPerSec, 0.02)
 	near(t, "throttled %", virtual.ThrottledPct, real.ThrottledPct, 0.10)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/clock"
 	"github.com/tablebench/tablebench/workloads"
 )
 
@@ -120,7 +121,7 @@ func TestDeadEndpointWarns(t *testing.T) {
 func TestHealthyRunHasNoWarnings(t *testing.T) {
 	spec := workloads.DefaultSpec()
 	spec.Threads, spec.Duration, spec.Warmup = 10, 30*time.Second, 5*time.Second
-	res := run(t, spec, engineTarget(t, func(c *engine.Config) { c.Clock = engine.NewVirtualClock(time.Unix(0, 0)) }))
+	res := run(t, spec, engineTarget(t, func(c *engine.Config) { c.Clock = clock.NewVirtual(time.Unix(0, 0)) }))
 	if len(res.Warnings) > 0 || res.Refused || res.HarnessLagMs != nil {
 		t.Fatalf("warnings %q, refused %v, lag %+v", res.Warnings, res.Refused, res.HarnessLagMs)
 	}
@@ -165,7 +166,7 @@ func TestLagRefusesWallTimeRuns(t *testing.T) {
 		t.Fatalf("lag p99 %.1f ms at scale 1000, median latency %.1f ms: refused %v, warnings %q",
 			res.HarnessLagMs.P99, res.SuccessLatencyMs.P50, res.Refused, res.Warnings)
 	}
-	virtual := run(t, spec, engineTarget(t, func(c *engine.Config) { c.Clock = engine.NewVirtualClock(time.Unix(0, 0)) }))
+	virtual := run(t, spec, engineTarget(t, func(c *engine.Config) { c.Clock = clock.NewVirtual(time.Unix(0, 0)) }))
 	if virtual.HarnessLagMs != nil || virtual.Refused {
 		t.Fatalf("virtual time lagged: %+v", virtual.HarnessLagMs)
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
-	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // minEntitySize is the smallest entity a run can write: the keys and an empty
@@ -37,7 +37,7 @@ type keys struct {
 	index   int
 	suffix  string // makes time-ordered keys of different threads distinct
 	rowBuf  []byte
-	loaded  []engine.Entity // get and query: what the thread loaded, in RowKey order
+	loaded  []tables.Entity // get and query: what the thread loaded, in RowKey order
 	readPos int
 }
 
@@ -79,7 +79,7 @@ func (k *keys) rowKey() string {
 }
 
 // nextRead returns the next loaded entity to read back, in RowKey order.
-func (k *keys) nextRead() *engine.Entity {
+func (k *keys) nextRead() *tables.Entity {
 	e := &k.loaded[k.readPos]
 	k.readPos = (k.readPos + 1) % len(k.loaded)
 	return e
@@ -89,7 +89,7 @@ func (k *keys) nextRead() *engine.Entity {
 // harness costs little per request.
 type payloads struct {
 	s     []string
-	props [][]engine.Property // one Payload property per string, shared: writers copy them
+	props [][]tables.Property // one Payload property per string, shared: writers copy them
 	i     int
 }
 
@@ -107,7 +107,7 @@ func newPayloads(rng *rand.Rand, size, pkLen, rkLen int) payloads {
 			b[i] = payloadAlphabet[rng.IntN(len(payloadAlphabet))]
 		}
 		p.s = append(p.s, string(b))
-		p.props = append(p.props, []engine.Property{engine.String("Payload", string(b))})
+		p.props = append(p.props, []tables.Property{tables.String("Payload", string(b))})
 	}
 	return p
 }
@@ -120,7 +120,7 @@ func (p *payloads) next() string {
 
 // nextProps returns the next entity's properties. They are shared and must
 // not be modified.
-func (p *payloads) nextProps() []engine.Property {
+func (p *payloads) nextProps() []tables.Property {
 	ps := p.props[p.i]
 	p.i = (p.i + 1) % len(p.props)
 	return ps

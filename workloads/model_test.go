@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/clock"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
@@ -33,7 +34,7 @@ func runModel(t *testing.T, spec workloads.Spec, mod ...func(*engine.Config)) (*
 	cfg := engine.DefaultConfig()
 	cfg.Profile, cfg.Seed = engine.WA2010(), spec.Seed
 	cfg.PreSplit = cfg.Profile.SteadySplit()
-	cfg.Clock = engine.NewVirtualClock(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
+	cfg.Clock = clock.NewVirtual(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
 	for _, m := range mod {
 		m(&cfg)
 	}

@@ -41,6 +41,15 @@ type PlannedRun struct {
 	Spec   Spec
 }
 
+// Specs returns the specs of planned runs.
+func Specs(plan []PlannedRun) []Spec {
+	out := make([]Spec, len(plan))
+	for i, pr := range plan {
+		out[i] = pr.Spec
+	}
+	return out
+}
+
 // Plan lists the runs of figures in a mode. Derived figures have none.
 func Plan(figs []Figure, mode Mode) []PlannedRun {
 	var out []PlannedRun

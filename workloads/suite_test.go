@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/clock"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
@@ -17,7 +18,7 @@ import (
 func virtualTarget(seed uint64) (workloads.Target, func(), error) {
 	cfg := engine.DefaultConfig()
 	cfg.PreSplit, cfg.Seed = 16, seed
-	cfg.Clock = engine.NewVirtualClock(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
+	cfg.Clock = clock.NewVirtual(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
 	tg, err := enginetarget.New(cfg)
 	if err != nil {
 		return nil, nil, err

@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/clock"
+	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/results"
 )
 
@@ -15,7 +16,7 @@ import (
 type Target interface {
 	// Clock is the time the run is measured in: model time for the
 	// engine, wall time for a service.
-	Clock() engine.Clock
+	Clock() clock.Clock
 	CreateTable(ctx context.Context, name string) error
 	DeleteTable(ctx context.Context, name string) error
 	// NewSession returns one worker thread's connection to the target.
@@ -26,7 +27,7 @@ type Target interface {
 // goroutine at a time.
 type Session interface {
 	// Do sends op and returns when its response arrived, in the target's
-	// clock. A failed request returns an *engine.Error carrying the
+	// clock. A failed request returns a *tables.Error carrying the
 	// service's status and code, or another error for transport failures.
 	Do(ctx context.Context, op *Op) (done time.Time, err error)
 }
@@ -41,7 +42,7 @@ type ClientModeler interface {
 // Loader is implemented by targets that can store a run's preloaded
 // entities directly, without modelled time; the load is not measured.
 type Loader interface {
-	Load(ctx context.Context, table string, entities []engine.Entity) error
+	Load(ctx context.Context, table string, entities []tables.Entity) error
 }
 
 // EventSource is implemented by targets that report what they did during a
@@ -60,18 +61,18 @@ type Describer interface {
 type Op struct {
 	Kind         string
 	Table        string
-	Entity       engine.Entity    // insert and upsert
-	Batch        []engine.BatchOp // batch
+	Entity       tables.Entity    // insert and upsert
+	Batch        []tables.BatchOp // batch
 	PartitionKey string           // get
 	RowKey       string           // get
-	Query        engine.Query     // query
+	Query        tables.Query     // query
 	// Ready is when the client's own work on the request is done and it
 	// leaves the client; zero means now. Set by the harness's client model.
 	Ready time.Time
 	// Returned is the number of entities a query page returned, and Next
 	// its continuation; set by Do.
 	Returned int
-	Next     *engine.Continuation
+	Next     *tables.Continuation
 }
 
 // Outcome classifies a request's error as the recorder counts it: OK,
@@ -81,11 +82,11 @@ func Outcome(err error) string {
 	if err == nil {
 		return results.OutcomeOK
 	}
-	if e, ok := engine.AsError(err); ok {
+	if e, ok := tables.AsError(err); ok {
 		switch e.Code {
-		case engine.CodeServerBusy:
+		case tables.CodeServerBusy:
 			return results.OutcomeThrottled
-		case engine.CodeOperationTimedOut:
+		case tables.CodeOperationTimedOut:
 			return results.OutcomeTimedOut
 		case "":
 			return httpStatusOutcome(e.Status)
@@ -111,7 +112,7 @@ func httpStatusOutcome(status int) string {
 // retriable reports whether a retry policy retries an outcome: throttling,
 // timeouts, and the transient statuses the Azure SDK retries.
 func retriable(err error) bool {
-	if e, ok := engine.AsError(err); ok {
+	if e, ok := tables.AsError(err); ok {
 		switch e.Status {
 		case 408, 429, 500, 502, 503, 504:
 			return true

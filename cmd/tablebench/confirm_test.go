@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
@@ -11,6 +12,7 @@ import (
 // is sent until the plan is confirmed. The endpoint is in the .invalid
 // domain and every case stops before any request.
 func TestRealEndpointAsksFirst(t *testing.T) {
+	t.Chdir(t.TempDir()) // where a suite would make results/
 	const key = "c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5MTIzNA=="
 	getenv := func(k string) string {
 		if k == "MY_KEY" {
@@ -33,6 +35,9 @@ func TestRealEndpointAsksFirst(t *testing.T) {
 		if code != 2 || !strings.Contains(msg, "is not on this machine") || !strings.Contains(msg, "billable transactions") ||
 			!strings.Contains(msg, "not confirmed: nothing was sent; give --yes") || strings.Contains(out.String()+msg, key) {
 			t.Fatalf("%v with %q: exit %d\n%s%s", tc.args, tc.stdin, code, out.String(), msg)
+		}
+		if left, _ := os.ReadDir("."); len(left) > 0 {
+			t.Fatalf("%v declined, yet it left %v behind", tc.args, left)
 		}
 	}
 }

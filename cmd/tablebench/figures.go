@@ -34,6 +34,8 @@ type suiteFlags struct {
 	seed     uint64
 	duration time.Duration
 	warmup   time.Duration
+
+	confirmed bool // the user has confirmed the plan
 }
 
 func (s *suiteFlags) register(fs *flagSet) {
@@ -142,6 +144,11 @@ func figuresCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	release()
+	if !sf.resume {
+		if err := sf.confirm(e, workloads.Specs(plan)); err != nil {
+			return err
+		}
+	}
 	dir, err := sf.openOut()
 	if err != nil {
 		return err
@@ -164,6 +171,25 @@ func figuresCmd(ctx context.Context, e *env, args []string) error {
 	return finishReport(e, &sf, dir, figs, claims, reportSummary(dir, &sf.tf, mode))
 }
 
+// confirm asks before a suite sends anything to a Table endpoint off this
+// machine. A fresh suite asks before its result directory is made, so a
+// declined one leaves nothing behind.
+func (s *suiteFlags) confirm(e *env, specs []workloads.Spec) error {
+	if s.tf.target != "table" { // only a Table endpoint may be off this machine
+		return nil
+	}
+	tg, release, err := s.newTarget(e.getenv)(s.seed)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := s.tf.confirm(e, tg, specs); err != nil {
+		return err
+	}
+	s.confirmed = true
+	return nil
+}
+
 // runSuite runs what of plan is not stored yet, storing each run as it ends.
 func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, plan []workloads.PlannedRun) error {
 	var todo []workloads.PlannedRun
@@ -175,13 +201,9 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 		todo = append(todo, pr)
 		specs = append(specs, pr.Spec)
 	}
-	if sf.tf.target == "table" { // only a Table endpoint may be off this machine
-		if tg, release, err := sf.newTarget(e.getenv)(sf.seed); err == nil {
-			err = sf.tf.confirm(e, tg, specs)
-			release()
-			if err != nil {
-				return err
-			}
+	if !sf.confirmed {
+		if err := sf.confirm(e, specs); err != nil {
+			return err
 		}
 	}
 	if len(todo) < len(plan) && !sf.quiet {

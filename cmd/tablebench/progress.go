@@ -9,7 +9,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
-	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/clock"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 )
@@ -17,7 +17,7 @@ import (
 // startProgress shows a run's progress on w: elapsed model time, entities/s
 // and the throttled share overall and per VM. It returns a function that
 // stops it.
-func startProgress(w io.Writer, runner *workloads.Runner, clock engine.Clock, total time.Duration) func() {
+func startProgress(w io.Writer, runner *workloads.Runner, clock clock.Clock, total time.Duration) func() {
 	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond))
 	start := clock.Now()
 	lives := runner.Live()

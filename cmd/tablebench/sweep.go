@@ -86,6 +86,11 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	release()
+	if !sf.resume {
+		if err := sf.confirm(e, workloads.Specs(plan)); err != nil {
+			return err
+		}
+	}
 	dir, err := sf.openOut()
 	if err != nil {
 		return err

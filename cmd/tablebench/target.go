@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/clock"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/aztarget"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
@@ -114,7 +115,7 @@ func (t *targetFlags) build(getenv func(string) string, seed uint64) (workloads.
 		if t.timeScale == 0 {
 			cfg.TimeScale = 1
 			if cfg.Profile.Model {
-				cfg.Clock = engine.NewVirtualClock(virtualEpoch)
+				cfg.Clock = clock.NewVirtual(virtualEpoch)
 			}
 		}
 		tg, err := enginetarget.New(cfg)

@@ -19,11 +19,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
-func badInput(code, msg string) *engine.Error {
-	return &engine.Error{Status: http.StatusBadRequest, Code: code, Message: msg, Index: -1}
+func badInput(code, msg string) *tables.Error {
+	return &tables.Error{Status: http.StatusBadRequest, Code: code, Message: msg, Index: -1}
 }
 
 // Metadata levels of JSON responses: the odata= parameter of Accept or
@@ -38,26 +38,26 @@ const (
 // @odata.type annotations. PartitionKey and RowKey are required, except
 // where keys (the URL's, for updates) are given: a body without them takes
 // those. Timestamp and odata.* are ignored, as the service ignores them.
-func DecodeEntity(body []byte, keys *[2]string) (engine.Entity, *engine.Error) {
-	var e engine.Entity
+func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
+	var e tables.Entity
 	if !utf8.Valid(body) {
-		return e, badInput(engine.CodeInvalidInput, "The request body is not valid UTF-8.")
+		return e, badInput(tables.CodeInvalidInput, "The request body is not valid UTF-8.")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var raw map[string]any
 	if err := dec.Decode(&raw); err != nil {
-		return e, badInput(engine.CodeInvalidInput, "The request body is not a valid JSON object: "+err.Error())
+		return e, badInput(tables.CodeInvalidInput, "The request body is not a valid JSON object: "+err.Error())
 	}
 	if dec.More() {
-		return e, badInput(engine.CodeInvalidInput, "The request body holds more than one JSON value.")
+		return e, badInput(tables.CodeInvalidInput, "The request body holds more than one JSON value.")
 	}
 	types := map[string]string{}
 	for k, v := range raw {
 		if name, ok := strings.CutSuffix(k, "@odata.type"); ok {
 			s, isStr := v.(string)
 			if !isStr {
-				return e, badInput(engine.CodeInvalidInput, "The type annotation of "+name+" is not a string.")
+				return e, badInput(tables.CodeInvalidInput, "The type annotation of "+name+" is not a string.")
 			}
 			types[name] = s
 		}
@@ -73,12 +73,12 @@ func DecodeEntity(body []byte, keys *[2]string) (engine.Entity, *engine.Error) {
 		}
 	}
 	if !hasPK || !hasRK {
-		return e, badInput(engine.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required strings.")
+		return e, badInput(tables.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required strings.")
 	}
 	// encoding/json turns a lone UTF-16 surrogate escape into U+FFFD, which
 	// would make distinct keys collide; refuse it, as invalid UTF-8.
 	if (strings.ContainsRune(pk, utf8.RuneError) || strings.ContainsRune(rk, utf8.RuneError)) && loneSurrogate(body) {
-		return e, badInput(engine.CodeInvalidInput, "A key holds an unpaired UTF-16 surrogate, which is not a character.")
+		return e, badInput(tables.CodeInvalidInput, "A key holds an unpaired UTF-16 surrogate, which is not a character.")
 	}
 	e.PartitionKey, e.RowKey = pk, rk
 	for k, v := range raw {
@@ -142,37 +142,37 @@ func parseDateTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func decodeValue(name string, v any, edm string) (engine.Property, *engine.Error) {
-	bad := func() (engine.Property, *engine.Error) {
-		return engine.Property{}, badInput(engine.CodeInvalidValueType, fmt.Sprintf("The value of property %q is not valid for its type %s.", name, orStr(edm, "in JSON")))
+func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error) {
+	bad := func() (tables.Property, *tables.Error) {
+		return tables.Property{}, badInput(tables.CodeInvalidValueType, fmt.Sprintf("The value of property %q is not valid for its type %s.", name, orStr(edm, "in JSON")))
 	}
 	switch edm {
 	case "":
 		switch x := v.(type) {
 		case string:
-			return engine.String(name, x), nil
+			return tables.String(name, x), nil
 		case bool:
-			return engine.Bool(name, x), nil
+			return tables.Bool(name, x), nil
 		case json.Number:
 			s := x.String()
 			if !strings.ContainsAny(s, ".eE") {
 				if n, err := strconv.ParseInt(s, 10, 32); err == nil {
-					return engine.Int32(name, int32(n)), nil
+					return tables.Int32(name, int32(n)), nil
 				}
 				if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-					return engine.Int64(name, n), nil
+					return tables.Int64(name, n), nil
 				}
 			}
 			f, err := x.Float64()
 			if err != nil {
 				return bad()
 			}
-			return engine.Double(name, f), nil
+			return tables.Double(name, f), nil
 		}
-		return engine.Property{}, badInput(engine.CodeInvalidInput, fmt.Sprintf("Property %q holds a JSON object or array, which a table entity cannot store.", name))
+		return tables.Property{}, badInput(tables.CodeInvalidInput, fmt.Sprintf("Property %q holds a JSON object or array, which a table entity cannot store.", name))
 	case "Edm.String":
 		if s, ok := v.(string); ok {
-			return engine.String(name, s), nil
+			return tables.String(name, s), nil
 		}
 	case "Edm.Int32", "Edm.Int64":
 		var s string
@@ -189,13 +189,13 @@ func decodeValue(name string, v any, edm string) (engine.Property, *engine.Error
 			if err != nil {
 				return bad()
 			}
-			return engine.Int32(name, int32(n)), nil
+			return tables.Int32(name, int32(n)), nil
 		}
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return bad()
 		}
-		return engine.Int64(name, n), nil
+		return tables.Int64(name, n), nil
 	case "Edm.Double":
 		switch x := v.(type) {
 		case json.Number:
@@ -203,32 +203,32 @@ func decodeValue(name string, v any, edm string) (engine.Property, *engine.Error
 			if err != nil {
 				return bad()
 			}
-			return engine.Double(name, f), nil
+			return tables.Double(name, f), nil
 		case string:
 			switch x {
 			case "NaN":
-				return engine.Double(name, math.NaN()), nil
+				return tables.Double(name, math.NaN()), nil
 			case "Infinity", "INF":
-				return engine.Double(name, math.Inf(1)), nil
+				return tables.Double(name, math.Inf(1)), nil
 			case "-Infinity", "-INF":
-				return engine.Double(name, math.Inf(-1)), nil
+				return tables.Double(name, math.Inf(-1)), nil
 			}
 			f, err := strconv.ParseFloat(x, 64)
 			if err != nil {
 				return bad()
 			}
-			return engine.Double(name, f), nil
+			return tables.Double(name, f), nil
 		}
 	case "Edm.Boolean":
 		switch x := v.(type) {
 		case bool:
-			return engine.Bool(name, x), nil
+			return tables.Bool(name, x), nil
 		case string: // as Storage Explorer sends it
 			switch strings.ToLower(x) {
 			case "true":
-				return engine.Bool(name, true), nil
+				return tables.Bool(name, true), nil
 			case "false":
-				return engine.Bool(name, false), nil
+				return tables.Bool(name, false), nil
 			}
 		}
 	case "Edm.DateTime":
@@ -237,7 +237,7 @@ func decodeValue(name string, v any, edm string) (engine.Property, *engine.Error
 			if !ok {
 				return bad()
 			}
-			return engine.DateTime(name, t), nil
+			return tables.DateTime(name, t), nil
 		}
 	case "Edm.Guid":
 		if s, ok := v.(string); ok {
@@ -245,7 +245,7 @@ func decodeValue(name string, v any, edm string) (engine.Property, *engine.Error
 			if err != nil {
 				return bad()
 			}
-			return engine.GUID(name, g), nil
+			return tables.GUID(name, g), nil
 		}
 	case "Edm.Binary":
 		if s, ok := v.(string); ok {
@@ -253,10 +253,10 @@ func decodeValue(name string, v any, edm string) (engine.Property, *engine.Error
 			if err != nil {
 				return bad()
 			}
-			return engine.Binary(name, b), nil
+			return tables.Binary(name, b), nil
 		}
 	default:
-		return engine.Property{}, badInput(engine.CodeInvalidInput, fmt.Sprintf("The type %q of property %q is not an Edm type the service knows.", edm, name))
+		return tables.Property{}, badInput(tables.CodeInvalidInput, fmt.Sprintf("The type %q of property %q is not an Edm type the service knows.", edm, name))
 	}
 	return bad()
 }
@@ -270,7 +270,7 @@ func orStr(s, d string) string {
 
 // WriteEntity writes an entity in the given metadata form. base is the
 // service root URL; sel limits the properties when the query had $select.
-func WriteEntity(b *bytes.Buffer, e *engine.Entity, meta, base, account, table string, element bool, sel []string) {
+func WriteEntity(b *bytes.Buffer, e *tables.Entity, meta, base, account, table string, element bool, sel []string) {
 	b.WriteByte('{')
 	first := true
 	field := func(name string, write func()) {
@@ -318,7 +318,7 @@ func WriteEntity(b *bytes.Buffer, e *engine.Entity, meta, base, account, table s
 		if meta == FullMetadata {
 			field("Timestamp@odata.type", str("Edm.DateTime"))
 		}
-		field("Timestamp", str(engine.FormatTimestamp(e.Timestamp)))
+		field("Timestamp", str(tables.FormatTimestamp(e.Timestamp)))
 	}
 	for _, p := range e.Properties {
 		typ := ""
@@ -353,7 +353,7 @@ func WriteEntity(b *bytes.Buffer, e *engine.Entity, meta, base, account, table s
 				typ = "Edm.Boolean"
 			}
 		case time.Time:
-			write, typ = str(engine.FormatTimestamp(v)), "Edm.DateTime"
+			write, typ = str(tables.FormatTimestamp(v)), "Edm.DateTime"
 		case uuid.UUID:
 			write, typ = str(v.String()), "Edm.Guid"
 		case []byte:
@@ -377,7 +377,7 @@ func QuoteKey(k string) string { return strings.ReplaceAll(k, "'", "''") }
 // AppendEntity appends the JSON body of an entity as a client sends it:
 // no metadata, and the odata.type annotations the service needs for types
 // JSON cannot carry.
-func AppendEntity(b []byte, e *engine.Entity) []byte {
+func AppendEntity(b []byte, e *tables.Entity) []byte {
 	b = append(b, `{"PartitionKey":`...)
 	b = AppendString(b, e.PartitionKey)
 	b = append(b, `,"RowKey":`...)
@@ -412,7 +412,7 @@ func AppendEntity(b []byte, e *engine.Entity) []byte {
 		case bool:
 			b = strconv.AppendBool(b, v)
 		case time.Time:
-			b = AppendString(b, engine.FormatTimestamp(v))
+			b = AppendString(b, tables.FormatTimestamp(v))
 			typed = "Edm.DateTime"
 		case uuid.UUID:
 			b = AppendString(b, v.String())

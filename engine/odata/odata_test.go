@@ -9,17 +9,17 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/odata"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // TestClientFormRoundTrips: what the SDK target sends, the served engine
 // reads back as the same entity, every Edm type included.
 func TestClientFormRoundTrips(t *testing.T) {
-	in := engine.Entity{PartitionKey: "p\"q", RowKey: "ü'r", Properties: []engine.Property{
-		engine.String("S", "tab\there"), engine.Int32("I", -7), engine.Int64("L", 1<<40), engine.Double("D", 2),
-		engine.Double("N", math.Inf(-1)), engine.Bool("B", true), engine.DateTime("T", time.Date(2010, 11, 1, 12, 0, 0, 123456700, time.UTC)),
-		engine.GUID("G", uuid.MustParse("c9da6455-213d-42c9-9a79-3e9149a57833")), engine.Binary("X", []byte{0, 1, 250}),
+	in := tables.Entity{PartitionKey: "p\"q", RowKey: "ü'r", Properties: []tables.Property{
+		tables.String("S", "tab\there"), tables.Int32("I", -7), tables.Int64("L", 1<<40), tables.Double("D", 2),
+		tables.Double("N", math.Inf(-1)), tables.Bool("B", true), tables.DateTime("T", time.Date(2010, 11, 1, 12, 0, 0, 123456700, time.UTC)),
+		tables.GUID("G", uuid.MustParse("c9da6455-213d-42c9-9a79-3e9149a57833")), tables.Binary("X", []byte{0, 1, 250}),
 	}}
 	out, err := odata.DecodeEntity(odata.AppendEntity(nil, &in), nil)
 	if err != nil {
@@ -53,7 +53,7 @@ func TestClientFormRoundTrips(t *testing.T) {
 // TestServerFormReadsBack: each metadata level of a response decodes to
 // the entity's values; nometadata loses only what JSON cannot carry.
 func TestServerFormReadsBack(t *testing.T) {
-	in := engine.Entity{PartitionKey: "p", RowKey: "r", Timestamp: time.Unix(1, 0).UTC(), Properties: []engine.Property{engine.Int64("L", 5), engine.String("S", "x")}}
+	in := tables.Entity{PartitionKey: "p", RowKey: "r", Timestamp: time.Unix(1, 0).UTC(), Properties: []tables.Property{tables.Int64("L", 5), tables.String("S", "x")}}
 	for _, meta := range []string{odata.MinimalMetadata, odata.FullMetadata} {
 		var b bytes.Buffer
 		odata.WriteEntity(&b, &in, meta, "http://h/acct", "acct", "tbl", true, nil)
@@ -61,7 +61,7 @@ func TestServerFormReadsBack(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v in %s", meta, err, b.String())
 		}
-		if p, _ := out.Property("L"); p.Type != engine.EdmInt64 || p.Value != int64(5) {
+		if p, _ := out.Property("L"); p.Type != tables.EdmInt64 || p.Value != int64(5) {
 			t.Fatalf("%s: %s", meta, b.String())
 		}
 	}

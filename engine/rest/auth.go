@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // MaxClockSkew is how far a SharedKey request's date may be from the
@@ -19,16 +19,16 @@ import (
 // after it.
 const MaxClockSkew = 15 * time.Minute
 
-func authFailed(detail string) *engine.Error {
-	return &engine.Error{Status: http.StatusForbidden, Code: "AuthenticationFailed", Index: -1,
+func authFailed(detail string) *tables.Error {
+	return &tables.Error{Status: http.StatusForbidden, Code: "AuthenticationFailed", Index: -1,
 		Message: "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature. " + detail}
 }
 
-func forbidden(code, msg string) *engine.Error {
-	return &engine.Error{Status: http.StatusForbidden, Code: code, Message: msg, Index: -1}
+func forbidden(code, msg string) *tables.Error {
+	return &tables.Error{Status: http.StatusForbidden, Code: code, Message: msg, Index: -1}
 }
 
-func errPermission(need string) *engine.Error {
+func errPermission(need string) *tables.Error {
 	return forbidden("AuthorizationPermissionMismatch", "This request is not authorized to perform this operation using this permission. It needs the SAS permission '"+need+"'.")
 }
 
@@ -67,11 +67,11 @@ type grant struct {
 
 // authorize checks one action on table (and, for entity operations, the
 // entity's keys) against g.
-func (g *grant) authorize(act action, table, pk, rk string) *engine.Error {
+func (g *grant) authorize(act action, table, pk, rk string) *tables.Error {
 	if g == nil {
 		return nil
 	}
-	need := func(p string) *engine.Error {
+	need := func(p string) *tables.Error {
 		for _, c := range p {
 			if !strings.ContainsRune(g.perms, c) {
 				return errPermission(string(c))
@@ -168,7 +168,7 @@ func (g *grant) ranged() bool { return g != nil && (g.spk != nil || g.epk != nil
 // authenticate checks a request's SharedKeyLite or SharedKey signature, its
 // SAS, or (over TLS, when enabled) its bearer token, and returns what the
 // request may do.
-func (s *Server) authenticate(r *http.Request, account, escapedPath string) (*grant, *engine.Error) {
+func (s *Server) authenticate(r *http.Request, account, escapedPath string) (*grant, *tables.Error) {
 	if s.cfg.Auth == AuthNone {
 		return nil, nil
 	}
@@ -246,7 +246,7 @@ var sasParams = []string{"sv", "ss", "srt", "st", "se", "sp", "sip", "spr", "si"
 // checkSAS verifies a service (table) or account SAS: its signature, its
 // time window, its IP range and protocol. What it permits is checked per
 // action by grant.authorize.
-func (s *Server) checkSAS(r *http.Request, escapedPath string) (*grant, *engine.Error) {
+func (s *Server) checkSAS(r *http.Request, escapedPath string) (*grant, *tables.Error) {
 	v := r.URL.Query()
 	for _, p := range sasParams {
 		if len(v[p]) > 1 {
@@ -280,7 +280,7 @@ func (s *Server) checkSAS(r *http.Request, escapedPath string) (*grant, *engine.
 				to        *string
 			}{{"sp", g.perms, pol.AccessPolicy.Permission, &g.perms}, {"st", st, pol.AccessPolicy.Start, &st}, {"se", se, pol.AccessPolicy.Expiry, &se}} {
 				if f.sas != "" && f.from != "" {
-					return nil, badInput(engine.CodeInvalidInput, "The SAS and its stored access policy "+si+" both set "+f.name+"; set it in one of them.")
+					return nil, badInput(tables.CodeInvalidInput, "The SAS and its stored access policy "+si+" both set "+f.name+"; set it in one of them.")
 				}
 				if f.from != "" {
 					*f.to = f.from
@@ -364,15 +364,15 @@ func (s *Server) tokenAudience(aud string) bool {
 	return aud == "https://storage.azure.com" || strings.EqualFold(aud, "https://"+s.cfg.Account+".table.core.windows.net")
 }
 
-func invalidToken(detail string) *engine.Error {
-	return &engine.Error{Status: http.StatusUnauthorized, Code: "InvalidAuthenticationInfo", Index: -1,
+func invalidToken(detail string) *tables.Error {
+	return &tables.Error{Status: http.StatusUnauthorized, Code: "InvalidAuthenticationInfo", Index: -1,
 		Message: "Server failed to authenticate the request. " + detail}
 }
 
 // checkBearer checks a bearer token's form, lifetime and audience. It does
 // not verify the token's signature: the server has no identity provider to
 // ask, so bearer tokens are accepted only when the operator enables them.
-func (s *Server) checkBearer(r *http.Request, tok string) *engine.Error {
+func (s *Server) checkBearer(r *http.Request, tok string) *tables.Error {
 	if !s.cfg.Bearer {
 		return authFailed("This server does not accept bearer tokens: serve with --bearer (and TLS) to allow them.")
 	}

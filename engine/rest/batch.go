@@ -17,13 +17,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/odata"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // batchOp is one parsed operation of a changeset.
 type batchOp struct {
-	op        engine.BatchOp
+	op        tables.BatchOp
 	noContent bool
 }
 
@@ -82,11 +82,11 @@ func parseSubRequest(raw []byte) (*subRequest, error) {
 }
 
 // resource returns the sub-request's resource, percent-decoded once.
-func (s *Server) subResource(sub *subRequest) (string, *engine.Error) {
+func (s *Server) subResource(sub *subRequest) (string, *tables.Error) {
 	_, res := s.route(sub.url.EscapedPath())
 	dec, err := url.PathUnescape(res)
 	if err != nil || !utf8.ValidString(dec) {
-		return "", badInput(engine.CodeInvalidInput, "An operation's URL is not valid percent-encoded UTF-8.")
+		return "", badInput(tables.CodeInvalidInput, "An operation's URL is not valid percent-encoded UTF-8.")
 	}
 	return dec, nil
 }
@@ -102,9 +102,9 @@ type parsedBatch struct {
 // or a single query outside a changeset. It checks every operation against
 // the SAS, if any, and returns the service's 400 or 403 answer when it
 // cannot be run.
-func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedBatch, *engine.Error) {
-	bad := func(format string, args ...any) (*parsedBatch, *engine.Error) {
-		return nil, badInput(engine.CodeInvalidInput, fmt.Sprintf(format, args...))
+func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedBatch, *tables.Error) {
+	bad := func(format string, args ...any) (*parsedBatch, *tables.Error) {
+		return nil, badInput(tables.CodeInvalidInput, fmt.Sprintf(format, args...))
 	}
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
@@ -147,11 +147,11 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 	return pb, nil
 }
 
-func (s *Server) parseChangeset(pb *parsedBatch, inner *multipart.Reader, g *grant) *engine.Error {
-	bad := func(format string, args ...any) *engine.Error {
-		return badInput(engine.CodeInvalidInput, fmt.Sprintf(format, args...))
+func (s *Server) parseChangeset(pb *parsedBatch, inner *multipart.Reader, g *grant) *tables.Error {
+	bad := func(format string, args ...any) *tables.Error {
+		return badInput(tables.CodeInvalidInput, fmt.Sprintf(format, args...))
 	}
-	at := func(e *engine.Error, i int) *engine.Error {
+	at := func(e *tables.Error, i int) *tables.Error {
 		e.Index = i
 		return e
 	}
@@ -167,7 +167,7 @@ func (s *Server) parseChangeset(pb *parsedBatch, inner *multipart.Reader, g *gra
 		if err != nil {
 			return bad("The changeset could not be read: %v.", err)
 		}
-		if len(pb.ops) == engine.MaxBatchOps {
+		if len(pb.ops) == tables.MaxBatchOps {
 			return bad("The batch request operation exceeds the maximum 100 changes per change set.")
 		}
 		sub, err := parseSubRequest(raw)
@@ -190,20 +190,20 @@ func (s *Server) parseChangeset(pb *parsedBatch, inner *multipart.Reader, g *gra
 			if hasKeys {
 				return at(bad("An insert is a POST to the table, without keys in the URL."), i)
 			}
-			op.op.Kind, act = engine.BatchInsert, actInsert
+			op.op.Kind, act = tables.BatchInsert, actInsert
 		case http.MethodPut, http.MethodPatch, "MERGE":
 			if !hasKeys {
 				return at(bad("An update names its entity in the URL."), i)
 			}
 			switch {
 			case sub.method == http.MethodPut && ifMatch == "":
-				op.op.Kind, act = engine.BatchUpsertReplace, actUpsert
+				op.op.Kind, act = tables.BatchUpsertReplace, actUpsert
 			case sub.method == http.MethodPut:
-				op.op.Kind = engine.BatchUpdateReplace
+				op.op.Kind = tables.BatchUpdateReplace
 			case ifMatch == "":
-				op.op.Kind, act = engine.BatchUpsertMerge, actUpsert
+				op.op.Kind, act = tables.BatchUpsertMerge, actUpsert
 			default:
-				op.op.Kind = engine.BatchUpdateMerge
+				op.op.Kind = tables.BatchUpdateMerge
 			}
 		case http.MethodDelete:
 			if !hasKeys {
@@ -212,8 +212,8 @@ func (s *Server) parseChangeset(pb *parsedBatch, inner *multipart.Reader, g *gra
 			if ifMatch == "" {
 				return at(bad("A delete needs If-Match: \"*\" or the entity's ETag."), i)
 			}
-			op.op.Kind, act = engine.BatchDelete, actDelete
-			op.op.Entity = engine.Entity{PartitionKey: keys[0], RowKey: keys[1]}
+			op.op.Kind, act = tables.BatchDelete, actDelete
+			op.op.Entity = tables.Entity{PartitionKey: keys[0], RowKey: keys[1]}
 		case http.MethodGet:
 			return at(bad("A query cannot be part of a changeset: send it alone in its batch."), i)
 		default:
@@ -271,13 +271,13 @@ func (s *Server) batch(q *request, g *grant) {
 		return
 	}
 	ops, table := pb.ops, pb.table
-	eops := make([]engine.BatchOp, len(ops))
+	eops := make([]tables.BatchOp, len(ops))
 	for i := range ops {
 		eops[i] = ops[i].op
 	}
 	stored, err := s.e.Batch(q.r.Context(), table, eops)
 	if err != nil {
-		if e, isEngine := engine.AsError(err); isEngine && e.Index >= 0 {
+		if e, isEngine := tables.AsError(err); isEngine && e.Index >= 0 {
 			s.batchFailure(q, e)
 			return
 		}
@@ -291,7 +291,7 @@ func (s *Server) batch(q *request, g *grant) {
 		loc := entityURL(q.base, table, ent.PartitionKey, ent.RowKey)
 		status := http.StatusNoContent
 		var entBody bytes.Buffer
-		if op.op.Kind == engine.BatchInsert && !op.noContent {
+		if op.op.Kind == tables.BatchInsert && !op.noContent {
 			status = http.StatusCreated
 			odata.WriteEntity(&entBody, &ent, odata.MinimalMetadata, q.base, s.cfg.Account, table, true, nil)
 		}
@@ -300,10 +300,10 @@ func (s *Server) batch(q *request, g *grant) {
 			b.WriteString("Preference-Applied: return-no-content\r\n")
 		}
 		b.WriteString("DataServiceVersion: 3.0;\r\n")
-		if op.op.Kind == engine.BatchInsert {
+		if op.op.Kind == tables.BatchInsert {
 			fmt.Fprintf(&b, "Location: %s\r\nDataServiceId: %s\r\n", loc, loc)
 		}
-		if op.op.Kind != engine.BatchDelete {
+		if op.op.Kind != tables.BatchDelete {
 			fmt.Fprintf(&b, "ETag: %s\r\n", ent.ETag())
 		}
 		if entBody.Len() > 0 {
@@ -340,15 +340,15 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 	var status = http.StatusOK
 	var body []byte
 	var extra string
-	var fail *engine.Error
+	var fail *tables.Error
 	if hasKeys {
 		if fail = g.authorize(actRead, table, keys[0], keys[1]); fail == nil {
 			sel := selectList(sub.url.Query().Get("$select"))
 			ent, err := s.e.Get(q.r.Context(), table, keys[0], keys[1], sel)
 			if err != nil {
-				fail, _ = engine.AsError(err)
+				fail, _ = tables.AsError(err)
 				if fail == nil {
-					fail = &engine.Error{Status: 500, Code: engine.CodeOperationTimedOut, Message: engine.MsgTimedOut, Index: -1}
+					fail = &tables.Error{Status: 500, Code: tables.CodeOperationTimedOut, Message: tables.MsgTimedOut, Index: -1}
 				}
 			} else {
 				var b bytes.Buffer
@@ -363,9 +363,9 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 		} else {
 			body = s.pageJSON(inner, g, table, page, sel)
 			if c := page.Continuation; c != nil {
-				extra = "x-ms-continuation-NextPartitionKey: " + engine.EncodeToken(c.PartitionKey) + "\r\n"
+				extra = "x-ms-continuation-NextPartitionKey: " + tables.EncodeToken(c.PartitionKey) + "\r\n"
 				if c.RowKey != "" {
-					extra += "x-ms-continuation-NextRowKey: " + engine.EncodeToken(c.RowKey) + "\r\n"
+					extra += "x-ms-continuation-NextRowKey: " + tables.EncodeToken(c.RowKey) + "\r\n"
 				}
 			}
 		}
@@ -395,7 +395,7 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 // batchFailure answers a failed changeset as the service does: 202, one
 // changeset part with the failing operation's status and an error message
 // that starts with its 0-based index.
-func (s *Server) batchFailure(q *request, e *engine.Error) {
+func (s *Server) batchFailure(q *request, e *tables.Error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nPreference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nContent-Type: %s\r\n\r\n",
 		e.Status, http.StatusText(e.Status), s.contentType(odata.MinimalMetadata))

@@ -7,16 +7,16 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/odata"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // The entity resources: insert, point operations and queries.
 
-func decodeObject(body []byte) (map[string]any, *engine.Error) {
+func decodeObject(body []byte) (map[string]any, *tables.Error) {
 	var m map[string]any
 	if err := jsonUnmarshal(body, &m); err != nil {
-		return nil, badInput(engine.CodeInvalidInput, "The request body is not a valid JSON object.")
+		return nil, badInput(tables.CodeInvalidInput, "The request body is not a valid JSON object.")
 	}
 	return m, nil
 }
@@ -24,15 +24,15 @@ func decodeObject(body []byte) (map[string]any, *engine.Error) {
 // readEntity reads and decodes a request's entity, answering the request
 // itself when it cannot. keys, when not nil, are the URL's keys, which a body
 // without keys takes.
-func (s *Server) readEntity(q *request, keys *[2]string) (engine.Entity, bool) {
+func (s *Server) readEntity(q *request, keys *[2]string) (tables.Entity, bool) {
 	body, ok := s.readBody(q)
 	if !ok {
-		return engine.Entity{}, false
+		return tables.Entity{}, false
 	}
 	ent, err := odata.DecodeEntity(body, keys)
 	if err != nil {
 		s.fail(q, err)
-		return engine.Entity{}, false
+		return tables.Entity{}, false
 	}
 	return ent, true
 }
@@ -75,7 +75,7 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 	ctx := q.r.Context()
 	ifMatch := q.r.Header.Get("If-Match")
 	if q.r.Header.Get("If-None-Match") != "" && q.r.Method != http.MethodGet {
-		s.fail(q, badInput(engine.CodeInvalidInput, "If-None-Match is not supported on writes."))
+		s.fail(q, badInput(tables.CodeInvalidInput, "If-None-Match is not supported on writes."))
 		return
 	}
 	switch q.r.Method {
@@ -108,14 +108,14 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 			return
 		}
 		if ent.PartitionKey != pk || ent.RowKey != rk {
-			s.fail(q, badInput(engine.CodeInvalidInput, "The keys in the body do not match the keys in the URL."))
+			s.fail(q, badInput(tables.CodeInvalidInput, "The keys in the body do not match the keys in the URL."))
 			return
 		}
-		mode := engine.Merge
+		mode := tables.Merge
 		if q.r.Method == http.MethodPut {
-			mode = engine.Replace
+			mode = tables.Replace
 		}
-		var stored engine.Entity
+		var stored tables.Entity
 		var err error
 		if ifMatch == "" {
 			stored, err = s.e.Upsert(ctx, table, ent, mode)
@@ -134,7 +134,7 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 			return
 		}
 		if ifMatch == "" {
-			s.fail(q, badInput(engine.CodeInvalidInput, "A delete needs If-Match: \"*\" or the entity's ETag."))
+			s.fail(q, badInput(tables.CodeInvalidInput, "A delete needs If-Match: \"*\" or the entity's ETag."))
 			return
 		}
 		s.respondErr(q, s.e.Delete(ctx, table, pk, rk, ifMatch), http.StatusNoContent)
@@ -160,11 +160,11 @@ func selectList(v string) []string {
 }
 
 // queryPage runs one page of a query from the request's parameters.
-func (s *Server) queryPage(q *request, table string, vals url.Values) (engine.Page, []string, *engine.Error) {
-	qu := engine.Query{Filter: vals.Get("$filter")}
+func (s *Server) queryPage(q *request, table string, vals url.Values) (tables.Page, []string, *tables.Error) {
+	qu := tables.Query{Filter: vals.Get("$filter")}
 	top, terr := parseTop(vals.Get("$top"))
 	if terr != nil {
-		return engine.Page{}, nil, terr
+		return tables.Page{}, nil, terr
 	}
 	qu.Top = top
 	sel := selectList(vals.Get("$select"))
@@ -180,28 +180,28 @@ func (s *Server) queryPage(q *request, table string, vals url.Values) (engine.Pa
 	}
 	npk, nrk := vals.Get("NextPartitionKey"), vals.Get("NextRowKey")
 	if npk != "" || nrk != "" {
-		c := &engine.Continuation{}
+		c := &tables.Continuation{}
 		var err error
 		if npk != "" {
-			if c.PartitionKey, err = engine.DecodeToken(npk); err != nil {
-				e, _ := engine.AsError(err)
-				return engine.Page{}, nil, e
+			if c.PartitionKey, err = tables.DecodeToken(npk); err != nil {
+				e, _ := tables.AsError(err)
+				return tables.Page{}, nil, e
 			}
 		}
 		if nrk != "" {
-			if c.RowKey, err = engine.DecodeToken(nrk); err != nil {
-				e, _ := engine.AsError(err)
-				return engine.Page{}, nil, e
+			if c.RowKey, err = tables.DecodeToken(nrk); err != nil {
+				e, _ := tables.AsError(err)
+				return tables.Page{}, nil, e
 			}
 		}
 		qu.Continuation = c
 	}
 	page, err := s.e.QueryEntities(q.r.Context(), table, qu)
 	if err != nil {
-		if e, ok := engine.AsError(err); ok {
-			return engine.Page{}, nil, e
+		if e, ok := tables.AsError(err); ok {
+			return tables.Page{}, nil, e
 		}
-		return engine.Page{}, nil, &engine.Error{Status: 500, Code: engine.CodeOperationTimedOut, Message: engine.MsgTimedOut, Index: -1}
+		return tables.Page{}, nil, &tables.Error{Status: 500, Code: tables.CodeOperationTimedOut, Message: tables.MsgTimedOut, Index: -1}
 	}
 	return page, sel, nil
 }
@@ -220,15 +220,15 @@ func (s *Server) query(q *request, g *grant, table string) {
 	}
 	body := s.pageJSON(q, g, table, page, sel)
 	if c := page.Continuation; c != nil {
-		q.w.Header().Set("x-ms-continuation-NextPartitionKey", engine.EncodeToken(c.PartitionKey))
+		q.w.Header().Set("x-ms-continuation-NextPartitionKey", tables.EncodeToken(c.PartitionKey))
 		if c.RowKey != "" {
-			q.w.Header().Set("x-ms-continuation-NextRowKey", engine.EncodeToken(c.RowKey))
+			q.w.Header().Set("x-ms-continuation-NextRowKey", tables.EncodeToken(c.RowKey))
 		}
 	}
 	s.writeJSON(q, http.StatusOK, body)
 }
 
-func (s *Server) pageJSON(q *request, g *grant, table string, page engine.Page, sel []string) []byte {
+func (s *Server) pageJSON(q *request, g *grant, table string, page tables.Page, sel []string) []byte {
 	var b bytes.Buffer
 	openObject(&b, q, "/$metadata#"+table)
 	b.WriteString(`"value":[`)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 func fuzzServer(t testing.TB) *Server {
@@ -17,7 +18,7 @@ func fuzzServer(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	e.CreateTable(t.Context(), "fuzz")
-	e.Insert(t.Context(), "fuzz", engine.Entity{PartitionKey: "p", RowKey: "r"})
+	e.Insert(t.Context(), "fuzz", tables.Entity{PartitionKey: "p", RowKey: "r"})
 	return New(e, Config{Account: DevAccount, Auth: AuthNone})
 }
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/rest"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // Raw requests in the shapes other tools send, each a regression test for a
@@ -189,7 +189,7 @@ func TestLenientValues(t *testing.T) {
 	if m["D"] != "2023-01-01T23:00:00.0000000Z" || m["B"] != false || m["T"] != true {
 		t.Fatalf("a zoneless DateTime is UTC and a string Boolean is a Boolean: %v", m)
 	}
-	if got := r.do("POST", "/lenient", map[string]string{"Content-Type": "application/json"}, `{"PartitionKey":"p","RowKey":"3","B@odata.type":"Edm.Boolean","B":"maybe"}`, true); got.status != 400 || got.code != engine.CodeInvalidValueType {
+	if got := r.do("POST", "/lenient", map[string]string{"Content-Type": "application/json"}, `{"PartitionKey":"p","RowKey":"3","B@odata.type":"Edm.Boolean","B":"maybe"}`, true); got.status != 400 || got.code != tables.CodeInvalidValueType {
 		t.Fatalf("a Boolean that is neither: %d %s", got.status, got.code)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/rest"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 var ctx = context.Background()
@@ -71,7 +72,7 @@ func TestSDKAgainstServedEngine(t *testing.T) {
 	if err == nil {
 		t.Fatal("a RowKey with / was accepted")
 	}
-	if st, cd := code(err); st != 400 || cd != engine.CodeOutOfRangeInput {
+	if st, cd := code(err); st != 400 || cd != tables.CodeOutOfRangeInput {
 		t.Fatalf("bad key: %d %s", st, cd)
 	}
 	add, err = c.AddEntity(ctx, entity("p'1", "r 1", map[string]any{"Name": "O'Brien", "Age": 40, "Big@odata.type": "Edm.Int64", "Big": "1099511627776"}), nil)
@@ -101,7 +102,7 @@ func TestSDKAgainstServedEngine(t *testing.T) {
 	if _, err := c.GetEntity(ctx, "p'1", "nope", nil); codeOf(err) != "404 ResourceNotFound" {
 		t.Fatalf("missing: %v", err)
 	}
-	stale := azcore.ETag(engine.FormatETag(time.Unix(1, 0)))
+	stale := azcore.ETag(tables.FormatETag(time.Unix(1, 0)))
 	if _, err := c.UpdateEntity(ctx, entity("p'1", "r 1", map[string]any{"Age": 41}), &aztables.UpdateEntityOptions{IfMatch: &stale, UpdateMode: aztables.UpdateModeMerge}); codeOf(err) != "412 UpdateConditionNotSatisfied" {
 		t.Fatalf("stale update: %v", err)
 	}
@@ -262,23 +263,23 @@ func TestMalformedRequests(t *testing.T) {
 		status                    int
 		code                      string
 	}{
-		{"POST", "/t1x", "application/json", `{"PartitionKey":"a"}`, 400, engine.CodePropertiesNeedValue},
-		{"POST", "/t1x", "application/json", `{"PartitionKey":"a","RowKey":`, 400, engine.CodeInvalidInput},
-		{"POST", "/t1x", "application/json", `{"PartitionKey":"a","RowKey":"b","X":{"y":1}}`, 400, engine.CodeInvalidInput},
-		{"POST", "/t1x", "application/json", `{"PartitionKey":"a","RowKey":"b","X":"z","X@odata.type":"Edm.Int64"}`, 400, engine.CodeInvalidValueType},
-		{"POST", "/t1x", "application/json", `{"PartitionKey":"a","RowKey":"b","X":"z","X@odata.type":"Edm.Money"}`, 400, engine.CodeInvalidInput},
-		{"GET", "/t1x(PartitionKey='a',RowKey=b)", "", "", 400, engine.CodeInvalidInput},
-		{"GET", "/t1x(PartitionKey='a')", "", "", 400, engine.CodeInvalidInput},
-		{"GET", "/t1x()?$filter=Age%20eq", "", "", 400, engine.CodeInvalidInput},
-		{"GET", "/t1x()?$top=0", "", "", 400, engine.CodeInvalidQueryParameterValue},
-		{"GET", "/t1x()?NextPartitionKey=bogus", "", "", 400, engine.CodeInvalidInput},
-		{"GET", "/nosuch()", "", "", 404, engine.CodeTableNotFound},
-		{"POST", "/$batch", "multipart/mixed", "x", 400, engine.CodeInvalidInput},
-		{"POST", "/$batch", "multipart/mixed; boundary=b", "--b\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b--", 400, engine.CodeInvalidInput},
-		{"POST", "/$batch", "multipart/mixed; boundary=b", "--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: application/http\r\n\r\nnot http\r\n--c--\r\n--b--", 400, engine.CodeInvalidInput},
+		{"POST", "/t1x", "application/json", `{"PartitionKey":"a"}`, 400, tables.CodePropertiesNeedValue},
+		{"POST", "/t1x", "application/json", `{"PartitionKey":"a","RowKey":`, 400, tables.CodeInvalidInput},
+		{"POST", "/t1x", "application/json", `{"PartitionKey":"a","RowKey":"b","X":{"y":1}}`, 400, tables.CodeInvalidInput},
+		{"POST", "/t1x", "application/json", `{"PartitionKey":"a","RowKey":"b","X":"z","X@odata.type":"Edm.Int64"}`, 400, tables.CodeInvalidValueType},
+		{"POST", "/t1x", "application/json", `{"PartitionKey":"a","RowKey":"b","X":"z","X@odata.type":"Edm.Money"}`, 400, tables.CodeInvalidInput},
+		{"GET", "/t1x(PartitionKey='a',RowKey=b)", "", "", 400, tables.CodeInvalidInput},
+		{"GET", "/t1x(PartitionKey='a')", "", "", 400, tables.CodeInvalidInput},
+		{"GET", "/t1x()?$filter=Age%20eq", "", "", 400, tables.CodeInvalidInput},
+		{"GET", "/t1x()?$top=0", "", "", 400, tables.CodeInvalidQueryParameterValue},
+		{"GET", "/t1x()?NextPartitionKey=bogus", "", "", 400, tables.CodeInvalidInput},
+		{"GET", "/nosuch()", "", "", 404, tables.CodeTableNotFound},
+		{"POST", "/$batch", "multipart/mixed", "x", 400, tables.CodeInvalidInput},
+		{"POST", "/$batch", "multipart/mixed; boundary=b", "--b\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b--", 400, tables.CodeInvalidInput},
+		{"POST", "/$batch", "multipart/mixed; boundary=b", "--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: application/http\r\n\r\nnot http\r\n--c--\r\n--b--", 400, tables.CodeInvalidInput},
 		{"PUT", "/Tables", "", "", 405, "UnsupportedHttpVerb"},
-		{"POST", "/Tables", "application/json", `{"TableName":"a-b"}`, 400, engine.CodeInvalidResourceName},
-		{"POST", "/t1x", "application/json", `{"PartitionKey":"a","RowKey":"b","P":"` + strings.Repeat("x", 6<<20) + `"}`, 413, engine.CodeRequestBodyTooLarge},
+		{"POST", "/Tables", "application/json", `{"TableName":"a-b"}`, 400, tables.CodeInvalidResourceName},
+		{"POST", "/t1x", "application/json", `{"PartitionKey":"a","RowKey":"b","P":"` + strings.Repeat("x", 6<<20) + `"}`, 413, tables.CodeRequestBodyTooLarge},
 	} {
 		req, _ := http.NewRequest(tc.method, base+tc.path, strings.NewReader(tc.body))
 		if tc.ctype != "" {

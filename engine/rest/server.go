@@ -26,6 +26,7 @@ import (
 
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/odata"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // Authentication modes.
@@ -111,7 +112,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := &request{w: w, r: r, id: s.requestID(), version: r.Header.Get("x-ms-version")}
 	defer func() { // a bug in a handler is a 500, never a crashed server
 		if v := recover(); v != nil {
-			s.fail(q, &engine.Error{Status: 500, Code: engine.CodeInternalError, Message: "The server encountered an internal error. Please retry the request.", Index: -1})
+			s.fail(q, &tables.Error{Status: 500, Code: tables.CodeInternalError, Message: "The server encountered an internal error. Please retry the request.", Index: -1})
 		}
 	}()
 	h := w.Header()
@@ -155,17 +156,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The service speaks JSON only since 2015-12-11; an Atom request is
 	// refused as it refuses it, not misread as bad JSON.
 	if atom(r) {
-		s.fail(q, &engine.Error{Status: http.StatusUnsupportedMediaType, Code: "AtomFormatNotSupported", Message: "Atom format is not supported.", Index: -1})
+		s.fail(q, &tables.Error{Status: http.StatusUnsupportedMediaType, Code: "AtomFormatNotSupported", Message: "Atom format is not supported.", Index: -1})
 		return
 	}
 	q.meta = metadataLevel(r)
 	resource, uerr := url.PathUnescape(rest)
 	if uerr != nil {
-		s.fail(q, badInput(engine.CodeInvalidInput, "The request URL is not valid: "+uerr.Error()))
+		s.fail(q, badInput(tables.CodeInvalidInput, "The request URL is not valid: "+uerr.Error()))
 		return
 	}
 	if !utf8.ValidString(resource) {
-		s.fail(q, badInput(engine.CodeInvalidInput, "The request URL is not valid UTF-8 once percent-decoded."))
+		s.fail(q, badInput(tables.CodeInvalidInput, "The request URL is not valid UTF-8 once percent-decoded."))
 		return
 	}
 	vals := r.URL.Query()
@@ -187,7 +188,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(resource, "Tables('"):
 		name, ok := strings.CutSuffix(strings.TrimPrefix(resource, "Tables('"), "')")
 		if !ok {
-			s.fail(q, badInput(engine.CodeInvalidInput, "The table name in the URL is not valid: use Tables('name')."))
+			s.fail(q, badInput(tables.CodeInvalidInput, "The table name in the URL is not valid: use Tables('name')."))
 			return
 		}
 		name = strings.ReplaceAll(name, "''", "'")
@@ -206,7 +207,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.batch(q, g)
 	case resource == "":
-		s.fail(q, badInput(engine.CodeInvalidInput, "The request names no resource: use /Tables, /$batch or /<table>."))
+		s.fail(q, badInput(tables.CodeInvalidInput, "The request names no resource: use /Tables, /$batch or /<table>."))
 	case comp == "acl" && !strings.Contains(resource, "("):
 		s.tableACL(q, g, resource)
 	default:
@@ -255,7 +256,7 @@ func (s *Server) route(path string) (account, rest string) {
 // parseEntityPath parses table, table() or
 // table(PartitionKey='p',RowKey='r'), where a doubled single quote stands
 // for one.
-func parseEntityPath(res string) (table string, keys [2]string, hasKeys bool, err *engine.Error) {
+func parseEntityPath(res string) (table string, keys [2]string, hasKeys bool, err *tables.Error) {
 	i := strings.IndexByte(res, '(')
 	if i < 0 {
 		return res, keys, false, nil
@@ -264,7 +265,7 @@ func parseEntityPath(res string) (table string, keys [2]string, hasKeys bool, er
 	if args == "()" {
 		return table, keys, false, nil
 	}
-	bad := badInput(engine.CodeInvalidInput, "The entity in the URL is not valid: use "+table+"(PartitionKey='...',RowKey='...') with single quotes doubled.")
+	bad := badInput(tables.CodeInvalidInput, "The entity in the URL is not valid: use "+table+"(PartitionKey='...',RowKey='...') with single quotes doubled.")
 	if !strings.HasSuffix(args, ")") {
 		return "", keys, false, bad
 	}
@@ -340,7 +341,7 @@ func (s *Server) contentType(meta string) string {
 // nothing, on hundreds of connections.
 func (s *Server) readBody(q *request) ([]byte, bool) {
 	if q.r.ContentLength > s.cfg.MaxBody {
-		s.fail(q, &engine.Error{Status: http.StatusRequestEntityTooLarge, Code: engine.CodeRequestBodyTooLarge, Message: "The request body is too large and exceeds the maximum permissible limit of 4 MiB.", Index: -1})
+		s.fail(q, &tables.Error{Status: http.StatusRequestEntityTooLarge, Code: tables.CodeRequestBodyTooLarge, Message: "The request body is too large and exceeds the maximum permissible limit of 4 MiB.", Index: -1})
 		return nil, false
 	}
 	// The limit wraps the body here rather than replacing r.Body: net/http
@@ -351,9 +352,9 @@ func (s *Server) readBody(q *request) ([]byte, bool) {
 	body := buf.Bytes()
 	if err != nil {
 		if _, tooBig := err.(*http.MaxBytesError); tooBig {
-			s.fail(q, &engine.Error{Status: http.StatusRequestEntityTooLarge, Code: engine.CodeRequestBodyTooLarge, Message: "The request body is too large and exceeds the maximum permissible limit of 4 MiB.", Index: -1})
+			s.fail(q, &tables.Error{Status: http.StatusRequestEntityTooLarge, Code: tables.CodeRequestBodyTooLarge, Message: "The request body is too large and exceeds the maximum permissible limit of 4 MiB.", Index: -1})
 		} else {
-			s.fail(q, badInput(engine.CodeInvalidInput, "The request body could not be read."))
+			s.fail(q, badInput(tables.CodeInvalidInput, "The request body could not be read."))
 		}
 		return nil, false
 	}
@@ -379,13 +380,13 @@ func openObject(b *bytes.Buffer, q *request, metadata string) {
 }
 
 // parseTop reads $top: empty, or 1 to 1,000.
-func parseTop(t string) (int, *engine.Error) {
+func parseTop(t string) (int, *tables.Error) {
 	if t == "" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(t)
-	if err != nil || n < 1 || n > engine.MaxPageSize {
-		return 0, badInput(engine.CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000.")
+	if err != nil || n < 1 || n > tables.MaxPageSize {
+		return 0, badInput(tables.CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000.")
 	}
 	return n, nil
 }

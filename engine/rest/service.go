@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // The account's service properties, CORS rules and the tables' stored
@@ -92,7 +92,7 @@ const MaxStoredPolicies = 5
 
 var corsMethods = map[string]bool{"DELETE": true, "GET": true, "HEAD": true, "MERGE": true, "POST": true, "OPTIONS": true, "PUT": true, "PATCH": true}
 
-func invalidXML(detail string) *engine.Error {
+func invalidXML(detail string) *tables.Error {
 	return badInput("InvalidXmlDocument", "XML specified is not syntactically valid. "+detail)
 }
 
@@ -160,7 +160,7 @@ func (s *Server) serviceProperties(q *request, g *grant) {
 	}
 }
 
-func validateCORS(rules []corsRule) *engine.Error {
+func validateCORS(rules []corsRule) *tables.Error {
 	if len(rules) > 5 {
 		return invalidXML("At most 5 CORS rules are allowed.")
 	}
@@ -219,7 +219,7 @@ func (s *Server) tableACL(q *request, g *grant, table string) {
 		return
 	}
 	if !s.e.HasTable(table) {
-		s.fail(q, &engine.Error{Status: http.StatusNotFound, Code: engine.CodeResourceNotFound, Message: "The specified resource does not exist.", Index: -1})
+		s.fail(q, &tables.Error{Status: http.StatusNotFound, Code: tables.CodeResourceNotFound, Message: "The specified resource does not exist.", Index: -1})
 		return
 	}
 	key := strings.ToLower(table)
@@ -338,7 +338,7 @@ func listMatches(list, v string, origin bool) bool {
 func (s *Server) preflight(q *request) {
 	origin, method := q.r.Header.Get("Origin"), q.r.Header.Get("Access-Control-Request-Method")
 	if origin == "" || method == "" {
-		s.fail(q, badInput(engine.CodeInvalidInput, "A CORS preflight request needs the Origin and Access-Control-Request-Method headers."))
+		s.fail(q, badInput(tables.CodeInvalidInput, "A CORS preflight request needs the Origin and Access-Control-Request-Method headers."))
 		return
 	}
 	headers := splitList(q.r.Header.Get("Access-Control-Request-Headers"))

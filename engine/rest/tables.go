@@ -7,6 +7,7 @@ import (
 
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/odata"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // The table resources: create, list (with $filter, $top and paging), get
@@ -26,7 +27,7 @@ func (s *Server) createTable(q *request, g *grant) {
 		s.fail(q, err)
 		return
 	} else if n, isStr := e["TableName"].(string); !isStr {
-		s.fail(q, badInput(engine.CodePropertiesNeedValue, "The TableName property is required."))
+		s.fail(q, badInput(tables.CodePropertiesNeedValue, "The TableName property is required."))
 		return
 	} else {
 		name = n
@@ -70,8 +71,8 @@ func (s *Server) tableJSON(b *bytes.Buffer, q *request, name string, element boo
 	b.WriteByte('}')
 }
 
-func errNoSuchResource() *engine.Error {
-	return &engine.Error{Status: http.StatusNotFound, Code: engine.CodeResourceNotFound, Message: "The specified resource does not exist.", Index: -1}
+func errNoSuchResource() *tables.Error {
+	return &tables.Error{Status: http.StatusNotFound, Code: tables.CodeResourceNotFound, Message: "The specified resource does not exist.", Index: -1}
 }
 
 func (s *Server) getTable(q *request, g *grant, name string) {
@@ -95,7 +96,7 @@ func (s *Server) deleteTable(q *request, g *grant, name string) {
 		return
 	}
 	if err := s.e.DeleteTable(q.r.Context(), name); err != nil {
-		if engine.IsCode(err, engine.CodeTableNotFound) {
+		if tables.IsCode(err, tables.CodeTableNotFound) {
 			s.fail(q, errNoSuchResource()) // the service's code on this path
 			return
 		}
@@ -122,7 +123,7 @@ func (s *Server) listTables(q *request, g *grant) {
 		return
 	}
 	if top == 0 {
-		top = engine.MaxPageSize
+		top = tables.MaxPageSize
 	}
 	f, ferr := engine.ParseFilter(vals.Get("$filter"))
 	if ferr != nil {
@@ -131,7 +132,7 @@ func (s *Server) listTables(q *request, g *grant) {
 	}
 	next := ""
 	if tok := vals.Get("NextTableName"); tok != "" {
-		k, err := engine.DecodeToken(tok)
+		k, err := tables.DecodeToken(tok)
 		if err != nil {
 			s.failErr(q, err)
 			return
@@ -144,7 +145,7 @@ func (s *Server) listTables(q *request, g *grant) {
 		if next != "" && n < next {
 			continue
 		}
-		if !f.Match(&engine.Entity{Properties: []engine.Property{engine.String("TableName", n)}}) {
+		if !f.Match(&tables.Entity{Properties: []tables.Property{tables.String("TableName", n)}}) {
 			continue
 		}
 		if len(names) == top {
@@ -164,7 +165,7 @@ func (s *Server) listTables(q *request, g *grant) {
 	}
 	b.WriteString("]}")
 	if after != "" {
-		q.w.Header().Set("x-ms-continuation-NextTableName", engine.EncodeToken(after))
+		q.w.Header().Set("x-ms-continuation-NextTableName", tables.EncodeToken(after))
 	}
 	s.writeJSON(q, http.StatusOK, b.Bytes())
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 
-	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
-// convert turns an SDK error into an *engine.Error carrying the service's
+// convert turns an SDK error into a *tables.Error carrying the service's
 // status, code and message, so that it is counted exactly as the engine's
 // would be. Other errors (transport failures) are returned with secrets
 // removed. batch says the request was an entity group transaction, whose
@@ -41,19 +41,19 @@ func (t *Target) convert(err error, batch bool) error {
 			e.Message = t.redact(e.Message)
 			return e
 		}
-		return &engine.Error{Status: re.StatusCode, Code: CodeMalformedResponse, Index: -1, Message: "the batch failed but its response names no failing operation"}
+		return &tables.Error{Status: re.StatusCode, Code: CodeMalformedResponse, Index: -1, Message: "the batch failed but its response names no failing operation"}
 	}
 	code, msg := odataError(body)
 	if code == "" {
 		code = re.ErrorCode
 	}
 	if code == "" && re.StatusCode == 503 {
-		code = engine.CodeServerBusy
+		code = tables.CodeServerBusy
 	}
 	if msg == "" {
 		msg = strconv.Itoa(re.StatusCode) + " " + http.StatusText(re.StatusCode) + " with no error body"
 	}
-	return &engine.Error{Status: re.StatusCode, Code: code, Message: t.redact(msg), Index: -1}
+	return &tables.Error{Status: re.StatusCode, Code: code, Message: t.redact(msg), Index: -1}
 }
 
 // redactedError is a transport error whose text had secrets removed.
@@ -105,13 +105,13 @@ var (
 // part of the failing operation carries its own status line and an error
 // whose message starts with the operation's 0-based index, "2:The
 // specified entity already exists.".
-func parseBatchFailure(body []byte) *engine.Error {
+func parseBatchFailure(body []byte) *tables.Error {
 	for _, m := range innerStatus.FindAllSubmatchIndex(body, -1) {
 		status, _ := strconv.Atoi(string(body[m[2]:m[3]]))
 		if status < 400 {
 			continue
 		}
-		e := &engine.Error{Status: status, Index: -1}
+		e := &tables.Error{Status: status, Index: -1}
 		rest := body[m[1]:]
 		if i := bytes.IndexByte(rest, '{'); i >= 0 {
 			if j := bytes.Index(rest[i:], []byte("\n--")); j >= 0 {

@@ -26,8 +26,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
-	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/clock"
 	"github.com/tablebench/tablebench/engine/odata"
+	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 )
@@ -74,7 +75,7 @@ type Target struct {
 	svc      *aztables.ServiceClient
 	endpoint string // without secrets
 	secrets  []string
-	clock    engine.Clock
+	clock    clock.Clock
 	mu       sync.Mutex
 	clients  map[string]*aztables.Client
 }
@@ -104,7 +105,7 @@ func New(cfg Config) (*Target, error) {
 			ForceAttemptHTTP2:   false,
 		}}
 	}
-	t := &Target{clock: engine.NewScaledClock(1), clients: map[string]*aztables.Client{}}
+	t := &Target{clock: clock.NewScaled(1), clients: map[string]*aztables.Client{}}
 	auth := cfg.Auth
 	if auth == "" {
 		auth = AuthConnectionString
@@ -308,7 +309,7 @@ func Redact(s string, secrets ...string) string {
 }
 
 // Clock returns wall time: a service is measured as it is.
-func (t *Target) Clock() engine.Clock { return t.clock }
+func (t *Target) Clock() clock.Clock { return t.clock }
 
 // Describe describes the target, without secrets.
 func (t *Target) Describe() results.Environment {
@@ -386,7 +387,7 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (done time.Time, err
 		page, err = pager.NextPage(ctx)
 		op.Returned, op.Next = len(page.Entities), nil
 		if err == nil && (page.NextPartitionKey != nil || page.NextRowKey != nil) {
-			op.Next = &engine.Continuation{PartitionKey: deref(page.NextPartitionKey), RowKey: deref(page.NextRowKey)}
+			op.Next = &tables.Continuation{PartitionKey: deref(page.NextPartitionKey), RowKey: deref(page.NextRowKey)}
 		}
 	default:
 		return time.Time{}, fmt.Errorf("operation %q is not known", op.Kind)
@@ -401,20 +402,20 @@ func deref(s *string) string {
 	return *s
 }
 
-func transactionAction(op *engine.BatchOp) aztables.TransactionAction {
+func transactionAction(op *tables.BatchOp) aztables.TransactionAction {
 	a := aztables.TransactionAction{Entity: odata.AppendEntity(nil, &op.Entity)}
 	switch op.Kind {
-	case engine.BatchInsert:
+	case tables.BatchInsert:
 		a.ActionType = aztables.TransactionTypeAdd
-	case engine.BatchUpdateMerge:
+	case tables.BatchUpdateMerge:
 		a.ActionType = aztables.TransactionTypeUpdateMerge
-	case engine.BatchUpdateReplace:
+	case tables.BatchUpdateReplace:
 		a.ActionType = aztables.TransactionTypeUpdateReplace
-	case engine.BatchUpsertMerge:
+	case tables.BatchUpsertMerge:
 		a.ActionType = aztables.TransactionTypeInsertMerge
-	case engine.BatchUpsertReplace:
+	case tables.BatchUpsertReplace:
 		a.ActionType = aztables.TransactionTypeInsertReplace
-	case engine.BatchDelete:
+	case tables.BatchDelete:
 		a.ActionType = aztables.TransactionTypeDelete
 	}
 	if op.IfMatch != "" {
@@ -428,7 +429,7 @@ func transactionAction(op *engine.BatchOp) aztables.TransactionAction {
 // response without checking it) into an error.
 func (t *Target) recoverInto(err *error) {
 	if r := recover(); r != nil {
-		*err = &engine.Error{Status: 0, Code: CodeMalformedResponse, Index: -1,
+		*err = &tables.Error{Status: 0, Code: CodeMalformedResponse, Index: -1,
 			Message: t.redact(fmt.Sprintf("the SDK failed on a malformed response: %v", r))}
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/aztarget"
@@ -118,13 +118,13 @@ func do(t *testing.T, tg *aztarget.Target, op *workloads.Op) error {
 }
 
 func insertOp() *workloads.Op {
-	return &workloads.Op{Kind: workloads.OpInsert, Entity: engine.Entity{PartitionKey: "p", RowKey: "r", Properties: []engine.Property{engine.String("Payload", "x")}}}
+	return &workloads.Op{Kind: workloads.OpInsert, Entity: tables.Entity{PartitionKey: "p", RowKey: "r", Properties: []tables.Property{tables.String("Payload", "x")}}}
 }
 
 func batchOp() *workloads.Op {
-	var ops []engine.BatchOp
+	var ops []tables.BatchOp
 	for i := range 3 {
-		ops = append(ops, engine.BatchOp{Entity: engine.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}})
+		ops = append(ops, tables.BatchOp{Entity: tables.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}})
 	}
 	return &workloads.Op{Kind: workloads.OpBatch, Batch: ops}
 }
@@ -141,10 +141,10 @@ func TestResponses(t *testing.T) {
 	}{
 		{"insert ok", &fake{}, insertOp(), 0, "", -1, results.OutcomeOK},
 		{"throttled insert", &fake{insert: func(w http.ResponseWriter) {
-			odataError(w, 503, "ServerBusy", engine.MsgServerBusy)
+			odataError(w, 503, "ServerBusy", tables.MsgServerBusy)
 		}}, insertOp(), 503, "ServerBusy", -1, results.OutcomeThrottled},
 		{"timed out insert", &fake{insert: func(w http.ResponseWriter) {
-			odataError(w, 500, "OperationTimedOut", engine.MsgTimedOut)
+			odataError(w, 500, "OperationTimedOut", tables.MsgTimedOut)
 		}}, insertOp(), 500, "OperationTimedOut", -1, results.OutcomeTimedOut},
 		{"503 with no body", &fake{insert: func(w http.ResponseWriter) { w.WriteHeader(503) }}, insertOp(), 503, "ServerBusy", -1, results.OutcomeThrottled},
 		{"missing entity", &fake{}, &workloads.Op{Kind: workloads.OpGet, PartitionKey: "p", RowKey: "r"}, 404, "ResourceNotFound", -1, "ResourceNotFound"},
@@ -155,7 +155,7 @@ func TestResponses(t *testing.T) {
 			io.WriteString(w, failedBatch)
 		}}, batchOp(), 409, "EntityAlreadyExists", 2, "EntityAlreadyExists"},
 		{"throttled batch", &fake{batch: func(w http.ResponseWriter) {
-			odataError(w, 503, "ServerBusy", engine.MsgServerBusy)
+			odataError(w, 503, "ServerBusy", tables.MsgServerBusy)
 		}}, batchOp(), 503, "ServerBusy", -1, results.OutcomeThrottled},
 		{"malformed batch body", &fake{batch: func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "multipart/mixed; boundary=x")
@@ -172,7 +172,7 @@ func TestResponses(t *testing.T) {
 			if tc.code == "" {
 				return
 			}
-			e, ok := engine.AsError(err)
+			e, ok := tables.AsError(err)
 			if !ok || e.Code != tc.code || (tc.status != 0 && e.Status != tc.status) || e.Index != tc.index {
 				t.Fatalf("got %#v, want %d %s at index %d", err, tc.status, tc.code, tc.index)
 			}
@@ -185,7 +185,7 @@ func TestResponses(t *testing.T) {
 
 func TestQueryPage(t *testing.T) {
 	tg := newTarget(t, &fake{})
-	op := &workloads.Op{Kind: workloads.OpQuery, Query: engine.Query{Filter: "PartitionKey eq 'p'", Top: 2}}
+	op := &workloads.Op{Kind: workloads.OpQuery, Query: tables.Query{Filter: "PartitionKey eq 'p'", Top: 2}}
 	if err := do(t, tg, op); err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestRunAgainstEndpoint(t *testing.T) {
 	var n atomic.Int64
 	f := &fake{insert: func(w http.ResponseWriter) {
 		if n.Add(1)%4 == 0 {
-			odataError(w, 503, "ServerBusy", engine.MsgServerBusy)
+			odataError(w, 503, "ServerBusy", tables.MsgServerBusy)
 			return
 		}
 		w.WriteHeader(204)

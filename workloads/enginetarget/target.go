@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/clock"
+	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 )
@@ -35,7 +37,7 @@ func New(cfg engine.Config) (*Target, error) {
 		return nil, err
 	}
 	scale := cfg.TimeScale
-	if _, virtual := cfg.Clock.(*engine.VirtualClock); virtual {
+	if _, virtual := cfg.Clock.(*clock.Virtual); virtual {
 		scale = 0 // recorded as virtual time
 	}
 	return &Target{e: e, scale: scale}, nil
@@ -48,7 +50,7 @@ func (t *Target) Engine() *engine.Engine { return t.e }
 func (t *Target) Close() error { return t.e.Close() }
 
 // Clock returns the engine's model-time clock.
-func (t *Target) Clock() engine.Clock { return t.e.Clock() }
+func (t *Target) Clock() clock.Clock { return t.e.Clock() }
 
 // CreateTable creates a table.
 func (t *Target) CreateTable(ctx context.Context, name string) error {
@@ -70,7 +72,7 @@ func (t *Target) Describe() results.Environment {
 
 // Load stores entities directly, outside the model: a run's preload is not
 // measured and should not spend modelled time or budgets.
-func (t *Target) Load(ctx context.Context, table string, entities []engine.Entity) error {
+func (t *Target) Load(ctx context.Context, table string, entities []tables.Entity) error {
 	return t.e.Load(ctx, table, entities)
 }
 
@@ -116,13 +118,13 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
 	case workloads.OpInsert:
 		_, err = s.cl.Insert(ctx, op.Table, op.Entity)
 	case workloads.OpUpsert:
-		_, err = s.cl.Upsert(ctx, op.Table, op.Entity, engine.Replace)
+		_, err = s.cl.Upsert(ctx, op.Table, op.Entity, tables.Replace)
 	case workloads.OpGet:
 		_, err = s.cl.Get(ctx, op.Table, op.PartitionKey, op.RowKey, nil)
 	case workloads.OpBatch:
 		_, err = s.cl.Batch(ctx, op.Table, op.Batch)
 	case workloads.OpQuery:
-		var p engine.Page
+		var p tables.Page
 		p, err = s.cl.QueryEntities(ctx, op.Table, op.Query)
 		op.Returned, op.Next = len(p.Entities), p.Continuation
 	default:

@@ -1,4 +1,4 @@
-package engine_test
+package clock_test
 
 import (
 	"context"
@@ -6,13 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/clock"
 )
+
+var ctx = context.Background()
 
 var epoch = time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)
 
 func TestVirtualClockAdvancesWhenAllWait(t *testing.T) {
-	c := engine.NewVirtualClock(epoch)
+	c := clock.NewVirtual(epoch)
 	c.Hold(3)
 	var mu sync.Mutex
 	var woke []time.Duration
@@ -40,7 +42,7 @@ func TestVirtualClockAdvancesWhenAllWait(t *testing.T) {
 }
 
 func TestVirtualClockStandsStillWhileAParticipantRuns(t *testing.T) {
-	c := engine.NewVirtualClock(epoch)
+	c := clock.NewVirtual(epoch)
 	c.Hold(2)
 	busy := make(chan struct{})
 	done := make(chan struct{})
@@ -65,8 +67,8 @@ func TestVirtualClockStandsStillWhileAParticipantRuns(t *testing.T) {
 }
 
 func TestVirtualClockBackgroundDoesNotDrive(t *testing.T) {
-	c := engine.NewVirtualClock(epoch)
-	bg := engine.Background(context.Background())
+	c := clock.NewVirtual(epoch)
+	bg := clock.Background(context.Background())
 	ticks := make(chan time.Time, 100)
 	stop, cancel := context.WithCancel(bg)
 	var wg sync.WaitGroup
@@ -95,7 +97,7 @@ func TestVirtualClockBackgroundDoesNotDrive(t *testing.T) {
 }
 
 func TestVirtualClockCancel(t *testing.T) {
-	c := engine.NewVirtualClock(epoch)
+	c := clock.NewVirtual(epoch)
 	c.Hold(2)
 	cctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error)

@@ -1,4 +1,8 @@
-package engine
+// Package clock is tablebench's time: a Virtual clock on which time passes
+// only when every participant waits (exact, and as fast as the CPU allows),
+// and a Scaled clock in wall time. The engine models in it, the harness
+// measures in it, and the SDK target runs on a Scaled clock at 1.
+package clock
 
 import (
 	"container/heap"
@@ -18,28 +22,28 @@ type Clock interface {
 	SleepUntil(ctx context.Context, t time.Time) error
 }
 
-// ScaledClock runs model time Scale times faster than wall time, from the
+// Scaled runs model time Scale times faster than wall time, from the
 // wall time at which it was made. A Scale of 1 is wall time itself. Inside a
 // testing/synctest bubble it runs on the bubble's virtual time.
-type ScaledClock struct {
+type Scaled struct {
 	start time.Time
 	scale float64
 }
 
-// NewScaledClock returns a clock whose model time runs scale times faster than
+// NewScaled returns a clock whose model time runs scale times faster than
 // wall time. A scale of zero or less is taken as 1.
-func NewScaledClock(scale float64) *ScaledClock {
+func NewScaled(scale float64) *Scaled {
 	if scale <= 0 {
 		scale = 1
 	}
-	return &ScaledClock{start: time.Now(), scale: scale}
+	return &Scaled{start: time.Now(), scale: scale}
 }
 
 // Scale returns how many model seconds pass in one wall second.
-func (c *ScaledClock) Scale() float64 { return c.scale }
+func (c *Scaled) Scale() float64 { return c.scale }
 
 // Now returns the current model time.
-func (c *ScaledClock) Now() time.Time {
+func (c *Scaled) Now() time.Time {
 	if c.scale == 1 {
 		return time.Now()
 	}
@@ -47,7 +51,7 @@ func (c *ScaledClock) Now() time.Time {
 }
 
 // SleepUntil blocks until model time t or until ctx is done.
-func (c *ScaledClock) SleepUntil(ctx context.Context, t time.Time) error {
+func (c *Scaled) SleepUntil(ctx context.Context, t time.Time) error {
 	d := t.Sub(c.Now())
 	if d <= 0 {
 		return ctx.Err()
@@ -65,7 +69,7 @@ func (c *ScaledClock) SleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// VirtualClock is a discrete-event clock: model time stands still while any
+// Virtual is a discrete-event clock: model time stands still while any
 // participant runs and jumps to the next wake-up when every participant is
 // waiting on the clock. A run on it goes as fast as the CPU allows and does
 // not depend on how the machine schedules goroutines.
@@ -74,7 +78,7 @@ func (c *ScaledClock) SleepUntil(ctx context.Context, t time.Time) error {
 // call Release when they end. Background goroutines (the load balancer) wait
 // with a context from Background: they are woken when their time comes but
 // never make time pass on their own.
-type VirtualClock struct {
+type Virtual struct {
 	mu      sync.Mutex
 	now     time.Time
 	active  int // participants running (not waiting on the clock)
@@ -82,25 +86,25 @@ type VirtualClock struct {
 	q       waiters
 }
 
-// NewVirtualClock returns a virtual clock that starts at start.
-func NewVirtualClock(start time.Time) *VirtualClock { return &VirtualClock{now: start} }
+// NewVirtual returns a virtual clock that starts at start.
+func NewVirtual(start time.Time) *Virtual { return &Virtual{now: start} }
 
 // Now returns the current model time.
-func (c *VirtualClock) Now() time.Time {
+func (c *Virtual) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
 // Hold declares n participants that are about to start.
-func (c *VirtualClock) Hold(n int) {
+func (c *Virtual) Hold(n int) {
 	c.mu.Lock()
 	c.active += n
 	c.mu.Unlock()
 }
 
 // Release declares that a participant has ended.
-func (c *VirtualClock) Release() {
+func (c *Virtual) Release() {
 	c.mu.Lock()
 	c.active--
 	c.advance()
@@ -113,7 +117,7 @@ type backgroundKey struct{}
 // and it has not waited again yet, so time must not pass under it.
 type bgToken struct{ running bool }
 
-// Background marks ctx as one background goroutine's: on a VirtualClock it
+// Background marks ctx as one background goroutine's: on a Virtual it
 // is woken on time but does not make time pass. Each background goroutine
 // needs its own.
 func Background(ctx context.Context) context.Context {
@@ -128,7 +132,7 @@ type waiter struct {
 }
 
 // SleepUntil waits until model time t, or until ctx is done.
-func (c *VirtualClock) SleepUntil(ctx context.Context, t time.Time) error {
+func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 	c.mu.Lock()
 	if !t.After(c.now) {
 		c.mu.Unlock()
@@ -171,7 +175,7 @@ func (c *VirtualClock) SleepUntil(ctx context.Context, t time.Time) error {
 
 // advance moves time to the next wake-up while every participant waits.
 // Called with c.mu held.
-func (c *VirtualClock) advance() {
+func (c *Virtual) advance() {
 	for c.active == 0 && c.drivers > 0 && c.q.Len() > 0 {
 		c.now = maxTime(c.now, c.q[0].t)
 		for c.q.Len() > 0 && !c.q[0].t.After(c.now) {
@@ -209,4 +213,11 @@ func (q *waiters) Pop() any {
 	w.index = -1
 	*q = old[:len(old)-1]
 	return w
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

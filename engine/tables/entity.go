@@ -1,0 +1,196 @@
+// Package tables is the Table service's data model, shared by the in-tree
+// engine, its REST front end and the SDK target: entities and their typed
+// properties, the service's limits, entity group transaction operations,
+// queries and their continuation, and the service's error codes.
+package tables
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// EdmType is the declared type of a property value.
+type EdmType uint8
+
+// The Edm types a property can hold.
+const (
+	EdmString EdmType = iota
+	EdmInt32
+	EdmInt64
+	EdmDouble
+	EdmBoolean
+	EdmDateTime
+	EdmGuid
+	EdmBinary
+)
+
+var edmNames = [...]string{"Edm.String", "Edm.Int32", "Edm.Int64", "Edm.Double", "Edm.Boolean", "Edm.DateTime", "Edm.Guid", "Edm.Binary"}
+
+// String returns the type's name on the wire, such as "Edm.Int64".
+func (t EdmType) String() string {
+	if int(t) < len(edmNames) {
+		return edmNames[t]
+	}
+	return fmt.Sprintf("EdmType(%d)", t)
+}
+
+// ParseEdmType returns the type named on the wire (for example "Edm.Int64").
+func ParseEdmType(name string) (EdmType, bool) {
+	for i, n := range edmNames {
+		if n == name {
+			return EdmType(i), true
+		}
+	}
+	return 0, false
+}
+
+// Property is one typed, named value of an entity. Value holds a string for
+// EdmString, int32, int64, float64, bool, time.Time, uuid.UUID and []byte for
+// the other types in order.
+type Property struct {
+	Name  string
+	Type  EdmType
+	Value any
+}
+
+// String returns a String property.
+func String(name, v string) Property { return Property{name, EdmString, v} }
+
+// Int32 returns an Int32 property.
+func Int32(name string, v int32) Property { return Property{name, EdmInt32, v} }
+
+// Int64 returns an Int64 property.
+func Int64(name string, v int64) Property { return Property{name, EdmInt64, v} }
+
+// Double returns a Double property.
+func Double(name string, v float64) Property { return Property{name, EdmDouble, v} }
+
+// Bool returns a Boolean property.
+func Bool(name string, v bool) Property { return Property{name, EdmBoolean, v} }
+
+// DateTime returns a DateTime property; v is kept in UTC at 100 ns precision.
+func DateTime(name string, v time.Time) Property {
+	return Property{name, EdmDateTime, v.UTC().Truncate(100 * time.Nanosecond)}
+}
+
+// GUID returns a Guid property.
+func GUID(name string, v uuid.UUID) Property { return Property{name, EdmGuid, v} }
+
+// Binary returns a Binary property.
+func Binary(name string, v []byte) Property { return Property{name, EdmBinary, v} }
+
+// Entity is one row of a table. Timestamp is managed by the engine: it is
+// ignored on writes and set on every entity the engine returns.
+type Entity struct {
+	PartitionKey string
+	RowKey       string
+	Timestamp    time.Time
+	Properties   []Property
+}
+
+// Property returns the property with the given name.
+func (e *Entity) Property(name string) (Property, bool) {
+	for _, p := range e.Properties {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Property{}, false
+}
+
+// ETag returns the entity's ETag in the service's form,
+// W/"datetime'2021-08-31T15%3A40%3A02.1952595Z'".
+func (e *Entity) ETag() string { return FormatETag(e.Timestamp) }
+
+// Size returns the entity's size by the service's formula, which is what the
+// 1 MiB limit and the per-entity cost model are measured in:
+// 4 + 2·len(PK+RK) + Σ(8 + 2·len(name) + sizeof(value)), lengths in UTF-16
+// code units.
+func (e *Entity) Size() int { return EntitySize(e.PartitionKey, e.RowKey, e.Properties) }
+
+// EntitySize is the size by the service's formula of an entity with these
+// keys and properties.
+func EntitySize(pk, rk string, props []Property) int {
+	n := 4 + 2*(UTF16Len(pk)+UTF16Len(rk))
+	for _, p := range props {
+		n += 8 + 2*UTF16Len(p.Name) + ValueSize(p)
+	}
+	return n
+}
+
+// ValueSize is a property value's size by the service's formula.
+func ValueSize(p Property) int {
+	switch v := p.Value.(type) {
+	case string:
+		return 2*UTF16Len(v) + 4
+	case []byte:
+		return len(v) + 4
+	case int32, bool:
+		if _, ok := v.(bool); ok {
+			return 1
+		}
+		return 4
+	case uuid.UUID:
+		return 16
+	default: // int64, float64, time.Time
+		return 8
+	}
+}
+
+// FormatTimestamp formats t as the service does: UTC with 7 fractional digits.
+func FormatTimestamp(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
+}
+
+// FormatETag returns the ETag of an entity last written at t.
+func FormatETag(t time.Time) string {
+	return `W/"datetime'` + strings.ReplaceAll(FormatTimestamp(t), ":", "%3A") + `'"`
+}
+
+// UTF16Len returns the length of s in UTF-16 code units, which is how the
+// service measures keys, names and strings.
+func UTF16Len(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 { // ASCII eight bytes at a time
+		_ = s[i+7]
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	n := i
+	for i < len(s) {
+		if s[i] < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
+// Limits of the service's data model.
+const (
+	MaxProperties     = 252       // custom properties per entity
+	MaxPropertyName   = 255       // UTF-16 code units
+	MaxStringUnits    = 32 * 1024 // UTF-16 code units in a String value
+	MaxBinaryBytes    = 64 * 1024
+	MaxEntitySize     = 1 << 20
+	MaxBatchOps       = 100
+	MaxBatchBytes     = 4 << 20
+	MaxPageSize       = 1000
+	MaxFilterCompares = 15
+	MaxFilterNodes    = 128 // comparisons, and, or, not and constants in one $filter
+	DefaultMaxKeyLen  = 512 // UTF-16 code units (1 KiB)
+)
