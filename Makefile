@@ -29,14 +29,15 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './tools/*'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 
-# The calibration tests run minutes of load through the harness in virtual time;
+# The calibration and model tests run minutes of load through the harness in
+# virtual time;
 # they run in a second pass without the race detector, which would make them
 # several times slower and adds nothing the shorter model tests don't check.
 # Explicit timeouts: generous for a busy machine, yet a hung test fails the
 # run instead of stalling CI.
 test: vet assets
 	$(GO) test -race -count=1 -timeout 25m ./...
-	$(GO) test -count=1 -timeout 10m -tags calibration -run Calibration ./workloads/
+	$(GO) test -count=1 -timeout 10m -tags calibration -run 'Calibration|Model' ./workloads/
 	$(MAKE) --no-print-directory fuzz
 
 fuzz:

@@ -1,3 +1,9 @@
+//go:build calibration
+
+// The model's long runs (minutes of load and the balancer's decisions, in
+// virtual time) run with the calibration tests, in the pass of `make test`
+// without the race detector: go test -tags calibration -run 'Calibration|Model' ./workloads/
+
 package workloads_test
 
 import (
@@ -78,10 +84,10 @@ func TestModelDeterministic(t *testing.T) {
 	}
 }
 
-// TestBalancerSplitsHotRange: a cold table under load from many keys is one
+// TestModelBalancerSplitsHotRange: a cold table under load from many keys is one
 // hot range partition; the balancer splits it once it has stayed hot for
 // its decision delay, and not before, and moves a child away.
-func TestBalancerSplitsHotRange(t *testing.T) {
+func TestModelBalancerSplitsHotRange(t *testing.T) {
 	spec := modelSpec(workloads.OpInsert, workloads.PartitionGUID, 10, 15)
 	res, e := runModel(t, spec, cold(&spec, 180*time.Second))
 	events := e.Events()
@@ -111,10 +117,10 @@ func TestBalancerSplitsHotRange(t *testing.T) {
 	}
 }
 
-// TestBalancerNeverSplitsOneKey: a saturated single PartitionKey can at
+// TestModelBalancerNeverSplitsOneKey: a saturated single PartitionKey can at
 // most be isolated in a range partition of its own; its throughput stays
 // bounded by one lane.
-func TestBalancerNeverSplitsOneKey(t *testing.T) {
+func TestModelBalancerNeverSplitsOneKey(t *testing.T) {
 	spec := modelSpec(workloads.OpInsert, workloads.PartitionShared, 10, 15)
 	res, e := runModel(t, spec, cold(&spec, 180*time.Second))
 	if n := splits(e.Events()); n > 1 {
@@ -123,9 +129,9 @@ func TestBalancerNeverSplitsOneKey(t *testing.T) {
 	near(t, "entities/s", res.EntitiesPerSec, 1000, 0.15)
 }
 
-// TestAppendOnlyStaysHot: time-ordered keys always land in the last range
+// TestModelAppendOnlyStaysHot: time-ordered keys always land in the last range
 // partition, so splitting never spreads them.
-func TestAppendOnlyStaysHot(t *testing.T) {
+func TestModelAppendOnlyStaysHot(t *testing.T) {
 	spec := modelSpec(workloads.OpInsert, workloads.PartitionAppend, 10, 15)
 	res, e := runModel(t, spec, cold(&spec, 240*time.Second))
 	n := splits(e.Events())
@@ -150,10 +156,10 @@ func TestAppendOnlyStaysHot(t *testing.T) {
 	}
 }
 
-// TestTimeScale: a run compressed 10x in wall time agrees with the same run
+// TestModelTimeScale: a run compressed 10x in wall time agrees with the same run
 // at scale 1, and with the run in virtual time, on throughput and median
 // latency.
-func TestTimeScale(t *testing.T) {
+func TestModelTimeScale(t *testing.T) {
 	spec := modelSpec(workloads.OpInsert, workloads.PartitionShared, 5, 15)
 	spec.Duration = 60 * time.Second
 	virtual, _ := runModel(t, spec)
@@ -175,9 +181,9 @@ func TestTimeScale(t *testing.T) {
 	}
 }
 
-// TestModernProfileSaturates: under today's targets one PartitionKey serves
+// TestModelModernProfileSaturates: under today's targets one PartitionKey serves
 // ~2,000 single inserts/s.
-func TestModernProfileSaturates(t *testing.T) {
+func TestModelModernProfileSaturates(t *testing.T) {
 	spec := modelSpec(workloads.OpInsert, workloads.PartitionShared, 10, 30) // past the 2010 client's ~290/s per XL VM
 	spec.Duration = 30 * time.Second
 	res, _ := runModel(t, spec, func(c *engine.Config) {
