@@ -84,7 +84,7 @@ type ClaimDef struct {
 	Check       func(m Measured) (measured float64, pass bool, detail string, ok bool)
 }
 
-var none = math.NaN()
+var unbounded = math.NaN()
 
 func bound(v float64) *float64 {
 	if math.IsNaN(v) {
@@ -291,7 +291,7 @@ func Catalog() []Figure {
 			latencyBelow("C4.1", 4, "batch of 100", "Most batches of 100 complete within 1.2 s.", 1200),
 			{ID: "C4.2", Text: "100 entities in one batch finish far sooner than 100 single inserts sent one after another.",
 				Reading:   "the mean batch-100 latency is at most a third of 100 times the mean single-insert latency of Figure 3",
-				Published: 1.0 / 3, Unit: "x", Tolerance: "at most 0.33x", Min: none, Max: 1.0 / 3, Needs: []int{3},
+				Published: 1.0 / 3, Unit: "x", Tolerance: "at most 0.33x", Min: unbounded, Max: 1.0 / 3, Needs: []int{3},
 				Check: func(m Measured) (float64, bool, string, bool) {
 					b, i := m.Run(4, "batch of 100", 100), m.Run(3, "insert", 1)
 					if b == nil || i == nil {
@@ -313,7 +313,7 @@ func Catalog() []Figure {
 		Choices: []string{"batch sizes 1, 2, 5, 10, 20, 40, 60, 80 and 100 (the figure's x values are not stated)", "one thread, one partition"},
 		Claims: []ClaimDef{{ID: "C5.1", Text: "Latency grows with batch size.",
 			Reading:   "for both VM sizes the mean latency rises at every step of batch size (within 2%) and is at least 5x higher at 100 than at 1",
-			Published: 5, Unit: "x", Tolerance: "at least 5x, rising", Min: 5, Max: none,
+			Published: 5, Unit: "x", Tolerance: "at least 5x, rising", Min: 5, Max: unbounded,
 			Check: func(m Measured) (float64, bool, string, bool) {
 				worst, pass := math.Inf(1), true
 				for _, s := range []string{"small VM", "XL VM"} {
@@ -334,7 +334,7 @@ func Catalog() []Figure {
 		Choices: []string{"derived from Figure 5's runs: mean batch latency divided by batch size"},
 		Claims: []ClaimDef{{ID: "C6.1", Text: "The per-entity saving flattens out by a batch size of about 20.",
 			Reading:   "for both VM sizes per-entity latency falls by at least 70% from size 1 to 20 and by at most 25% from 20 to 100",
-			Published: 25, Unit: "%", Tolerance: "fall 1->20 >= 70%, 20->100 <= 25%", Min: none, Max: 25,
+			Published: 25, Unit: "%", Tolerance: "fall 1->20 >= 70%, 20->100 <= 25%", Min: unbounded, Max: 25,
 			Check: func(m Measured) (float64, bool, string, bool) {
 				worst, pass := 0.0, true
 				var detail []string
@@ -365,7 +365,7 @@ func Catalog() []Figure {
 		Claims: []ClaimDef{
 			{ID: "C7.1", Text: "The benefit of batching levels off around a batch size of 20.",
 				Reading:   "for both VM sizes, throughput at 20 is at least 3x that at 1 and at least 75% of that at 100",
-				Published: 75, Unit: "%", Tolerance: ">= 75% of size 100, >= 3x size 1", Min: 75, Max: none,
+				Published: 75, Unit: "%", Tolerance: ">= 75% of size 100, >= 3x size 1", Min: 75, Max: unbounded,
 				Check: func(m Measured) (float64, bool, string, bool) {
 					worst, pass := 100.0, true
 					for _, s := range []string{"small VM", "XL VM"} {
@@ -429,7 +429,7 @@ func Catalog() []Figure {
 			}},
 		{ID: "C8.4", Text: "With multiple partitions throughput keeps scaling as VMs are added.",
 			Reading:   "multiple partitions: throughput rises at every step of VM count, and at 16 VMs is at least 3x the single partition's",
-			Published: 3, Unit: "x", Tolerance: "at least 3x, rising", Min: 3, Max: none,
+			Published: 3, Unit: "x", Tolerance: "at least 3x, rising", Min: 3, Max: unbounded,
 			Check: func(m Measured) (float64, bool, string, bool) {
 				multi, ok := ys(m, 8, "multiple partitions", vmCounts8)
 				single, ok2 := m.Y(8, "single partition", 16)
@@ -449,7 +449,7 @@ func Catalog() []Figure {
 	f9.Claims = []ClaimDef{
 		{ID: "C9.1", Text: "Gets over multiple partitions give more throughput than a single partition.",
 			Reading:   "at 16 VMs multiple partitions give at least 1.5x the single partition's get throughput, and never less at any VM count (within 2%)",
-			Published: 1.5, Unit: "x", Tolerance: "at least 1.5x", Min: 1.5, Max: none,
+			Published: 1.5, Unit: "x", Tolerance: "at least 1.5x", Min: 1.5, Max: unbounded,
 			Check: func(m Measured) (float64, bool, string, bool) {
 				multi, ok := ys(m, 9, "multiple partitions", vmCounts8)
 				single, ok2 := ys(m, 9, "single partition", vmCounts8)
@@ -465,7 +465,7 @@ func Catalog() []Figure {
 			}},
 		{ID: "C9.2", Text: "Gets give more throughput than inserts (Figure 8) at the same load.",
 			Reading:   "for both partition schemes and every VM count, get throughput is at least insert throughput (within 2%)",
-			Published: 1, Unit: "x", Tolerance: "at least 0.98x everywhere", Min: 0.98, Max: none, Needs: []int{8},
+			Published: 1, Unit: "x", Tolerance: "at least 0.98x everywhere", Min: 0.98, Max: unbounded, Needs: []int{8},
 			Check: func(m Measured) (float64, bool, string, bool) {
 				worst := math.Inf(1)
 				for _, s := range []string{"single partition", "multiple partitions"} {
@@ -497,7 +497,7 @@ func Catalog() []Figure {
 	f10.Claims = []ClaimDef{
 		{ID: "C10.1", Text: "Throughput rises with threads.",
 			Reading:   "for both VM sizes throughput at 15 threads is at least 3x that at 1 thread",
-			Published: 3, Unit: "x", Tolerance: "at least 3x", Min: 3, Max: none,
+			Published: 3, Unit: "x", Tolerance: "at least 3x", Min: 3, Max: unbounded,
 			Check: func(m Measured) (float64, bool, string, bool) {
 				worst := math.Inf(1)
 				for _, s := range []string{"small VM", "XL VM"} {
@@ -511,7 +511,7 @@ func Catalog() []Figure {
 			}},
 		{ID: "C10.2", Text: "The small VM flattens after ~15 threads (its CPU); the XL VM keeps rising.",
 			Reading:   "from 15 to 30 threads the XL VM gains at least 15% while the small VM gains at most 10%",
-			Published: 15, Unit: "%", Tolerance: "XL >= +15%, small <= +10%", Min: 15, Max: none,
+			Published: 15, Unit: "%", Tolerance: "XL >= +15%, small <= +10%", Min: 15, Max: unbounded,
 			Check: func(m Measured) (float64, bool, string, bool) {
 				s, ok := ys(m, 10, "small VM", []float64{15, 30})
 				x, ok2 := ys(m, 10, "XL VM", []float64{15, 30})
@@ -526,7 +526,7 @@ func Catalog() []Figure {
 	f11 := threadFigure(11, OpGet, 0, "Single entity get throughput to many partitions against threads on one VM")
 	f11.Claims = []ClaimDef{{ID: "C11.1", Text: "The small VM levels off at about 6 threads.",
 		Reading:   "the small VM reaches at least 75% of its highest throughput by 6 threads and gains at most 10% from 10 threads on",
-		Published: 75, Unit: "%", Tolerance: ">= 75% by 6, <= +10% after 10", Min: 75, Max: none,
+		Published: 75, Unit: "%", Tolerance: ">= 75% by 6, <= +10% after 10", Min: 75, Max: unbounded,
 		Check: func(m Measured) (float64, bool, string, bool) {
 			y, ok := ys(m, 11, "small VM", threadSweep)
 			if !ok {
@@ -551,7 +551,7 @@ func Catalog() []Figure {
 	rising := func(id, fig int) ClaimDef {
 		return ClaimDef{ID: id2(id), Text: "Throughput keeps rising as VMs are added (Figure 10's plateau was the client).",
 			Reading:   "throughput rises at every step of VM count and at 16 VMs is at least 10x that of 1 VM",
-			Published: 10, Unit: "x", Tolerance: "at least 10x, rising", Min: 10, Max: none, ClientModel: true,
+			Published: 10, Unit: "x", Tolerance: "at least 10x, rising", Min: 10, Max: unbounded, ClientModel: true,
 			Check: func(m Measured) (float64, bool, string, bool) {
 				y, ok := ys(m, fig, "small VMs", vmCounts12)
 				if !ok {
@@ -592,7 +592,7 @@ func Catalog() []Figure {
 		Choices: []string{"VM counts 1, 2, 4, 8, 12 and 16"},
 		Claims: []ClaimDef{{ID: "C14.1", Text: "More VMs, or XL VMs instead of small ones, give more throughput.",
 			Reading:   "the XL series is above the small series at every VM count, and both are at least 8x higher at 16 VMs than at 1",
-			Published: 8, Unit: "x", Tolerance: "XL above small; at least 8x", Min: 8, Max: none, ClientModel: true,
+			Published: 8, Unit: "x", Tolerance: "XL above small; at least 8x", Min: 8, Max: unbounded, ClientModel: true,
 			Check: func(m Measured) (float64, bool, string, bool) {
 				s, ok := ys(m, 14, "small VM", vmCounts12)
 				x, ok2 := ys(m, 14, "XL VM", vmCounts12)
@@ -642,7 +642,7 @@ func Catalog() []Figure {
 				}},
 			{ID: "C15.4", Text: "The successful rate holds steady above ~2,300 entities/s as threads grow.",
 				Reading:   "successful entities/s at 30, 40 and 50 threads all at least 2,185 (2,300 less 5% for the '~')",
-				Published: 2300, Unit: "e/s", Tolerance: ">= 2,185 at 30-50 threads", Printed: true, Min: 2185, Max: none,
+				Published: 2300, Unit: "e/s", Tolerance: ">= 2,185 at 30-50 threads", Printed: true, Min: 2185, Max: unbounded,
 				Check: func(m Measured) (float64, bool, string, bool) {
 					low := math.Inf(1)
 					for _, n := range []float64{30, 40, 50} {
@@ -677,7 +677,7 @@ func ys(m Measured, fig int, series string, xs []float64) ([]float64, bool) {
 
 func latencyBelow(id string, fig int, series, text string, ms float64) ClaimDef {
 	return ClaimDef{ID: id, Text: text, Reading: fmt.Sprintf("the median latency of %s is under %.0f ms", series, ms),
-		Published: ms, Printed: true, Unit: "ms", Tolerance: fmt.Sprintf("median < %.0f ms", ms), Min: none, Max: ms,
+		Published: ms, Printed: true, Unit: "ms", Tolerance: fmt.Sprintf("median < %.0f ms", ms), Min: unbounded, Max: ms,
 		Check: func(m Measured) (float64, bool, string, bool) {
 			var r *results.Run
 			for _, fr := range m.figs[fig].Runs {
