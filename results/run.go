@@ -53,8 +53,8 @@ type Run struct {
 	// it was: its serial section or its cores, whichever was busier.
 	ClientCPUPct []float64 `json:"client_cpu_pct,omitempty"`
 
-	Intervals  []Interval        `json:"intervals"`
-	Histograms map[string]string `json:"histograms"` // "op/outcome" or "op/per-entity" -> compressed HDR (µs)
+	Intervals  []Interval        `json:"intervals,omitempty"`
+	Histograms map[string]string `json:"histograms,omitempty"` // "op/outcome" or "op/per-entity" -> compressed HDR (µs)
 	Events     []Event           `json:"events,omitempty"`
 
 	// IntervalHists are the per-second histograms, stored in the run's .hlog.

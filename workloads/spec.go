@@ -129,8 +129,11 @@ func (s *Spec) Validate() error {
 	default:
 		bad("op %q is not known: use insert, get, batch, upsert or query", s.Op)
 	}
-	if (s.Op == OpBatch || s.Op == OpQuery) && (s.BatchSize < 1 || s.BatchSize > 100) {
+	if s.BatchSize < 1 || s.BatchSize > 100 { // checked whatever the op, so a mistyped flag is never silently ignored
 		bad("batch size %d is out of range: use 1 to 100 entities", s.BatchSize)
+	}
+	if s.Rate < 0 {
+		bad("rate %g is negative: use requests per second above 0, or 0 for closed load", s.Rate)
 	}
 	switch s.Partition {
 	case PartitionGUID, PartitionShared, PartitionAppend, PartitionPrepend:

@@ -126,3 +126,10 @@ func parse(fs *flagSet, args []string) error {
 	}
 	return nil
 }
+
+// given reports whether the named flag was given on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}

@@ -85,6 +85,11 @@ func TestRunJSON(t *testing.T) {
 				t.Errorf("no %q in %s", k, out)
 			}
 		}
+		for _, k := range []string{"intervals", "histograms"} { // left out, not null
+			if x, ok := v[k]; ok {
+				t.Errorf("%q is %v in the summary; leave it out", k, x)
+			}
+		}
 		lat := v["latency_ms"].(map[string]any)
 		for _, k := range []string{"p50", "p90", "p99", "p999", "max", "mean"} {
 			if _, ok := lat[k].(float64); !ok {
@@ -164,6 +169,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--target=table"}, "no connection string in $TABLEBENCH_CONNECTION_STRING"},
 		{[]string{"run", "--job-id=a_b"}, `job ID "a_b" is not valid`},
 		{[]string{"run", "--out=/proc/nope/x"}, "--out: cannot create"},
+		{[]string{"run", "--batch-size=0"}, "batch size 0 is out of range"},
+		{[]string{"run", "--rate=-1"}, "rate -1 is negative"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -56,6 +56,9 @@ func (s *suiteFlags) override(plan []workloads.PlannedRun) error {
 	if s.duration < 0 {
 		return usagef("--duration %v must not be negative", s.duration)
 	}
+	if s.parallel < 1 {
+		return usagef("--parallel %d: run at least 1 at a time", s.parallel)
+	}
 	for i := range plan {
 		plan[i].Spec.Seed = s.seed
 		plan[i].Spec.KeepTable = s.tf.keep
@@ -122,6 +125,9 @@ func figuresCmd(ctx context.Context, e *env, args []string) error {
 	only := fs.String("only", "", "comma-separated figures to run, such as 3,8,15 (default all, 3-15)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *only == "" && given(fs.FlagSet, "only") {
+		return usagef("--only is empty: name figures, such as 3,8,15, or leave the flag out for all of them")
 	}
 	ids, err := workloads.ParseIDs(*only)
 	if err != nil {

@@ -72,6 +72,9 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		if lf == (listFlags{}) {
+			return usagef("a sweep needs at least one list, such as --vms 1,2,4 or --batch-size 1,20,100, or --file (see the README's sweep example)")
+		}
 	}
 	fig, err := def.Figure()
 	if err != nil {
