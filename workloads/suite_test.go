@@ -151,13 +151,13 @@ func TestSweepDefinition(t *testing.T) {
 		t.Fatalf("stored sweep: %v", err)
 	}
 	for _, bad := range []struct{ file, want string }{
-		{"vms: [1, 2]\nthreds: [3]\n", "field threds not found"},
+		{"vms: [1, 2]\nthreds: [3]\n", `"threds" is not a sweep key`},
 		{"vms: [0]\n", "0 VMs is out of range"},
 		{"x: color\n", `x axis "color" is not known`},
 		{"y: joy\n", `y "joy" is not known`},
 		{"vm_size: [giant]\n", `VM size "giant" is not valid`},
 		{"duration: soon\n", `duration "soon"`},
-		{"vms: one\n", "cannot unmarshal"},
+		{"vms: one\n", "vms holds a string where a number goes"},
 	} {
 		d, err := workloads.ParseSweepFile([]byte(bad.file))
 		if err == nil {
@@ -207,5 +207,30 @@ func TestClaimsOfEmptyRunsStillStore(t *testing.T) {
 	}
 	if _, err := json.Marshal(claims); err != nil {
 		t.Fatalf("claims cannot be stored: %v", err)
+	}
+}
+
+// TestSweepFileForms: scalars are lists of one, as on the command line;
+// errors name the key and what is allowed; JSON errors are JSON's.
+func TestSweepFileForms(t *testing.T) {
+	d, err := workloads.ParseSweepFile([]byte("op: insert\nthreads: 15\nvms: [1, 2]\nname: mine\n"))
+	if err != nil || len(d.Ops) != 1 || d.Ops[0] != "insert" || len(d.Threads) != 1 || d.Threads[0] != 15 || len(d.VMs) != 2 || d.Name != "mine" {
+		t.Fatalf("%+v %v", d, err)
+	}
+	if d, err := workloads.ParseSweepFile([]byte(`{"batch_size": 20, "vms": [1, 4]}`)); err != nil || len(d.BatchSizes) != 1 || d.BatchSizes[0] != 20 {
+		t.Fatalf("JSON: %+v %v", d, err)
+	}
+	for body, want := range map[string]string{
+		"":                  "the sweep file is empty",
+		"   \n":             "the sweep file is empty",
+		"colour: blue\n":    `"colour" is not a sweep key; use name, title, x, y`,
+		`{"vms": [1,2],}`:   "not valid JSON",
+		"vms: [1, x]\n":     "vms",
+		"threads: {a: 1}\n": "threads",
+		"vms: [1\n":         "not valid YAML",
+	} {
+		if _, err := workloads.ParseSweepFile([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error with %q", body, err, want)
+		}
 	}
 }

@@ -38,14 +38,72 @@ type SweepDef struct {
 // SweepFigureID is the figure number of a sweep; catalog figures are 3-15.
 const SweepFigureID = 100
 
-// ParseSweepFile reads a sweep definition in YAML or JSON. Unknown fields
-// are errors, so a misspelt parameter is not silently ignored.
+// sweepKeys are the keys a sweep file may hold; list keys take one value or
+// a list of them.
+var (
+	sweepScalars = []string{"name", "title", "x", "y", "retry", "duration", "warmup"}
+	sweepLists   = []string{"op", "batch_size", "partition", "vms", "threads", "vm_size", "entity_size", "rate"}
+)
+
+// ParseSweepFile reads a sweep definition in YAML or JSON. Unknown keys are
+// errors that name the key and the keys allowed, so a misspelt parameter is
+// never silently ignored; a single value where a list goes is a list of
+// one, as on the command line.
 func ParseSweepFile(data []byte) (SweepDef, error) {
 	var d SweepDef
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&d); err != nil {
-		return d, fmt.Errorf("sweep file: %v", strings.ReplaceAll(err.Error(), "\n", "; "))
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return d, fmt.Errorf("the sweep file is empty: give at least one list, such as vms: [1, 2, 4]")
+	}
+	if trimmed[0] == '{' {
+		var probe map[string]any
+		if err := json.Unmarshal(trimmed, &probe); err != nil {
+			return d, fmt.Errorf("the sweep file is not valid JSON: %v", err)
+		}
+	}
+	var doc map[string]yaml.Node
+	if err := yaml.Unmarshal(trimmed, &doc); err != nil {
+		return d, fmt.Errorf("the sweep file is not valid YAML: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	allowed := strings.Join(append(append([]string{}, sweepScalars...), sweepLists...), ", ")
+	norm := map[string]any{}
+	for k, n := range doc {
+		switch {
+		case slices.Contains(sweepScalars, k):
+			var v string
+			if err := n.Decode(&v); err != nil {
+				return d, fmt.Errorf("sweep file, line %d: %s takes one value", n.Line, k)
+			}
+			norm[k] = v
+		case slices.Contains(sweepLists, k):
+			var v []any
+			if n.Kind == yaml.SequenceNode {
+				if err := n.Decode(&v); err != nil {
+					return d, fmt.Errorf("sweep file, line %d: %s: %v", n.Line, k, err)
+				}
+			} else {
+				var one any
+				if err := n.Decode(&one); err != nil {
+					return d, fmt.Errorf("sweep file, line %d: %s: %v", n.Line, k, err)
+				}
+				v = []any{one}
+			}
+			norm[k] = v
+		default:
+			return d, fmt.Errorf("sweep file, line %d: %q is not a sweep key; use %s", n.Line, k, allowed)
+		}
+	}
+	b, _ := json.Marshal(norm)
+	if err := json.Unmarshal(b, &d); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			want := "a number"
+			if strings.Contains(te.Type.String(), "string") {
+				want = "text"
+			}
+			return d, fmt.Errorf("sweep file: %s holds a %s where %s goes", te.Field, te.Value, want)
+		}
+		return d, fmt.Errorf("sweep file: %v", err)
 	}
 	return d, nil
 }

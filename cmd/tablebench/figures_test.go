@@ -182,7 +182,7 @@ func TestSuiteBadInput(t *testing.T) {
 		{[]string{"sweep"}, "a sweep needs at least one list"},
 		{[]string{"sweep", "--vms", "1,x"}, `--vms: "x" is not a whole number`},
 		{[]string{"sweep", "--file", filepath.Join(dir, "nope.yaml")}, "--file:"},
-		{[]string{"sweep", "--file", filepath.Join(dir, "bad.yaml")}, "field colour not found"},
+		{[]string{"sweep", "--file", filepath.Join(dir, "bad.yaml")}, `"colour" is not a sweep key; use name, title`},
 		{[]string{"sweep", "--file", filepath.Join(dir, "bad.yaml"), "--vms", "2"}, "either in --file or in list flags"},
 		{[]string{"sweep", "--op", "fly"}, `op "fly" is not known`},
 		{[]string{"report"}, "give one result directory"},

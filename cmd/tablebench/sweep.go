@@ -34,7 +34,7 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	name := fs.String("name", "sweep", "the sweep's name; it names its page")
 	title := fs.String("title", "", "the chart's title")
 	retry := fs.String("retry", "none", "retry policy of every run")
-	file := fs.String("file", "", "a YAML or JSON file defining the sweep instead of the list flags")
+	file := fs.String("file", "", "a YAML or JSON file defining the sweep instead of the list flags (the README shows a complete one)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
