@@ -273,7 +273,11 @@ func reportSummary(dir *results.Dir, tf *targetFlags, mode workloads.Mode) []str
 
 // finishReport renders the report and prints the claims and where it is.
 func finishReport(e *env, sf *suiteFlags, dir *results.Dir, figs []workloads.Figure, claims []results.Claim, summary []string) error {
-	rep := charts.Build("tablebench: the Azure Tables case study, reproduced", &dir.Set, workloads.DrawAll(figs, dir.Set.Runs), claims)
+	title := "tablebench: the Azure Tables case study, reproduced"
+	if dir.Set.Mode == "sweep" && len(figs) == 1 {
+		title = "tablebench sweep: " + figs[0].Title
+	}
+	rep := charts.Build(title, &dir.Set, workloads.DrawAll(figs, dir.Set.Runs), claims)
 	rep.Summary = summary
 	if err := rep.Write(dir.Path); err != nil {
 		return err

@@ -156,6 +156,9 @@ func TestSweepAndCompare(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(a, "mine.html")); err != nil {
 		t.Fatal(err)
 	}
+	if idx, _ := os.ReadFile(filepath.Join(a, "index.html")); !bytes.Contains(idx, []byte("<title>tablebench sweep: ")) || bytes.Contains(idx, []byte("case study, reproduced")) {
+		t.Fatal("the sweep's index is not titled after the sweep")
+	}
 	suite(t, "report", a)
 	out := suite(t, "compare", a, b)
 	if !strings.Contains(out, "runs' throughput within 10%") || !strings.Contains(out, "fig100-batch-size-10-x4") {

@@ -103,7 +103,7 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if !*quiet {
 		tf.describe(e.stderr, tg)
-		fmt.Fprintln(e.stderr, "spec:", describeSpec(spec))
+		fmt.Fprintln(e.stderr, "spec:", describeSpec(spec, modelsClient(tg)))
 	}
 	var stop func()
 	if e.terminal && !*quiet {
@@ -151,8 +151,16 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// describeSpec is one line of the spec's effective values.
-func describeSpec(s workloads.Spec) string {
+// modelsClient reports whether the harness models the target's client VMs.
+func modelsClient(tg workloads.Target) bool {
+	m, ok := tg.(workloads.ClientModeler)
+	return ok && m.ModelsClient()
+}
+
+// describeSpec is one line of the spec's effective values. VM sizes are
+// named only where the client is modelled: against a real endpoint the
+// threads are this process's.
+func describeSpec(s workloads.Spec, modelled bool) string {
 	op := s.Op
 	if s.Op == workloads.OpBatch {
 		op = fmt.Sprintf("batch of %d", s.BatchSize)
@@ -161,8 +169,12 @@ func describeSpec(s workloads.Spec) string {
 	if s.Load == workloads.LoadOpen {
 		load = fmt.Sprintf("open loop at %g requests/s", s.Rate)
 	}
-	return fmt.Sprintf("%s, %s partitions, %d %s VM(s) x %d threads, %d-byte entities, %v after %v warm-up, retry %s, %s, seed %d",
-		op, s.Partition, s.VMs, s.VMSize.Name, s.Threads, s.EntitySize, s.Duration, s.Warmup, s.Retry.Policy, load, s.Seed)
+	vms := fmt.Sprintf("%d %s VM(s)", s.VMs, s.VMSize.Name)
+	if !modelled {
+		vms = fmt.Sprintf("%d VM(s) of this process", s.VMs)
+	}
+	return fmt.Sprintf("%s, %s partitions, %s x %d threads, %d-byte entities, %v after %v warm-up, retry %s, %s, seed %d",
+		op, s.Partition, vms, s.Threads, s.EntitySize, s.Duration, s.Warmup, s.Retry.Policy, load, s.Seed)
 }
 
 // store writes a run's record and interval log into dir.
