@@ -11,6 +11,7 @@ package charts
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -260,12 +262,27 @@ func overTimeChart(id, title, yName string, runs []*results.Run, value func(resu
 	l.SetGlobalOptions(common(id, title, "second (warm-up included)", yName, "value")...)
 	for _, r := range runs {
 		var data []opts.LineData
+		end := wholeSeconds(r)
 		for _, iv := range r.Intervals {
+			if iv.Second >= end { // a partial last second would draw as a drop
+				continue
+			}
 			data = append(data, opts.LineData{Value: []any{iv.Second, round(value(iv))}})
 		}
 		l.AddSeries(runLabel(r), data, charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)}))
 	}
 	return l.RenderSnippet()
+}
+
+// wholeSeconds returns how many whole seconds of a run, warm-up included,
+// its intervals cover; the seconds after are partial.
+func wholeSeconds(r *results.Run) int {
+	var spec struct {
+		Warmup string `json:"warmup"`
+	}
+	json.Unmarshal(r.Spec, &spec)
+	warm, _ := time.ParseDuration(spec.Warmup)
+	return int((warm.Seconds() + r.MeasuredSec) + 1e-9)
 }
 
 func runLabel(r *results.Run) string {

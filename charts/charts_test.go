@@ -98,3 +98,20 @@ func TestEmbeddedEChartsIsThePinnedPackage(t *testing.T) {
 		t.Fatal("the embedded echarts.min.js differs from the npm package's: copy it again (charts/assets/README.md)")
 	}
 }
+
+// TestPartialLastSecondLeftOut: a second the run did not wholly cover is
+// not drawn, so throughput over time does not fall to zero at the end.
+func TestPartialLastSecondLeftOut(t *testing.T) {
+	set, figs := stored(t)
+	for _, r := range set.Runs {
+		r.Intervals = append(r.Intervals, results.Interval{Second: 10, Requests: 1, Entities: 4242})
+	}
+	dir := t.TempDir()
+	if err := charts.Build("test", set, workloads.DrawAll(figs, set.Runs), nil).Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "fig15.html"))
+	if bytes.Contains(page, []byte("[10,4242]")) || !bytes.Contains(page, []byte("[9,")) {
+		t.Fatal("the partial last second is drawn, or the whole ones are not")
+	}
+}
