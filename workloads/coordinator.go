@@ -27,6 +27,9 @@ type Runner struct {
 	target Target
 	live   []*results.Live
 	cost   vm.Cost
+	// timeout is the spec's request timeout in wall time, 0 for none: in
+	// virtual time the engine's own 30 s limit bounds requests instead.
+	timeout time.Duration
 }
 
 // NewRunner returns a runner, or the spec's validation error.
@@ -35,6 +38,9 @@ func NewRunner(spec Spec, t Target) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{spec: spec, target: t, cost: vm.DefaultCost()}
+	if spec.RequestTimeout > 0 && !r.virtual() {
+		r.timeout = time.Duration(float64(spec.RequestTimeout) / r.scale())
+	}
 	for range spec.VMs {
 		r.live = append(r.live, &results.Live{})
 	}
@@ -72,8 +78,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	if table == "" {
 		table = tableName(s.JobID)
 	}
-	setup := func(ctx context.Context) (context.Context, context.CancelFunc) { return r.requestContext(ctx) }
-	sctx, cancel := setup(ctx)
+	sctx, cancel := r.requestContext(ctx)
 	err := r.target.CreateTable(sctx, table)
 	cancel()
 	if err != nil {
@@ -81,7 +86,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	}
 	if !s.KeepTable {
 		defer func() {
-			dctx, cancel := setup(context.WithoutCancel(ctx))
+			dctx, cancel := r.requestContext(context.WithoutCancel(ctx))
 			defer cancel()
 			r.target.DeleteTable(dctx, table)
 		}()
@@ -169,9 +174,9 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	if err := results.Summarize(run, recs, max(0, end.Sub(from))); err != nil {
 		return nil, err
 	}
-	if elapsed := end.Sub(start).Seconds(); elapsed > 0 {
+	if span := end.Sub(start); span > 0 {
 		for _, m := range machines {
-			run.ClientCPUPct = append(run.ClientCPUPct, m.Utilization(time.Duration(elapsed*float64(time.Second))))
+			run.ClientCPUPct = append(run.ClientCPUPct, m.Utilization(span))
 		}
 	}
 	if es, ok := r.target.(EventSource); ok {
@@ -208,14 +213,13 @@ func (r *Runner) scale() float64 {
 	return 1
 }
 
-// requestContext bounds one request, or one setup call, by the spec's
-// request timeout, converted from the target's time to wall time. In
-// virtual time no wall clock applies: the engine's own 30 s limit does.
+// requestContext bounds one request, or one setup call, by the request
+// timeout in wall time.
 func (r *Runner) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if r.spec.RequestTimeout <= 0 || r.virtual() {
+	if r.timeout <= 0 {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, time.Duration(float64(r.spec.RequestTimeout)/r.scale()))
+	return context.WithTimeout(ctx, r.timeout)
 }
 
 // timeoutHint turns a setup call's client timeout into advice.

@@ -15,7 +15,6 @@ import (
 	"github.com/tablebench/tablebench/engine/clock"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
-	"github.com/tablebench/tablebench/workloads/enginetarget"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
@@ -37,18 +36,12 @@ func modelSpec(op, partition string, vms, threads int) workloads.Spec {
 // and returns the run and the engine.
 func runModel(t *testing.T, spec workloads.Spec, mod ...func(*engine.Config)) (*results.Run, *engine.Engine) {
 	t.Helper()
-	cfg := engine.DefaultConfig()
-	cfg.Profile, cfg.Seed = engine.WA2010(), spec.Seed
-	cfg.PreSplit = cfg.Profile.SteadySplit()
-	cfg.Clock = clock.NewVirtual(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
-	for _, m := range mod {
-		m(&cfg)
+	wa2010 := func(c *engine.Config) {
+		c.Profile, c.Seed = engine.WA2010(), spec.Seed
+		c.PreSplit = c.Profile.SteadySplit()
+		c.Clock = clock.NewVirtual(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
 	}
-	tg, err := enginetarget.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tg.Close() })
+	tg := engineTarget(t, append([]func(*engine.Config){wa2010}, mod...)...)
 	return run(t, spec, tg), tg.Engine()
 }
 
