@@ -141,7 +141,7 @@ var tableNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{2,62}$`)
 // ValidateTableName checks a table name against the service's rules.
 func ValidateTableName(name string) error {
 	if !tableNameRE.MatchString(name) || strings.EqualFold(name, "tables") {
-		return badRequest(tables.CodeInvalidResourceName, fmt.Sprintf("The table name %q is invalid: use 3 to 63 letters and digits, starting with a letter; \"tables\" is reserved.", name))
+		return tables.BadRequest(tables.CodeInvalidResourceName, fmt.Sprintf("The table name %q is invalid: use 3 to 63 letters and digits, starting with a letter; \"tables\" is reserved.", name))
 	}
 	return nil
 }
@@ -156,11 +156,11 @@ func (e *Engine) CreateTable(ctx context.Context, name string) error {
 	defer e.tablesMu.Unlock()
 	old := *e.tables.Load()
 	if _, ok := old[key]; ok {
-		return newError(http.StatusConflict, tables.CodeTableAlreadyExists, "The table specified already exists.")
+		return tables.NewError(http.StatusConflict, tables.CodeTableAlreadyExists, "The table specified already exists.")
 	}
 	if until, ok := e.deleted[key]; ok {
 		if e.clock.Now().Before(until) {
-			return newError(http.StatusConflict, tables.CodeTableBeingDeleted, "The specified table is being deleted. Try operation later.")
+			return tables.NewError(http.StatusConflict, tables.CodeTableBeingDeleted, "The specified table is being deleted. Try operation later.")
 		}
 		delete(e.deleted, key)
 	}
@@ -201,7 +201,7 @@ func (e *Engine) DeleteTable(ctx context.Context, name string) error {
 // there are no more).
 func (e *Engine) ListTables(ctx context.Context, top int, next string) ([]string, string, error) {
 	if top < 0 || top > tables.MaxPageSize {
-		return nil, "", badRequest(tables.CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000.")
+		return nil, "", tables.BadRequest(tables.CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000.")
 	}
 	if top == 0 {
 		top = tables.MaxPageSize

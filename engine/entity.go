@@ -55,17 +55,17 @@ func validateKey(name, v string, maxLen int) *tables.Error {
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if c == '/' || c == '\\' || c == '#' || c == '?' || c < 0x20 || c == 0x7f {
-			return badRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter of value '%s' is out of range: it contains the forbidden character %q.", name, v, c))
+			return tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter of value '%s' is out of range: it contains the forbidden character %q.", name, v, c))
 		}
 		if c == 0xc2 && i+1 < len(v) && v[i+1] >= 0x80 && v[i+1] <= 0x9f { // U+0080..U+009F
-			return badRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter of value '%s' is out of range: it contains a control character.", name, v))
+			return tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter of value '%s' is out of range: it contains a control character.", name, v))
 		}
 	}
 	if !utf8.ValidString(v) {
-		return badRequest(tables.CodeInvalidInput, fmt.Sprintf("The '%s' value is not valid UTF-8.", name))
+		return tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("The '%s' value is not valid UTF-8.", name))
 	}
 	if l := tables.UTF16Len(v); l > maxLen {
-		return badRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter is out of range: %d UTF-16 characters, at most %d are allowed.", name, l, maxLen))
+		return tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter is out of range: %d UTF-16 characters, at most %d are allowed.", name, l, maxLen))
 	}
 	return nil
 }
@@ -104,14 +104,14 @@ func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
 		case "Timestamp":
 			continue
 		case "PartitionKey", "RowKey":
-			return nil, 0, badRequest(tables.CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+p.Name+" is a key and cannot also be a property.")
+			return nil, 0, tables.BadRequest(tables.CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+p.Name+" is a key and cannot also be a property.")
 		}
 		nameLen := tables.UTF16Len(p.Name)
 		if nameLen > tables.MaxPropertyName {
-			return nil, 0, badRequest(tables.CodePropertyNameTooLong, "The property name exceeds the maximum allowed length (255).")
+			return nil, 0, tables.BadRequest(tables.CodePropertyNameTooLong, "The property name exceeds the maximum allowed length (255).")
 		}
 		if !validPropertyName(p.Name) {
-			return nil, 0, badRequest(tables.CodePropertyNameInvalid, fmt.Sprintf("The property name %q is invalid: it must be a C# identifier.", p.Name))
+			return nil, 0, tables.BadRequest(tables.CodePropertyNameInvalid, fmt.Sprintf("The property name %q is invalid: it must be a C# identifier.", p.Name))
 		}
 		vsize, err := validateValue(p)
 		if err != nil {
@@ -122,12 +122,12 @@ func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
 		props = append(props, p)
 	}
 	if len(props) > tables.MaxProperties {
-		return nil, 0, badRequest(tables.CodeTooManyProperties, "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties.")
+		return nil, 0, tables.BadRequest(tables.CodeTooManyProperties, "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties.")
 	}
 	for i := 1; i < len(props); i++ {
 		for j := 0; j < i; j++ {
 			if props[i].Name == props[j].Name {
-				return nil, 0, badRequest(tables.CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+props[i].Name+".")
+				return nil, 0, tables.BadRequest(tables.CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+props[i].Name+".")
 			}
 		}
 	}
@@ -136,7 +136,7 @@ func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
 		r.props = nil
 	}
 	if size > tables.MaxEntitySize {
-		return nil, 0, badRequest(tables.CodeEntityTooLarge, fmt.Sprintf("The entity is larger than the maximum allowed size (1MB): %d bytes.", size))
+		return nil, 0, tables.BadRequest(tables.CodeEntityTooLarge, fmt.Sprintf("The entity is larger than the maximum allowed size (1MB): %d bytes.", size))
 	}
 	return r, size, nil
 }
@@ -145,7 +145,7 @@ func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
 // service's formula.
 func validateValue(p tables.Property) (int, *tables.Error) {
 	invalid := func() (int, *tables.Error) {
-		return 0, badRequest(tables.CodeInvalidValueType, fmt.Sprintf("The value of property %q is not a valid %s.", p.Name, p.Type))
+		return 0, tables.BadRequest(tables.CodeInvalidValueType, fmt.Sprintf("The value of property %q is not a valid %s.", p.Name, p.Type))
 	}
 	switch p.Type {
 	case tables.EdmString:
@@ -155,7 +155,7 @@ func validateValue(p tables.Property) (int, *tables.Error) {
 		}
 		n := tables.UTF16Len(s)
 		if n > tables.MaxStringUnits {
-			return 0, badRequest(tables.CodePropertyValueTooLarge, "The property value exceeds the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the maximum number of characters should be 32K or less.")
+			return 0, tables.BadRequest(tables.CodePropertyValueTooLarge, "The property value exceeds the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the maximum number of characters should be 32K or less.")
 		}
 		return 2*n + 4, nil
 	case tables.EdmBinary:
@@ -164,7 +164,7 @@ func validateValue(p tables.Property) (int, *tables.Error) {
 			return invalid()
 		}
 		if len(b) > tables.MaxBinaryBytes {
-			return 0, badRequest(tables.CodePropertyValueTooLarge, "The property value exceeds the maximum allowed size (64KB).")
+			return 0, tables.BadRequest(tables.CodePropertyValueTooLarge, "The property value exceeds the maximum allowed size (64KB).")
 		}
 		return len(b) + 4, nil
 	case tables.EdmInt32:
@@ -193,7 +193,7 @@ func validateValue(p tables.Property) (int, *tables.Error) {
 			return invalid()
 		}
 		if t.Before(minDateTime) || t.After(maxDateTime) {
-			return 0, badRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The DateTime value of property %q is out of range: it must lie between 1601-01-01 and 9999-12-31 UTC.", p.Name))
+			return 0, tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The DateTime value of property %q is out of range: it must lie between 1601-01-01 and 9999-12-31 UTC.", p.Name))
 		}
 	default:
 		return invalid()

@@ -41,7 +41,7 @@ func ParseFilter(s string) (*Filter, error) {
 		err = fmt.Errorf("%d comparisons, at most %d are allowed", p.compares, tables.MaxFilterCompares)
 	}
 	if err != nil {
-		return nil, badRequest(tables.CodeInvalidInput, fmt.Sprintf("The $filter %q is not valid: %v.", s, err))
+		return nil, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("The $filter %q is not valid: %v.", s, err))
 	}
 	return &Filter{root: n}, nil
 }
@@ -401,17 +401,11 @@ func (l *lexer) typed(word string) token {
 	bad := token{kind: tErr, text: fmt.Sprintf("%s'%s' is not a valid literal", word, s)}
 	switch strings.ToLower(word) {
 	case "datetime":
-		var t time.Time
-		var err error
-		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.9999999", "2006-01-02T15:04"} { // zoneless is UTC
-			if t, err = time.Parse(layout, s); err == nil {
-				break
-			}
-		}
-		if err != nil {
+		t, ok := tables.ParseDateTime(s)
+		if !ok {
 			return bad
 		}
-		return token{kind: tLit, text: s, lit: tables.Property{Type: tables.EdmDateTime, Value: t.UTC()}}
+		return token{kind: tLit, text: s, lit: tables.Property{Type: tables.EdmDateTime, Value: t}}
 	case "guid":
 		g, err := uuid.Parse(s)
 		if err != nil {
@@ -515,30 +509,24 @@ func (p *parser) expr() (node, error) {
 		return nil, p.errorf("expression nested too deeply")
 	}
 	defer func() { p.depth-- }()
-	l, err := p.and()
-	for err == nil && p.keyword("or") {
-		if err = p.node(); err != nil {
-			break
-		}
-		p.next()
-		var r node
-		if r, err = p.and(); err == nil {
-			l = orNode{l, r}
-		}
-	}
-	return l, err
+	return p.chain("or", p.and, func(l, r node) node { return orNode{l, r} })
 }
 
 func (p *parser) and() (node, error) {
-	l, err := p.unary()
-	for err == nil && p.keyword("and") {
+	return p.chain("and", p.unary, func(l, r node) node { return andNode{l, r} })
+}
+
+// chain parses operands joined by the keyword op, grouping from the left.
+func (p *parser) chain(op string, operand func() (node, error), join func(l, r node) node) (node, error) {
+	l, err := operand()
+	for err == nil && p.keyword(op) {
 		if err = p.node(); err != nil {
 			break
 		}
 		p.next()
 		var r node
-		if r, err = p.unary(); err == nil {
-			l = andNode{l, r}
+		if r, err = operand(); err == nil {
+			l = join(l, r)
 		}
 	}
 	return l, err

@@ -292,11 +292,11 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 
 	busy := func(msg string, at time.Time) (admission, time.Time, *tables.Error) {
 		rp.win.throttled++
-		return a, at, newError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
+		return a, at, tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
 	}
 	timedOut := func() (admission, time.Time, *tables.Error) {
 		rp.win.timeouts++
-		return a, a.deadline, newError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
+		return a, a.deadline, tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
 	if k != opQuery { // a query is charged for what it scans, after the scan
 		e.acctMu.Lock()
@@ -359,7 +359,7 @@ func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, s
 	start, ok := rp.srv.reserve(&rp.sched, a.laneStart, e.clock.Now(), a.deadline, s)
 	if !ok {
 		rp.win.timeouts++
-		return newError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
+		return tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
 	rp.win.busy += s
 	rp.queue.add(start.Add(s))

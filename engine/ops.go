@@ -131,11 +131,11 @@ func checkETag(ifMatch string) *tables.Error {
 		return nil
 	}
 	if ifMatch == "" {
-		return badRequest(tables.CodeInvalidInput, "An If-Match condition is required: use \"*\" for any version, or the entity's ETag.")
+		return tables.BadRequest(tables.CodeInvalidInput, "An If-Match condition is required: use \"*\" for any version, or the entity's ETag.")
 	}
 	tag := strings.TrimPrefix(ifMatch, "W/")
 	if len(tag) < 2 || tag[0] != '"' || tag[len(tag)-1] != '"' {
-		return badRequest(tables.CodeInvalidInput, fmt.Sprintf("The ETag %q is not valid: use \"*\" or an ETag the service returned.", ifMatch))
+		return tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("The ETag %q is not valid: use \"*\" or an ETag the service returned.", ifMatch))
 	}
 	return nil
 }
@@ -163,10 +163,10 @@ func matches(old *record, ifMatch string) *tables.Error {
 func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.BatchOp) ([]tables.Entity, error) {
 	e := cl.e
 	if len(ops) == 0 {
-		return nil, badRequest(tables.CodeInvalidInput, "The batch request contains no operations: add 1 to 100 operations.")
+		return nil, tables.BadRequest(tables.CodeInvalidInput, "The batch request contains no operations: add 1 to 100 operations.")
 	}
 	if len(ops) > tables.MaxBatchOps {
-		return nil, badRequest(tables.CodeInvalidInput, "The batch request operation exceeds the maximum 100 changes per change set.")
+		return nil, tables.BadRequest(tables.CodeInvalidInput, "The batch request operation exceeds the maximum 100 changes per change set.")
 	}
 	t, terr := e.table(tableName)
 	if terr != nil {
@@ -180,10 +180,10 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 	for i := range ops {
 		op := &ops[i]
 		if op.Entity.PartitionKey != pk {
-			return nil, withIndex(badRequest(tables.CodeCommandsInBatchActOnDifferentPK, "All commands in a batch must operate on the same partition."), i)
+			return nil, withIndex(tables.BadRequest(tables.CodeCommandsInBatchActOnDifferentPK, "All commands in a batch must operate on the same partition."), i)
 		}
 		if _, dup := seen[op.Entity.RowKey]; dup {
-			return nil, withIndex(badRequest(tables.CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."), i)
+			return nil, withIndex(tables.BadRequest(tables.CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."), i)
 		}
 		seen[op.Entity.RowKey] = struct{}{}
 		if op.Kind == tables.BatchDelete {
@@ -210,11 +210,11 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 			}
 		}
 		if op.Kind > tables.BatchDelete {
-			return nil, withIndex(badRequest(tables.CodeInvalidInput, fmt.Sprintf("Unknown batch operation kind %d.", op.Kind)), i)
+			return nil, withIndex(tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("Unknown batch operation kind %d.", op.Kind)), i)
 		}
 	}
 	if size > tables.MaxBatchBytes {
-		return nil, newError(http.StatusRequestEntityTooLarge, tables.CodeRequestBodyTooLarge, "The batch request is larger than 4 MiB.")
+		return nil, tables.NewError(http.StatusRequestEntityTooLarge, tables.CodeRequestBodyTooLarge, "The batch request is larger than 4 MiB.")
 	}
 	out := make([]tables.Entity, len(ops))
 	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *tables.Error) {

@@ -15,7 +15,7 @@ func (cl Client) QueryEntities(ctx context.Context, tableName string, q tables.Q
 		return tables.Page{}, terr
 	}
 	if q.Top < 0 || q.Top > tables.MaxPageSize {
-		return tables.Page{}, badRequest(tables.CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000.")
+		return tables.Page{}, tables.BadRequest(tables.CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000.")
 	}
 	f, err := ParseFilter(q.Filter)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -21,10 +20,6 @@ import (
 
 	"github.com/tablebench/tablebench/engine/tables"
 )
-
-func badInput(code, msg string) *tables.Error {
-	return &tables.Error{Status: http.StatusBadRequest, Code: code, Message: msg, Index: -1}
-}
 
 // Metadata levels of JSON responses: the odata= parameter of Accept or
 // $format.
@@ -41,23 +36,23 @@ const (
 func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 	var e tables.Entity
 	if !utf8.Valid(body) {
-		return e, badInput(tables.CodeInvalidInput, "The request body is not valid UTF-8.")
+		return e, tables.BadRequest(tables.CodeInvalidInput, "The request body is not valid UTF-8.")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var raw map[string]any
 	if err := dec.Decode(&raw); err != nil {
-		return e, badInput(tables.CodeInvalidInput, "The request body is not a valid JSON object: "+err.Error())
+		return e, tables.BadRequest(tables.CodeInvalidInput, "The request body is not a valid JSON object: "+err.Error())
 	}
 	if dec.More() {
-		return e, badInput(tables.CodeInvalidInput, "The request body holds more than one JSON value.")
+		return e, tables.BadRequest(tables.CodeInvalidInput, "The request body holds more than one JSON value.")
 	}
 	types := map[string]string{}
 	for k, v := range raw {
 		if name, ok := strings.CutSuffix(k, "@odata.type"); ok {
 			s, isStr := v.(string)
 			if !isStr {
-				return e, badInput(tables.CodeInvalidInput, "The type annotation of "+name+" is not a string.")
+				return e, tables.BadRequest(tables.CodeInvalidInput, "The type annotation of "+name+" is not a string.")
 			}
 			types[name] = s
 		}
@@ -73,12 +68,12 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 		}
 	}
 	if !hasPK || !hasRK {
-		return e, badInput(tables.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required strings.")
+		return e, tables.BadRequest(tables.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required strings.")
 	}
 	// encoding/json turns a lone UTF-16 surrogate escape into U+FFFD, which
 	// would make distinct keys collide; refuse it, as invalid UTF-8.
 	if (strings.ContainsRune(pk, utf8.RuneError) || strings.ContainsRune(rk, utf8.RuneError)) && loneSurrogate(body) {
-		return e, badInput(tables.CodeInvalidInput, "A key holds an unpaired UTF-16 surrogate, which is not a character.")
+		return e, tables.BadRequest(tables.CodeInvalidInput, "A key holds an unpaired UTF-16 surrogate, which is not a character.")
 	}
 	e.PartitionKey, e.RowKey = pk, rk
 	for k, v := range raw {
@@ -129,22 +124,9 @@ func loneSurrogate(body []byte) bool {
 	return false
 }
 
-// dateTimeLayouts are the forms of an Edm.DateTime the service accepts; one
-// without a zone is UTC.
-var dateTimeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.9999999", "2006-01-02T15:04"}
-
-func parseDateTime(s string) (time.Time, bool) {
-	for _, l := range dateTimeLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
-}
-
 func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error) {
 	bad := func() (tables.Property, *tables.Error) {
-		return tables.Property{}, badInput(tables.CodeInvalidValueType, fmt.Sprintf("The value of property %q is not valid for its type %s.", name, orStr(edm, "in JSON")))
+		return tables.Property{}, tables.BadRequest(tables.CodeInvalidValueType, fmt.Sprintf("The value of property %q is not valid for its type %s.", name, orStr(edm, "in JSON")))
 	}
 	switch edm {
 	case "":
@@ -169,7 +151,7 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 			}
 			return tables.Double(name, f), nil
 		}
-		return tables.Property{}, badInput(tables.CodeInvalidInput, fmt.Sprintf("Property %q holds a JSON object or array, which a table entity cannot store.", name))
+		return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("Property %q holds a JSON object or array, which a table entity cannot store.", name))
 	case "Edm.String":
 		if s, ok := v.(string); ok {
 			return tables.String(name, s), nil
@@ -233,7 +215,7 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 		}
 	case "Edm.DateTime":
 		if s, ok := v.(string); ok {
-			t, ok := parseDateTime(s)
+			t, ok := tables.ParseDateTime(s)
 			if !ok {
 				return bad()
 			}
@@ -256,7 +238,7 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 			return tables.Binary(name, b), nil
 		}
 	default:
-		return tables.Property{}, badInput(tables.CodeInvalidInput, fmt.Sprintf("The type %q of property %q is not an Edm type the service knows.", edm, name))
+		return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("The type %q of property %q is not an Edm type the service knows.", edm, name))
 	}
 	return bad()
 }

@@ -141,6 +141,20 @@ func ValueSize(p Property) int {
 	}
 }
 
+// dateTimeLayouts are the forms of a DateTime the service reads, in entity
+// bodies and in $filter literals; one without a zone is UTC.
+var dateTimeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.9999999", "2006-01-02T15:04"}
+
+// ParseDateTime reads a DateTime as the service does, in UTC.
+func ParseDateTime(s string) (time.Time, bool) {
+	for _, l := range dateTimeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
 // FormatTimestamp formats t as the service does: UTC with 7 fractional digits.
 func FormatTimestamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")

@@ -81,6 +81,11 @@ func IsCode(err error, code string) bool {
 	return ok && e.Code == code
 }
 
-func badRequest(code, msg string) *Error {
-	return &Error{Status: 400, Code: code, Message: msg, Index: -1}
+// NewError returns an answer of the service that is not a success, for no
+// operation of a batch in particular.
+func NewError(status int, code, msg string) *Error {
+	return &Error{Status: status, Code: code, Message: msg, Index: -1}
 }
+
+// BadRequest returns a 400 answer with the given code.
+func BadRequest(code, msg string) *Error { return NewError(400, code, msg) }

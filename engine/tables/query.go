@@ -45,16 +45,16 @@ func EncodeToken(key string) string {
 func DecodeToken(tok string) (string, error) {
 	rest, ok := strings.CutPrefix(tok, "1!")
 	if !ok {
-		return "", badRequest(CodeInvalidInput, fmt.Sprintf("The continuation token %q is not valid: pass back the token the service returned.", tok))
+		return "", BadRequest(CodeInvalidInput, fmt.Sprintf("The continuation token %q is not valid: pass back the token the service returned.", tok))
 	}
 	n, b, ok := strings.Cut(rest, "!")
 	l, err := strconv.Atoi(n)
 	if !ok || err != nil || l != len(b) {
-		return "", badRequest(CodeInvalidInput, fmt.Sprintf("The continuation token %q is not valid: pass back the token the service returned.", tok))
+		return "", BadRequest(CodeInvalidInput, fmt.Sprintf("The continuation token %q is not valid: pass back the token the service returned.", tok))
 	}
 	raw, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(b, "-", "="))
 	if err != nil {
-		return "", badRequest(CodeInvalidInput, fmt.Sprintf("The continuation token %q is not valid: pass back the token the service returned.", tok))
+		return "", BadRequest(CodeInvalidInput, fmt.Sprintf("The continuation token %q is not valid: pass back the token the service returned.", tok))
 	}
 	return string(raw), nil
 }

@@ -53,7 +53,7 @@ func (t *Target) convert(err error, batch bool) error {
 	if msg == "" {
 		msg = strconv.Itoa(re.StatusCode) + " " + http.StatusText(re.StatusCode) + " with no error body"
 	}
-	return &tables.Error{Status: re.StatusCode, Code: code, Message: t.redact(msg), Index: -1}
+	return tables.NewError(re.StatusCode, code, t.redact(msg))
 }
 
 // redactedError is a transport error whose text had secrets removed.

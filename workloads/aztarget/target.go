@@ -429,8 +429,8 @@ func transactionAction(op *tables.BatchOp) aztables.TransactionAction {
 // response without checking it) into an error.
 func (t *Target) recoverInto(err *error) {
 	if r := recover(); r != nil {
-		*err = &tables.Error{Status: 0, Code: CodeMalformedResponse, Index: -1,
-			Message: t.redact(fmt.Sprintf("the SDK failed on a malformed response: %v", r))}
+		*err = tables.NewError(0, CodeMalformedResponse,
+			t.redact(fmt.Sprintf("the SDK failed on a malformed response: %v", r)))
 	}
 }
 
