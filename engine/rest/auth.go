@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -20,12 +21,12 @@ import (
 const MaxClockSkew = 15 * time.Minute
 
 func authFailed(detail string) *tables.Error {
-	return &tables.Error{Status: http.StatusForbidden, Code: "AuthenticationFailed", Index: -1,
-		Message: "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature. " + detail}
+	return tables.NewError(http.StatusForbidden, "AuthenticationFailed",
+		"Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature. "+detail)
 }
 
 func forbidden(code, msg string) *tables.Error {
-	return &tables.Error{Status: http.StatusForbidden, Code: code, Message: msg, Index: -1}
+	return tables.NewError(http.StatusForbidden, code, msg)
 }
 
 func errPermission(need string) *tables.Error {
@@ -168,12 +169,12 @@ func (g *grant) ranged() bool { return g != nil && (g.spk != nil || g.epk != nil
 // authenticate checks a request's SharedKeyLite or SharedKey signature, its
 // SAS, or (over TLS, when enabled) its bearer token, and returns what the
 // request may do.
-func (s *Server) authenticate(r *http.Request, account, escapedPath string) (*grant, *tables.Error) {
+func (s *Server) authenticate(r *http.Request, vals url.Values, account, escapedPath string) (*grant, *tables.Error) {
 	if s.cfg.Auth == AuthNone {
 		return nil, nil
 	}
-	if _, hasSig := r.URL.Query()["sig"]; hasSig {
-		return s.checkSAS(r, escapedPath)
+	if _, hasSig := vals["sig"]; hasSig {
+		return s.checkSAS(r, vals)
 	}
 	auth := r.Header.Get("Authorization")
 	scheme, cred, _ := strings.Cut(auth, " ")
@@ -200,7 +201,7 @@ func (s *Server) authenticate(r *http.Request, account, escapedPath string) (*gr
 			return nil, authFailed("Request date header too old or too far in the future: it must be within 15 minutes of the server's time.")
 		}
 		suffix := ""
-		if comp := r.URL.Query().Get("comp"); comp != "" {
+		if comp := vals.Get("comp"); comp != "" {
 			suffix = "?comp=" + comp
 		}
 		for _, path := range signedPaths(escapedPath, acct) {
@@ -246,8 +247,7 @@ var sasParams = []string{"sv", "ss", "srt", "st", "se", "sp", "sip", "spr", "si"
 // checkSAS verifies a service (table) or account SAS: its signature, its
 // time window, its IP range and protocol. What it permits is checked per
 // action by grant.authorize.
-func (s *Server) checkSAS(r *http.Request, escapedPath string) (*grant, *tables.Error) {
-	v := r.URL.Query()
+func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error) {
 	for _, p := range sasParams {
 		if len(v[p]) > 1 {
 			return nil, authFailed("The SAS parameter " + p + " appears more than once.")
@@ -280,7 +280,7 @@ func (s *Server) checkSAS(r *http.Request, escapedPath string) (*grant, *tables.
 				to        *string
 			}{{"sp", g.perms, pol.AccessPolicy.Permission, &g.perms}, {"st", st, pol.AccessPolicy.Start, &st}, {"se", se, pol.AccessPolicy.Expiry, &se}} {
 				if f.sas != "" && f.from != "" {
-					return nil, badInput(tables.CodeInvalidInput, "The SAS and its stored access policy "+si+" both set "+f.name+"; set it in one of them.")
+					return nil, tables.BadRequest(tables.CodeInvalidInput, "The SAS and its stored access policy "+si+" both set "+f.name+"; set it in one of them.")
 				}
 				if f.from != "" {
 					*f.to = f.from
@@ -365,8 +365,8 @@ func (s *Server) tokenAudience(aud string) bool {
 }
 
 func invalidToken(detail string) *tables.Error {
-	return &tables.Error{Status: http.StatusUnauthorized, Code: "InvalidAuthenticationInfo", Index: -1,
-		Message: "Server failed to authenticate the request. " + detail}
+	return tables.NewError(http.StatusUnauthorized, "InvalidAuthenticationInfo",
+		"Server failed to authenticate the request. "+detail)
 }
 
 // checkBearer checks a bearer token's form, lifetime and audience. It does

@@ -86,7 +86,7 @@ func (s *Server) subResource(sub *subRequest) (string, *tables.Error) {
 	_, res := s.route(sub.url.EscapedPath())
 	dec, err := url.PathUnescape(res)
 	if err != nil || !utf8.ValidString(dec) {
-		return "", badInput(tables.CodeInvalidInput, "An operation's URL is not valid percent-encoded UTF-8.")
+		return "", tables.BadRequest(tables.CodeInvalidInput, "An operation's URL is not valid percent-encoded UTF-8.")
 	}
 	return dec, nil
 }
@@ -104,7 +104,7 @@ type parsedBatch struct {
 // cannot be run.
 func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedBatch, *tables.Error) {
 	bad := func(format string, args ...any) (*parsedBatch, *tables.Error) {
-		return nil, badInput(tables.CodeInvalidInput, fmt.Sprintf(format, args...))
+		return nil, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf(format, args...))
 	}
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
@@ -149,7 +149,7 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 
 func (s *Server) parseChangeset(pb *parsedBatch, inner *multipart.Reader, g *grant) *tables.Error {
 	bad := func(format string, args ...any) *tables.Error {
-		return badInput(tables.CodeInvalidInput, fmt.Sprintf(format, args...))
+		return tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf(format, args...))
 	}
 	at := func(e *tables.Error, i int) *tables.Error {
 		e.Index = i
@@ -346,10 +346,7 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 			sel := selectList(sub.url.Query().Get("$select"))
 			ent, err := s.e.Get(q.r.Context(), table, keys[0], keys[1], sel)
 			if err != nil {
-				fail, _ = tables.AsError(err)
-				if fail == nil {
-					fail = &tables.Error{Status: 500, Code: tables.CodeOperationTimedOut, Message: tables.MsgTimedOut, Index: -1}
-				}
+				fail = serviceError(err)
 			} else {
 				var b bytes.Buffer
 				odata.WriteEntity(&b, &ent, inner.meta, q.base, s.cfg.Account, table, true, sel)

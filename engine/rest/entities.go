@@ -16,7 +16,7 @@ import (
 func decodeObject(body []byte) (map[string]any, *tables.Error) {
 	var m map[string]any
 	if err := jsonUnmarshal(body, &m); err != nil {
-		return nil, badInput(tables.CodeInvalidInput, "The request body is not a valid JSON object.")
+		return nil, tables.BadRequest(tables.CodeInvalidInput, "The request body is not a valid JSON object.")
 	}
 	return m, nil
 }
@@ -75,7 +75,7 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 	ctx := q.r.Context()
 	ifMatch := q.r.Header.Get("If-Match")
 	if q.r.Header.Get("If-None-Match") != "" && q.r.Method != http.MethodGet {
-		s.fail(q, badInput(tables.CodeInvalidInput, "If-None-Match is not supported on writes."))
+		s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "If-None-Match is not supported on writes."))
 		return
 	}
 	switch q.r.Method {
@@ -84,7 +84,7 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 			s.fail(q, err)
 			return
 		}
-		sel := selectList(q.r.URL.Query().Get("$select"))
+		sel := selectList(q.vals.Get("$select"))
 		ent, err := s.e.Get(ctx, table, pk, rk, sel)
 		if err != nil {
 			s.failErr(q, err)
@@ -108,7 +108,7 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 			return
 		}
 		if ent.PartitionKey != pk || ent.RowKey != rk {
-			s.fail(q, badInput(tables.CodeInvalidInput, "The keys in the body do not match the keys in the URL."))
+			s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "The keys in the body do not match the keys in the URL."))
 			return
 		}
 		mode := tables.Merge
@@ -134,7 +134,7 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 			return
 		}
 		if ifMatch == "" {
-			s.fail(q, badInput(tables.CodeInvalidInput, "A delete needs If-Match: \"*\" or the entity's ETag."))
+			s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "A delete needs If-Match: \"*\" or the entity's ETag."))
 			return
 		}
 		s.respondErr(q, s.e.Delete(ctx, table, pk, rk, ifMatch), http.StatusNoContent)
@@ -184,24 +184,19 @@ func (s *Server) queryPage(q *request, table string, vals url.Values) (tables.Pa
 		var err error
 		if npk != "" {
 			if c.PartitionKey, err = tables.DecodeToken(npk); err != nil {
-				e, _ := tables.AsError(err)
-				return tables.Page{}, nil, e
+				return tables.Page{}, nil, serviceError(err)
 			}
 		}
 		if nrk != "" {
 			if c.RowKey, err = tables.DecodeToken(nrk); err != nil {
-				e, _ := tables.AsError(err)
-				return tables.Page{}, nil, e
+				return tables.Page{}, nil, serviceError(err)
 			}
 		}
 		qu.Continuation = c
 	}
 	page, err := s.e.QueryEntities(q.r.Context(), table, qu)
 	if err != nil {
-		if e, ok := tables.AsError(err); ok {
-			return tables.Page{}, nil, e
-		}
-		return tables.Page{}, nil, &tables.Error{Status: 500, Code: tables.CodeOperationTimedOut, Message: tables.MsgTimedOut, Index: -1}
+		return tables.Page{}, nil, serviceError(err)
 	}
 	return page, sel, nil
 }
@@ -213,7 +208,7 @@ func (s *Server) query(q *request, g *grant, table string) {
 		s.fail(q, err)
 		return
 	}
-	page, sel, err := s.queryPage(q, table, q.r.URL.Query())
+	page, sel, err := s.queryPage(q, table, q.vals)
 	if err != nil {
 		s.fail(q, err)
 		return

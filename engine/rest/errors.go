@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -13,11 +14,6 @@ import (
 
 // Errors in the service's form: a status, an x-ms-error-code header and an
 // odata.error JSON body whose message ends with the request ID and time.
-
-// badInput is a 400 with the given code.
-func badInput(code, msg string) *tables.Error {
-	return &tables.Error{Status: http.StatusBadRequest, Code: code, Message: msg, Index: -1}
-}
 
 // fail writes an error in the service's JSON form.
 func (s *Server) fail(q *request, err *tables.Error) {
@@ -43,7 +39,7 @@ func errorBody(err *tables.Error, requestID string) []byte {
 }
 
 func (s *Server) notAllowed(q *request) {
-	s.fail(q, &tables.Error{Status: http.StatusMethodNotAllowed, Code: "UnsupportedHttpVerb", Message: "The resource doesn't support the specified HTTP verb " + q.r.Method + ".", Index: -1})
+	s.fail(q, tables.NewError(http.StatusMethodNotAllowed, "UnsupportedHttpVerb", "The resource doesn't support the specified HTTP verb "+q.r.Method+"."))
 }
 
 // respondErr answers err, or status with no body.
@@ -55,15 +51,22 @@ func (s *Server) respondErr(q *request, err error, status int) {
 	q.w.WriteHeader(status)
 }
 
-// failErr answers an engine error, or a context error as a timeout.
-func (s *Server) failErr(q *request, err error) {
+// failErr answers any error of the engine in the service's form.
+func (s *Server) failErr(q *request, err error) { s.fail(q, serviceError(err)) }
+
+// serviceError is the service's answer for an engine call's error: the
+// engine's own answer, a 500 timeout for a context that ended, or a 500
+// internal error.
+func serviceError(err error) *tables.Error {
 	if e, ok := tables.AsError(err); ok {
-		s.fail(q, e)
-		return
+		return e
 	}
-	if err == context.Canceled || err == context.DeadlineExceeded {
-		s.fail(q, &tables.Error{Status: 500, Code: tables.CodeOperationTimedOut, Message: tables.MsgTimedOut, Index: -1})
-		return
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return tables.NewError(500, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
-	s.fail(q, &tables.Error{Status: 500, Code: tables.CodeInternalError, Message: "The server encountered an internal error. Please retry the request.", Index: -1})
+	return errInternal()
+}
+
+func errInternal() *tables.Error {
+	return tables.NewError(500, tables.CodeInternalError, "The server encountered an internal error. Please retry the request.")
 }

@@ -97,6 +97,7 @@ type request struct {
 	base    string // the service root, such as http://127.0.0.1:10002/devstoreaccount1
 	version string
 	meta    string
+	vals    url.Values // the query string, parsed once
 }
 
 // firstVersion is the oldest service version; a version is a date, so one
@@ -109,10 +110,10 @@ func validVersion(v string) bool {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	q := &request{w: w, r: r, id: s.requestID(), version: r.Header.Get("x-ms-version")}
+	q := &request{w: w, r: r, id: s.requestID(), version: r.Header.Get("x-ms-version"), vals: r.URL.Query()}
 	defer func() { // a bug in a handler is a 500, never a crashed server
 		if v := recover(); v != nil {
-			s.fail(q, &tables.Error{Status: 500, Code: tables.CodeInternalError, Message: "The server encountered an internal error. Please retry the request.", Index: -1})
+			s.fail(q, errInternal())
 		}
 	}()
 	h := w.Header()
@@ -121,7 +122,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	if q.version != "" && !validVersion(q.version) {
 		h.Set("x-ms-version", "2019-02-02")
-		s.fail(q, badInput("InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-version "+strconv.Quote(q.version)+" is not a service version (use a version such as 2019-02-02)."))
+		s.fail(q, tables.BadRequest("InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-version "+strconv.Quote(q.version)+" is not a service version (use a version such as 2019-02-02)."))
 		return
 	}
 	if q.version == "" {
@@ -142,7 +143,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.preflight(q)
 		return
 	}
-	g, err := s.authenticate(r, account, path)
+	g, err := s.authenticate(r, q.vals, account, path)
 	if err != nil {
 		s.fail(q, err)
 		return
@@ -155,21 +156,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.corsActual(q)
 	// The service speaks JSON only since 2015-12-11; an Atom request is
 	// refused as it refuses it, not misread as bad JSON.
-	if atom(r) {
-		s.fail(q, &tables.Error{Status: http.StatusUnsupportedMediaType, Code: "AtomFormatNotSupported", Message: "Atom format is not supported.", Index: -1})
+	if atom(r, q.vals) {
+		s.fail(q, tables.NewError(http.StatusUnsupportedMediaType, "AtomFormatNotSupported", "Atom format is not supported."))
 		return
 	}
-	q.meta = metadataLevel(r)
+	q.meta = metadataLevel(r, q.vals)
 	resource, uerr := url.PathUnescape(rest)
 	if uerr != nil {
-		s.fail(q, badInput(tables.CodeInvalidInput, "The request URL is not valid: "+uerr.Error()))
+		s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "The request URL is not valid: "+uerr.Error()))
 		return
 	}
 	if !utf8.ValidString(resource) {
-		s.fail(q, badInput(tables.CodeInvalidInput, "The request URL is not valid UTF-8 once percent-decoded."))
+		s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "The request URL is not valid UTF-8 once percent-decoded."))
 		return
 	}
-	vals := r.URL.Query()
+	vals := q.vals
 	comp := vals.Get("comp")
 	switch {
 	case resource == "" && vals.Get("restype") == "service" && comp == "properties":
@@ -188,7 +189,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(resource, "Tables('"):
 		name, ok := strings.CutSuffix(strings.TrimPrefix(resource, "Tables('"), "')")
 		if !ok {
-			s.fail(q, badInput(tables.CodeInvalidInput, "The table name in the URL is not valid: use Tables('name')."))
+			s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "The table name in the URL is not valid: use Tables('name')."))
 			return
 		}
 		name = strings.ReplaceAll(name, "''", "'")
@@ -207,7 +208,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.batch(q, g)
 	case resource == "":
-		s.fail(q, badInput(tables.CodeInvalidInput, "The request names no resource: use /Tables, /$batch or /<table>."))
+		s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "The request names no resource: use /Tables, /$batch or /<table>."))
 	case comp == "acl" && !strings.Contains(resource, "("):
 		s.tableACL(q, g, resource)
 	default:
@@ -265,7 +266,7 @@ func parseEntityPath(res string) (table string, keys [2]string, hasKeys bool, er
 	if args == "()" {
 		return table, keys, false, nil
 	}
-	bad := badInput(tables.CodeInvalidInput, "The entity in the URL is not valid: use "+table+"(PartitionKey='...',RowKey='...') with single quotes doubled.")
+	bad := tables.BadRequest(tables.CodeInvalidInput, "The entity in the URL is not valid: use "+table+"(PartitionKey='...',RowKey='...') with single quotes doubled.")
 	if !strings.HasSuffix(args, ")") {
 		return "", keys, false, bad
 	}
@@ -306,11 +307,11 @@ func parseEntityPath(res string) (table string, keys [2]string, hasKeys bool, er
 }
 
 // atom reports whether a request sends or asks only for Atom XML.
-func atom(r *http.Request) bool {
+func atom(r *http.Request, vals url.Values) bool {
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/atom+xml") {
 		return true
 	}
-	f := r.URL.Query().Get("$format")
+	f := vals.Get("$format")
 	if f == "" {
 		f = r.Header.Get("Accept")
 	}
@@ -318,8 +319,8 @@ func atom(r *http.Request) bool {
 }
 
 // metadataLevel reads the JSON form asked for: $format over Accept.
-func metadataLevel(r *http.Request) string {
-	f := r.URL.Query().Get("$format")
+func metadataLevel(r *http.Request, vals url.Values) string {
+	f := vals.Get("$format")
 	if f == "" {
 		f = r.Header.Get("Accept")
 	}
@@ -341,7 +342,7 @@ func (s *Server) contentType(meta string) string {
 // nothing, on hundreds of connections.
 func (s *Server) readBody(q *request) ([]byte, bool) {
 	if q.r.ContentLength > s.cfg.MaxBody {
-		s.fail(q, &tables.Error{Status: http.StatusRequestEntityTooLarge, Code: tables.CodeRequestBodyTooLarge, Message: "The request body is too large and exceeds the maximum permissible limit of 4 MiB.", Index: -1})
+		s.fail(q, tables.NewError(http.StatusRequestEntityTooLarge, tables.CodeRequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit of 4 MiB."))
 		return nil, false
 	}
 	// The limit wraps the body here rather than replacing r.Body: net/http
@@ -352,9 +353,9 @@ func (s *Server) readBody(q *request) ([]byte, bool) {
 	body := buf.Bytes()
 	if err != nil {
 		if _, tooBig := err.(*http.MaxBytesError); tooBig {
-			s.fail(q, &tables.Error{Status: http.StatusRequestEntityTooLarge, Code: tables.CodeRequestBodyTooLarge, Message: "The request body is too large and exceeds the maximum permissible limit of 4 MiB.", Index: -1})
+			s.fail(q, tables.NewError(http.StatusRequestEntityTooLarge, tables.CodeRequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit of 4 MiB."))
 		} else {
-			s.fail(q, badInput(tables.CodeInvalidInput, "The request body could not be read."))
+			s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "The request body could not be read."))
 		}
 		return nil, false
 	}
@@ -386,7 +387,7 @@ func parseTop(t string) (int, *tables.Error) {
 	}
 	n, err := strconv.Atoi(t)
 	if err != nil || n < 1 || n > tables.MaxPageSize {
-		return 0, badInput(tables.CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000.")
+		return 0, tables.BadRequest(tables.CodeInvalidQueryParameterValue, "The value of $top must be between 1 and 1000.")
 	}
 	return n, nil
 }

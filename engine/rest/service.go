@@ -93,7 +93,7 @@ const MaxStoredPolicies = 5
 var corsMethods = map[string]bool{"DELETE": true, "GET": true, "HEAD": true, "MERGE": true, "POST": true, "OPTIONS": true, "PUT": true, "PATCH": true}
 
 func invalidXML(detail string) *tables.Error {
-	return badInput("InvalidXmlDocument", "XML specified is not syntactically valid. "+detail)
+	return tables.BadRequest("InvalidXmlDocument", "XML specified is not syntactically valid. "+detail)
 }
 
 func (s *Server) writeXML(q *request, status int, v any) {
@@ -219,7 +219,7 @@ func (s *Server) tableACL(q *request, g *grant, table string) {
 		return
 	}
 	if !s.e.HasTable(table) {
-		s.fail(q, &tables.Error{Status: http.StatusNotFound, Code: tables.CodeResourceNotFound, Message: "The specified resource does not exist.", Index: -1})
+		s.fail(q, tables.NewError(http.StatusNotFound, tables.CodeResourceNotFound, "The specified resource does not exist."))
 		return
 	}
 	key := strings.ToLower(table)
@@ -338,7 +338,7 @@ func listMatches(list, v string, origin bool) bool {
 func (s *Server) preflight(q *request) {
 	origin, method := q.r.Header.Get("Origin"), q.r.Header.Get("Access-Control-Request-Method")
 	if origin == "" || method == "" {
-		s.fail(q, badInput(tables.CodeInvalidInput, "A CORS preflight request needs the Origin and Access-Control-Request-Method headers."))
+		s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "A CORS preflight request needs the Origin and Access-Control-Request-Method headers."))
 		return
 	}
 	headers := splitList(q.r.Header.Get("Access-Control-Request-Headers"))

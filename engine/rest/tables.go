@@ -27,7 +27,7 @@ func (s *Server) createTable(q *request, g *grant) {
 		s.fail(q, err)
 		return
 	} else if n, isStr := e["TableName"].(string); !isStr {
-		s.fail(q, badInput(tables.CodePropertiesNeedValue, "The TableName property is required."))
+		s.fail(q, tables.BadRequest(tables.CodePropertiesNeedValue, "The TableName property is required."))
 		return
 	} else {
 		name = n
@@ -72,7 +72,7 @@ func (s *Server) tableJSON(b *bytes.Buffer, q *request, name string, element boo
 }
 
 func errNoSuchResource() *tables.Error {
-	return &tables.Error{Status: http.StatusNotFound, Code: tables.CodeResourceNotFound, Message: "The specified resource does not exist.", Index: -1}
+	return tables.NewError(http.StatusNotFound, tables.CodeResourceNotFound, "The specified resource does not exist.")
 }
 
 func (s *Server) getTable(q *request, g *grant, name string) {
@@ -116,7 +116,7 @@ func (s *Server) listTables(q *request, g *grant) {
 		s.fail(q, err)
 		return
 	}
-	vals := q.r.URL.Query()
+	vals := q.vals
 	top, terr := parseTop(vals.Get("$top"))
 	if terr != nil {
 		s.fail(q, terr)
