@@ -65,7 +65,8 @@ func (d *Dir) Close() error {
 	return err
 }
 
-// Missing returns the files a stored run needs and lacks: its interval log.
+// Missing reports whether a stored run lacks a file it needs: its interval
+// log.
 func (d *Dir) Missing(r *Run) bool {
 	_, err := os.Stat(filepath.Join(d.Path, r.ID+".hlog"))
 	return err != nil
