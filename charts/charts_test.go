@@ -12,12 +12,13 @@ import (
 	"github.com/tablebench/tablebench/charts"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/casestudy"
 )
 
 // stored makes a small result set of Figure 15 from synthetic runs.
 func stored(t *testing.T) (*results.Set, []workloads.Figure) {
 	t.Helper()
-	figs, _ := workloads.Select(workloads.Catalog(), []int{15})
+	figs, _ := workloads.Select(casestudy.Figures(), []int{15})
 	set := &results.Set{Mode: "quick"}
 	for i, fr := range figs[0].Runs {
 		col := results.NewCollector()
@@ -44,7 +45,7 @@ func stored(t *testing.T) (*results.Set, []workloads.Figure) {
 
 func TestReportIsDeterministicAndOffline(t *testing.T) {
 	set, figs := stored(t)
-	claims := workloads.CheckClaims(figs, workloads.NewMeasured(figs, set.Runs))
+	claims := casestudy.Check(figs, set.Runs)
 	var pages [2][]byte
 	for i := range pages {
 		dir := t.TempDir()

@@ -76,7 +76,7 @@ func (c *Claim) SetMargin() {
 func FormatValue(v float64, unit string) string {
 	switch unit {
 	case "%":
-		if v != 0 && v < 0.01 {
+		if v != 0 && math.Abs(v) < 0.01 {
 			return fmt.Sprintf("%.4f%%", v)
 		}
 		return fmt.Sprintf("%.2f%%", v)

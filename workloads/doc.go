@@ -1,8 +1,9 @@
 // Package workloads is tablebench's harness: a run's spec (operation,
 // partition scheme, VMs and threads, entity size, retry policy, load mode),
 // the keys and entities it generates, the coordinator that fans out worker
-// goroutines that mimic VMs and threads against a Target, and the catalog of
-// the case study's figures.
+// goroutines that mimic VMs and threads against a Target, and figures as
+// data: suites of runs, and how their results become points to draw. The
+// case study's own figures and claims are in package casestudy.
 //
 // By default a run follows the case study's method exactly: closed-loop
 // synchronous threads, no retries and a 3 s pause after any error, GUID

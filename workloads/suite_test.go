@@ -12,6 +12,7 @@ import (
 	"github.com/tablebench/tablebench/engine/clock"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/casestudy"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
 )
 
@@ -50,7 +51,7 @@ func shortMode() workloads.Mode {
 // TestParallelRunsAreHonest: runs on their own virtual clocks measure the
 // same whether the suite runs them one or several at a time.
 func TestParallelRunsAreHonest(t *testing.T) {
-	figs, _ := workloads.Select(workloads.Catalog(), []int{3, 15})
+	figs, _ := workloads.Select(casestudy.Figures(), []int{3, 15})
 	plan := workloads.Plan(figs, shortMode())
 	one, two := runPlan(t, plan, 1), runPlan(t, plan, 4)
 	for id, a := range one {
@@ -58,71 +59,6 @@ func TestParallelRunsAreHonest(t *testing.T) {
 		if b == nil || a.Totals.Requests != b.Totals.Requests || a.Totals.Throttled != b.Totals.Throttled || a.LatencyMs != b.LatencyMs {
 			t.Fatalf("%s differs run alone and alongside others: %+v against %+v", id, a.Totals, b.Totals)
 		}
-	}
-}
-
-func TestCatalog(t *testing.T) {
-	figs := workloads.Catalog()
-	if len(figs) != 13 || figs[0].ID != 3 || figs[12].ID != 15 {
-		t.Fatalf("catalog has %d figures", len(figs))
-	}
-	ids := map[string]bool{}
-	claims := 0
-	for _, f := range figs {
-		if f.From == 0 && len(f.Runs) == 0 {
-			t.Errorf("figure %d has no runs", f.ID)
-		}
-		if f.ID == 6 && (f.From != 5 || len(f.Runs) != 0) {
-			t.Error("figure 6 must be derived from figure 5's runs, not run again")
-		}
-		for _, fr := range f.Runs {
-			id := workloads.RunID(f.ID, fr.Series, fr.X)
-			if ids[id] {
-				t.Errorf("run ID %s twice", id)
-			}
-			ids[id] = true
-			if err := fr.Spec.Validate(); err != nil {
-				t.Errorf("%s: %v", id, err)
-			}
-		}
-		for _, c := range f.Claims {
-			claims++
-			if c.Reading == "" || c.Tolerance == "" || c.Text == "" {
-				t.Errorf("%s lacks its reading or tolerance", c.ID)
-			}
-		}
-	}
-	if claims != 25 {
-		t.Fatalf("%d claims, want the 25 of C3.1-C15.4", claims)
-	}
-}
-
-// TestClaimsFailWhenTheyShould: a claim check is not a formality.
-func TestClaimsFailWhenTheyShould(t *testing.T) {
-	figs, _ := workloads.Select(workloads.Catalog(), []int{3, 15})
-	fake := func(id string, eps, thr, p50 float64) *results.Run {
-		r := &results.Run{ID: id, EntitiesPerSec: eps, EntitiesSentPerSec: eps / (1 - thr/100), ThrottledPct: thr}
-		r.SuccessLatencyMs.P50 = p50
-		return r
-	}
-	runs := []*results.Run{
-		fake("fig03-get-x1", 30, 0, 45), fake("fig03-insert-x1", 25, 0, 30), // gets too slow
-		fake("fig15-10-threads-per-vm-x10", 1000, 0, 0), fake("fig15-10-threads-per-vm-x20", 2300, 0.1, 0),
-		fake("fig15-10-threads-per-vm-x30", 2400, 30, 0), // far too much throttling
-		fake("fig15-10-threads-per-vm-x40", 2500, 18, 0), fake("fig15-10-threads-per-vm-x50", 2500, 22, 0),
-	}
-	got := map[string]bool{}
-	for _, c := range workloads.CheckClaims(figs, workloads.NewMeasured(figs, runs)) {
-		got[c.ID] = c.Pass
-	}
-	want := map[string]bool{"C3.1": false, "C3.2": true, "C15.1": true, "C15.2": false, "C15.3": true, "C15.4": true}
-	for id, pass := range want {
-		if p, ok := got[id]; !ok || p != pass {
-			t.Errorf("%s: pass=%v (checked %v), want %v", id, p, ok, pass)
-		}
-	}
-	if _, ok := got["C4.2"]; ok {
-		t.Error("C4.2 was checked without figure 4's runs")
 	}
 }
 
@@ -177,38 +113,16 @@ func TestSelectAndParseIDs(t *testing.T) {
 	if _, err := workloads.ParseIDs("3,x"); err == nil {
 		t.Fatal("a bad figure number was taken")
 	}
-	figs, err := workloads.Select(workloads.Catalog(), []int{6})
+	figs, err := workloads.Select(casestudy.Figures(), []int{6})
 	if err != nil || len(figs) != 2 || figs[0].ID != 5 {
 		t.Fatalf("figure 6 must bring figure 5's runs: %v", err)
 	}
-	if _, err := workloads.Select(workloads.Catalog(), []int{2}); err == nil {
+	if _, err := workloads.Select(casestudy.Figures(), []int{2}); err == nil {
 		t.Fatal("figure 2 is not in the catalog")
 	}
 }
 
 var _ = context.Background
-
-// TestClaimsOfEmptyRunsStillStore: a run that measured nothing makes its
-// claims unmeasurable, never a value that cannot be stored.
-func TestClaimsOfEmptyRunsStillStore(t *testing.T) {
-	figs, _ := workloads.Select(workloads.Catalog(), []int{7})
-	var runs []*results.Run
-	for _, fr := range figs[0].Runs {
-		runs = append(runs, &results.Run{ID: workloads.RunID(7, fr.Series, fr.X)}) // all zero
-	}
-	claims := workloads.CheckClaims(figs, workloads.NewMeasured(figs, runs))
-	if len(claims) != 2 {
-		t.Fatalf("%d claims", len(claims))
-	}
-	for _, c := range claims {
-		if c.Pass || !strings.Contains(c.Detail, "not measurable") {
-			t.Errorf("%s: %+v", c.ID, c)
-		}
-	}
-	if _, err := json.Marshal(claims); err != nil {
-		t.Fatalf("claims cannot be stored: %v", err)
-	}
-}
 
 // TestSweepFileForms: scalars are lists of one, as on the command line;
 // errors name the key and what is allowed; JSON errors are JSON's.

@@ -20,6 +20,7 @@ import (
 	"github.com/tablebench/tablebench/charts"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/casestudy"
 )
 
 // suiteFlags are the flags figures and sweep share.
@@ -133,7 +134,7 @@ func figuresCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usagef("--only: %v", err)
 	}
-	figs, err := workloads.Select(workloads.Catalog(), ids)
+	figs, err := workloads.Select(casestudy.Figures(), ids)
 	if err != nil {
 		return usagef("--only: %v", err)
 	}
@@ -169,7 +170,7 @@ func figuresCmd(ctx context.Context, e *env, args []string) error {
 	if err := runSuite(ctx, e, &sf, dir, plan); err != nil {
 		return err
 	}
-	claims := workloads.CheckClaims(figs, workloads.NewMeasured(figs, dir.Set.Runs))
+	claims := casestudy.Check(figs, dir.Set.Runs)
 	dir.Set.Claims = claims
 	if err := dir.Save(); err != nil {
 		return err
@@ -382,7 +383,7 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 	}
 	claims := dir.Set.Claims
 	if dir.Set.Mode != "sweep" {
-		claims = workloads.CheckClaims(figs, workloads.NewMeasured(figs, dir.Set.Runs))
+		claims = casestudy.Check(figs, dir.Set.Runs)
 	}
 	sf := &suiteFlags{}
 	return finishReport(e, sf, dir, figs, claims, []string{"Rebuilt from " + filepath.Join(dir.Path, results.SetFile) + " without running anything.", "Made by: " + dir.Set.Command})
@@ -398,5 +399,5 @@ func setFigures(set *results.Set) ([]workloads.Figure, error) {
 		}
 		return []workloads.Figure{f}, nil
 	}
-	return workloads.Select(workloads.Catalog(), set.Figures)
+	return workloads.Select(casestudy.Figures(), set.Figures)
 }

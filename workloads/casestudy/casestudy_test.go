@@ -1,0 +1,179 @@
+package casestudy_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/casestudy"
+)
+
+func TestCatalog(t *testing.T) {
+	figs := casestudy.Figures()
+	if len(figs) != 13 || figs[0].ID != 3 || figs[12].ID != 15 {
+		t.Fatalf("catalog has %d figures", len(figs))
+	}
+	ids := map[string]bool{}
+	byID := map[int]bool{}
+	for _, f := range figs {
+		byID[f.ID] = true
+		if f.From == 0 && len(f.Runs) == 0 {
+			t.Errorf("figure %d has no runs", f.ID)
+		}
+		if f.ID == 6 && (f.From != 5 || len(f.Runs) != 0) {
+			t.Error("figure 6 must be derived from figure 5's runs, not run again")
+		}
+		for _, fr := range f.Runs {
+			id := workloads.RunID(f.ID, fr.Series, fr.X)
+			if ids[id] {
+				t.Errorf("run ID %s twice", id)
+			}
+			ids[id] = true
+			if err := fr.Spec.Validate(); err != nil {
+				t.Errorf("%s: %v", id, err)
+			}
+		}
+	}
+	claims := casestudy.Claims()
+	if len(claims) != 25 {
+		t.Fatalf("%d claims, want the 25 of C3.1-C15.4", len(claims))
+	}
+	seen := map[string]bool{}
+	for _, c := range claims {
+		if seen[c.ID] || !strings.HasPrefix(c.ID, fmt.Sprintf("C%d.", c.Figure)) || !byID[c.Figure] {
+			t.Errorf("%s: a duplicate, or not of figure %d", c.ID, c.Figure)
+		}
+		seen[c.ID] = true
+		if c.Text == "" || c.Reading() == "" || c.Threshold() == "" {
+			t.Errorf("%s lacks its text, reading or threshold", c.ID)
+		}
+		for _, n := range c.Needs() {
+			if !byID[n] {
+				t.Errorf("%s reads figure %d, which is not in the catalog", c.ID, n)
+			}
+		}
+	}
+}
+
+// TestReadingsAreWrittenFromTheCheck: the reading names the quantities and
+// bounds the check uses, so text and check cannot drift apart.
+func TestReadingsAreWrittenFromTheCheck(t *testing.T) {
+	want := map[string][]string{
+		"C3.1":  {"the median latency of get is under 40 ms", "under 40 ms"},
+		"C4.2":  {"the mean latency of batch of 100 (Figure 4) over 100 times the mean latency of insert (Figure 3) is at most 0.333x", "at most 0.333x"},
+		"C8.3":  {"the throttled share of single partition at 16 XL VMs is within 25% of 0.2%", "the throttled share of single partition at 10 XL VMs is within a factor of 2 of 0.03%", "±25%, at 10 VMs 0.015%-0.06%"},
+		"C13.2": {"successful entities/s of small VMs at 16 VMs is within 15% of 17000 e/s", "throttled < 0.01%"},
+		"C15.4": {"the lowest of successful entities/s of 10 threads per VM at x threads in all, for x = 30, 40 and 50, is at least 2185 e/s", "2,300 less 5%"},
+		"C5.1":  {"entities/s", "mean latency of small VM rises at every step of batch size (within 2%)"},
+	}
+	for _, c := range casestudy.Claims() {
+		text := c.Reading() + " | " + c.Threshold()
+		for _, w := range want[c.ID] {
+			if w == "entities/s" { // C5.1 is about latency, never throughput
+				if strings.Contains(text, w) {
+					t.Errorf("%s: %q", c.ID, text)
+				}
+				continue
+			}
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: %q lacks %q", c.ID, text, w)
+			}
+		}
+	}
+}
+
+// fake is a run with the numbers the claims of Figures 3 and 15 read.
+func fake(id string, eps, thr, p50 float64) *results.Run {
+	r := &results.Run{ID: id, EntitiesPerSec: eps, EntitiesSentPerSec: eps / (1 - thr/100), ThrottledPct: thr}
+	r.SuccessLatencyMs.P50 = p50
+	r.Totals.Requests = 1000
+	return r
+}
+
+// TestClaimsFailWhenTheyShould: a claim check is not a formality.
+func TestClaimsFailWhenTheyShould(t *testing.T) {
+	figs, _ := workloads.Select(casestudy.Figures(), []int{3, 15})
+	runs := []*results.Run{
+		fake("fig03-get-x1", 30, 0, 45), fake("fig03-insert-x1", 25, 0, 30), // gets too slow
+		fake("fig15-10-threads-per-vm-x10", 1000, 0, 0), fake("fig15-10-threads-per-vm-x20", 2300, 0.1, 0),
+		fake("fig15-10-threads-per-vm-x30", 2400, 30, 0), // far too much throttling
+		fake("fig15-10-threads-per-vm-x40", 2500, 18, 0), fake("fig15-10-threads-per-vm-x50", 2500, 22, 0),
+	}
+	got := map[string]results.Claim{}
+	for _, c := range casestudy.Check(figs, runs) {
+		got[c.ID] = c
+	}
+	want := map[string]bool{"C3.1": false, "C3.2": true, "C15.1": true, "C15.2": false, "C15.3": true, "C15.4": true}
+	for id, pass := range want {
+		if c, ok := got[id]; !ok || c.Pass != pass {
+			t.Errorf("%s: pass=%v (checked %v), want %v", id, c.Pass, ok, pass)
+		}
+	}
+	if _, ok := got["C4.2"]; ok {
+		t.Error("C4.2 was checked without figure 4's runs")
+	}
+	if c := got["C15.4"]; c.Measured != 2400 || !strings.Contains(c.Detail, "at 30 threads in all") {
+		t.Errorf("C15.4 should name the lowest of its runs: %+v", c)
+	}
+}
+
+// TestBoundsAtTheirEdges: each bound keeps or drops its edge as its reading
+// says, and the margin is measured to it.
+func TestBoundsAtTheirEdges(t *testing.T) {
+	figs, _ := workloads.Select(casestudy.Figures(), []int{3, 15})
+	check := func(p50, thr20 float64) map[string]results.Claim {
+		runs := []*results.Run{
+			fake("fig03-get-x1", 30, 0, p50), fake("fig03-insert-x1", 25, 0, p50),
+			fake("fig15-10-threads-per-vm-x10", 1000, 0, 0), fake("fig15-10-threads-per-vm-x20", 2300*0.85, thr20, 0),
+			fake("fig15-10-threads-per-vm-x30", 2400, 12.5, 0), fake("fig15-10-threads-per-vm-x40", 2500, 18, 0),
+			fake("fig15-10-threads-per-vm-x50", 2185, 22, 0),
+		}
+		got := map[string]results.Claim{}
+		for _, c := range casestudy.Check(figs, runs) {
+			got[c.ID] = c
+		}
+		return got
+	}
+	at := check(40, 3)
+	if at["C3.1"].Pass { // "under 40 ms" leaves 40 out
+		t.Error("C3.1 passed at exactly 40 ms")
+	}
+	for _, id := range []string{"C15.1", "C15.4"} { // inclusive bounds keep their edges
+		if !at[id].Pass {
+			t.Errorf("%s failed on its edge: %+v", id, at[id])
+		}
+	}
+	beyond := check(39.9, math.Nextafter(3, 4))
+	if !beyond["C3.1"].Pass || beyond["C15.1"].Pass {
+		t.Errorf("C3.1 %v at 39.9 ms, C15.1 %v just over 3%% throttled", beyond["C3.1"].Pass, beyond["C15.1"].Pass)
+	}
+	if c := beyond["C3.1"]; c.Margin == nil || math.Abs(*c.Margin-0.25) > 0.01 {
+		t.Errorf("C3.1 margin %v, want 0.25%%", c.Margin)
+	}
+}
+
+// TestClaimsOfEmptyRunsStillStore: a run that measured nothing makes its
+// claims unmeasurable, never a value that cannot be stored.
+func TestClaimsOfEmptyRunsStillStore(t *testing.T) {
+	figs, _ := workloads.Select(casestudy.Figures(), []int{7})
+	var runs []*results.Run
+	for _, fr := range figs[0].Runs {
+		runs = append(runs, &results.Run{ID: workloads.RunID(7, fr.Series, fr.X)}) // all zero
+	}
+	claims := casestudy.Check(figs, runs)
+	if len(claims) != 2 {
+		t.Fatalf("%d claims", len(claims))
+	}
+	for _, c := range claims {
+		if c.Pass || !strings.Contains(c.Detail, "not measurable") {
+			t.Errorf("%s: %+v", c.ID, c)
+		}
+	}
+	if _, err := json.Marshal(claims); err != nil {
+		t.Fatalf("claims cannot be stored: %v", err)
+	}
+}

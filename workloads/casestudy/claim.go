@@ -1,0 +1,644 @@
+package casestudy
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads"
+)
+
+// A Claim is one published claim and the predicate that checks it. The
+// predicate is data: a measured Quantity, the Bound it must meet, and what
+// else must hold. The reading, the threshold and the detail the report shows
+// are all written from that data, so what the report says is what was
+// checked.
+type Claim struct {
+	ID     string
+	Figure int
+	// Text is the claim in the case study's words.
+	Text string
+	// Value is the number shown as measured; Bound is what it must meet.
+	Value Quantity
+	Bound Bound
+	// Also lists what must hold besides the bound.
+	Also []Condition
+	// Show lists other numbers worth printing beside the verdict.
+	Show []Quantity
+	// Published is the claim's number on Value's scale; Printed says whether
+	// the case study printed it, or it is the reading's own threshold.
+	Published float64
+	Printed   bool
+	// ClientModel marks a claim that the harness's client model decides,
+	// not the service model.
+	ClientModel bool
+	// Why says where a bound the case study did not print comes from.
+	Why string
+}
+
+// Reading returns how the claim is checked, in words.
+func (c *Claim) Reading() string {
+	parts := []string{c.Value.text + " is " + c.Bound.reading(c.Value.unit)}
+	for _, a := range c.Also {
+		parts = append(parts, a.reading)
+	}
+	r := strings.Join(parts, "; and ")
+	if c.Why != "" {
+		r += " (" + c.Why + ")"
+	}
+	return r
+}
+
+// Threshold returns the claim's thresholds in a few words.
+func (c *Claim) Threshold() string {
+	parts := []string{c.Bound.short(c.Value.unit)}
+	for _, a := range c.Also {
+		parts = append(parts, a.short)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Needs returns the figures whose runs the claim reads.
+func (c *Claim) Needs() []int {
+	seen := map[int]bool{}
+	var out []int
+	add := func(figs []int) {
+		for _, f := range figs {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	add(c.Value.figs)
+	for _, a := range c.Also {
+		add(a.figs)
+	}
+	return out
+}
+
+// Check evaluates the claim on stored runs; ok is false when a run it needs
+// is missing.
+func (c *Claim) Check(m workloads.Measured) (rc results.Claim, ok bool) {
+	v, ok := c.Value.eval(m)
+	if !ok {
+		return rc, false
+	}
+	pass := c.Bound.holds(v)
+	var detail []string
+	if d := c.Value.detail(m); d != "" {
+		detail = append(detail, d)
+	}
+	for _, a := range c.Also {
+		held, ok, d := a.check(m)
+		if !ok {
+			return rc, false
+		}
+		pass = pass && held
+		if d != "" {
+			detail = append(detail, d)
+		}
+	}
+	for _, q := range c.Show {
+		if w, ok := q.eval(m); ok {
+			detail = append(detail, q.text+" "+val(w, q.unit))
+		}
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) { // a run measured nothing to divide by
+		v, pass = 0, false
+		detail = append(detail, "not measurable: a run it reads measured nothing")
+	}
+	rc = results.Claim{ID: c.ID, Figure: c.Figure, Text: c.Text, Reading: c.Reading(), Measured: v, Unit: c.Value.unit,
+		Tolerance: c.Threshold(), Min: bound(c.Bound.Min), Max: bound(c.Bound.Max), Pass: pass, Detail: strings.Join(detail, "; ")}
+	if c.Printed {
+		rc.Published = bound(c.Published)
+	}
+	if c.ClientModel {
+		rc.DecidedBy = "client model"
+	}
+	rc.SetMargin()
+	return rc, true
+}
+
+func bound(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+// A Bound is a range a measured value must lie in. Min and Max are NaN
+// where the range is open; the margin is measured to them.
+type Bound struct {
+	Min, Max float64
+	// strict excludes Max itself; near and factor word the range around a
+	// target (within tol of it, or within a factor of it).
+	strict         bool
+	target, tol    float64
+	near, byFactor bool
+}
+
+var open = math.NaN()
+
+// tidy drops the last bits of a bound computed from a target, so 11 +15%
+// is stored as 12.65, as written.
+func tidy(v float64) float64 {
+	t, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
+	return t
+}
+
+// AtLeast bounds a value from below, inclusive.
+func AtLeast(v float64) Bound { return Bound{Min: v, Max: open} }
+
+// AtMost bounds a value from above, inclusive.
+func AtMost(v float64) Bound { return Bound{Min: open, Max: v} }
+
+// Under bounds a value from above, exclusive.
+func Under(v float64) Bound { return Bound{Min: open, Max: v, strict: true} }
+
+// Between bounds a value on both sides, inclusive.
+func Between(lo, hi float64) Bound { return Bound{Min: lo, Max: hi} }
+
+// Near bounds a value to within a fraction tol of target.
+func Near(target, tol float64) Bound {
+	return Bound{Min: tidy(target * (1 - tol)), Max: tidy(target * (1 + tol)), target: target, tol: tol, near: true}
+}
+
+// WithinFactor bounds a value to within a factor f of target.
+func WithinFactor(target, f float64) Bound {
+	return Bound{Min: tidy(target / f), Max: tidy(target * f), target: target, tol: f, byFactor: true}
+}
+
+func (b Bound) holds(v float64) bool {
+	if b.near {
+		return math.Abs(v-b.target) <= b.tol*b.target
+	}
+	if !math.IsNaN(b.Min) && v < b.Min {
+		return false
+	}
+	if !math.IsNaN(b.Max) && (v > b.Max || b.strict && v == b.Max) {
+		return false
+	}
+	return true
+}
+
+func (b Bound) reading(unit string) string {
+	switch {
+	case b.near:
+		return fmt.Sprintf("within %g%% of %s", 100*b.tol, num(b.target, unit))
+	case b.byFactor:
+		return fmt.Sprintf("within a factor of %g of %s", b.tol, num(b.target, unit))
+	case math.IsNaN(b.Max):
+		return "at least " + num(b.Min, unit)
+	case math.IsNaN(b.Min) && b.strict:
+		return "under " + num(b.Max, unit)
+	case math.IsNaN(b.Min):
+		return "at most " + num(b.Max, unit)
+	}
+	return fmt.Sprintf("between %s and %s", num(b.Min, unit), num(b.Max, unit))
+}
+
+func (b Bound) short(unit string) string {
+	switch {
+	case b.near:
+		return fmt.Sprintf("±%g%%", 100*b.tol)
+	case b.byFactor:
+		return num(b.Min, unit) + " to " + num(b.Max, unit)
+	}
+	return b.reading(unit)
+}
+
+// op writes a bound as a comparison, for a condition's name.
+func (b Bound) op(unit string) string {
+	switch {
+	case b.near:
+		return "±" + num(100*b.tol, "%")
+	case math.IsNaN(b.Max):
+		return ">= " + num(b.Min, unit)
+	case math.IsNaN(b.Min) && b.strict:
+		return "< " + num(b.Max, unit)
+	case math.IsNaN(b.Min):
+		return "<= " + num(b.Max, unit)
+	}
+	return num(b.Min, unit) + "-" + num(b.Max, unit)
+}
+
+// A Condition is something else a claim requires: a quantity within a
+// bound, or a shape of a figure's series.
+type Condition struct {
+	reading, short string
+	figs           []int
+	check          func(m workloads.Measured) (held, ok bool, detail string)
+}
+
+// Holds requires q to meet b; name is its name in the threshold column.
+func Holds(name string, q Quantity, b Bound) Condition {
+	return Condition{reading: q.text + " is " + b.reading(q.unit), short: name + " " + b.op(q.unit), figs: q.figs,
+		check: func(m workloads.Measured) (bool, bool, string) {
+			v, ok := q.eval(m)
+			if !ok {
+				return false, false, ""
+			}
+			d := name + " " + val(v, q.unit)
+			if pd := q.detail(m); pd != "" {
+				d += " (" + pd + ")"
+			}
+			return b.holds(v), true, d
+		}}
+}
+
+// Rising requires a figure's series to rise at every step of xs. With a
+// slack s, each point need only reach (1-s) of the one before.
+func Rising(f *workloads.Figure, series string, xs []float64, slack float64) Condition {
+	what := fmt.Sprintf("%s of %s rises at every step of %s", yName(f), series, xName(f))
+	if slack > 0 {
+		what += fmt.Sprintf(" (within %g%%)", 100*slack)
+	}
+	short := series + " rising"
+	if slack > 0 {
+		short += fmt.Sprintf(" (-%g%%)", 100*slack)
+	}
+	return Condition{reading: what, short: short, figs: []int{f.ID},
+		check: func(m workloads.Measured) (bool, bool, string) {
+			ys, ok := values(m, f.ID, series, xs)
+			if !ok {
+				return false, false, ""
+			}
+			for i := 1; i < len(ys); i++ {
+				if slack > 0 && ys[i] < (1-slack)*ys[i-1] || slack == 0 && ys[i] <= ys[i-1] {
+					return false, true, fmt.Sprintf("%s falls from %s %s to %s", series, xName(f), fmtX(xs[i-1]), fmtX(xs[i]))
+				}
+			}
+			return true, true, ""
+		}}
+}
+
+// Above requires series a of a figure to lie above series b at every x of
+// xs. With a slack s, a need only reach (1-s) of b.
+func Above(f *workloads.Figure, a, b string, xs []float64, slack float64) Condition {
+	what := fmt.Sprintf("%s of %s is above %s at every %s", yName(f), a, b, xName(f))
+	short := fmt.Sprintf("%s > %s", a, b)
+	if slack > 0 {
+		short = fmt.Sprintf("%s >= %s (-%g%%)", a, b, 100*slack)
+		what = fmt.Sprintf("%s of %s is never below %s at any %s (within %g%%)", yName(f), a, b, xName(f), 100*slack)
+	}
+	return Condition{reading: what, short: short, figs: []int{f.ID},
+		check: func(m workloads.Measured) (bool, bool, string) {
+			ya, ok1 := values(m, f.ID, a, xs)
+			yb, ok2 := values(m, f.ID, b, xs)
+			if !ok1 || !ok2 {
+				return false, false, ""
+			}
+			for i := range xs {
+				if slack > 0 && ya[i] < (1-slack)*yb[i] || slack == 0 && ya[i] <= yb[i] {
+					return false, true, fmt.Sprintf("%s is below %s at %s %s", a, b, xName(f), fmtX(xs[i]))
+				}
+			}
+			return true, true, ""
+		}}
+}
+
+// A Quantity is a number measured from stored runs, and its name in words.
+type Quantity struct {
+	text string
+	unit string
+	figs []int
+	eval func(m workloads.Measured) (float64, bool)
+	// parts are the quantities an aggregate is taken over; its detail
+	// names the one that decided.
+	parts []Quantity
+	pick  func(vs []float64) int
+}
+
+func (q Quantity) detail(m workloads.Measured) string {
+	if q.pick == nil {
+		return ""
+	}
+	vs := make([]float64, len(q.parts))
+	for i, p := range q.parts {
+		v, ok := p.eval(m)
+		if !ok {
+			return ""
+		}
+		vs[i] = v
+	}
+	i := q.pick(vs)
+	return fmt.Sprintf("%s: %s", q.parts[i].text, val(vs[i], q.parts[i].unit))
+}
+
+// A Stat is a number of one run that a claim can read.
+type Stat int
+
+// The stats of a run a claim reads.
+const (
+	MedianLatency  Stat = iota // of successful requests, ms
+	MeanLatency                // of successful requests, ms
+	P90Latency                 // of successful requests, ms
+	P99Latency                 // of successful requests, ms
+	EntitiesPerSec             // successful
+	SentPerSec                 // entities sent, throttled or not
+	ThrottledPct               // requests throttled or timed out, %
+	Requests                   // requests sent
+)
+
+var stats = map[Stat]struct {
+	name, unit string
+	of         func(r *results.Run) float64
+}{
+	MedianLatency:  {"the median latency", "ms", func(r *results.Run) float64 { return r.SuccessLatencyMs.P50 }},
+	MeanLatency:    {"the mean latency", "ms", func(r *results.Run) float64 { return r.SuccessLatencyMs.Mean }},
+	P90Latency:     {"the p90 latency", "ms", func(r *results.Run) float64 { return r.SuccessLatencyMs.P90 }},
+	P99Latency:     {"the p99 latency", "ms", func(r *results.Run) float64 { return r.SuccessLatencyMs.P99 }},
+	EntitiesPerSec: {"successful entities/s", "e/s", func(r *results.Run) float64 { return r.EntitiesPerSec }},
+	SentPerSec:     {"entities/s sent", "e/s", func(r *results.Run) float64 { return r.EntitiesSentPerSec }},
+	ThrottledPct:   {"the throttled share", "%", func(r *results.Run) float64 { return r.ThrottledPct }},
+	Requests:       {"requests", "", func(r *results.Run) float64 { return float64(r.Totals.Requests) }},
+}
+
+// RunStat is a stat of one run of a figure.
+func RunStat(f *workloads.Figure, series string, x float64, st Stat) Quantity {
+	s := stats[st]
+	return Quantity{text: s.name + " of " + where(f, series, x), unit: s.unit, figs: []int{f.ID},
+		eval: func(m workloads.Measured) (float64, bool) {
+			r := m.Run(f.ID, series, x)
+			if r == nil {
+				return 0, false
+			}
+			return s.of(r), true
+		}}
+}
+
+// Y is a figure's value at (series, x), as the figure draws it.
+func Y(f *workloads.Figure, series string, x float64) Quantity {
+	return Quantity{text: yName(f) + " of " + where(f, series, x), unit: yUnit(f), figs: []int{f.ID},
+		eval: func(m workloads.Measured) (float64, bool) { return m.Y(f.ID, series, x) }}
+}
+
+// Ratio is a over b.
+func Ratio(a, b Quantity) Quantity {
+	text := a.text + " over " + b.text
+	if len(a.figs) == 1 && len(b.figs) == 1 && a.figs[0] != b.figs[0] {
+		text = fmt.Sprintf("%s (Figure %d) over %s (Figure %d)", a.text, a.figs[0], b.text, b.figs[0])
+	}
+	return Quantity{text: text, unit: "x", figs: append(append([]int{}, a.figs...), b.figs...),
+		eval: func(m workloads.Measured) (float64, bool) {
+			x, ok1 := a.eval(m)
+			y, ok2 := b.eval(m)
+			return x / y, ok1 && ok2
+		}}
+}
+
+// Times is k times q.
+func Times(k float64, q Quantity) Quantity {
+	return Quantity{text: fmt.Sprintf("%g times %s", k, q.text), unit: q.unit, figs: q.figs,
+		eval: func(m workloads.Measured) (float64, bool) {
+			v, ok := q.eval(m)
+			return k * v, ok
+		}}
+}
+
+// Growth is how many times a series' value at x1 is its value at x0.
+func Growth(f *workloads.Figure, series string, x0, x1 float64) Quantity {
+	return change(f, series, x0, x1, "the growth", "x", func(a, b float64) float64 { return b / a })
+}
+
+// Gain is how much a series' value at x1 exceeds its value at x0, in %.
+func Gain(f *workloads.Figure, series string, x0, x1 float64) Quantity {
+	return change(f, series, x0, x1, "the gain", "%", func(a, b float64) float64 { return 100 * (b/a - 1) })
+}
+
+// Fall is how much a series' value at x1 is below its value at x0, in %.
+func Fall(f *workloads.Figure, series string, x0, x1 float64) Quantity {
+	return change(f, series, x0, x1, "the fall", "%", func(a, b float64) float64 { return 100 * (1 - b/a) })
+}
+
+// ShareOf is a series' value at x as a share of its value at of, in %.
+func ShareOf(f *workloads.Figure, series string, x, of float64) Quantity {
+	return Quantity{text: fmt.Sprintf("%s of %s at %s as a share of that at %s", yName(f), series, at(f, x), at(f, of)), unit: "%", figs: []int{f.ID},
+		eval: func(m workloads.Measured) (float64, bool) {
+			v, ok := values(m, f.ID, series, []float64{x, of})
+			if !ok {
+				return 0, false
+			}
+			return 100 * v[0] / v[1], true
+		}}
+}
+
+// ShareOfPeak is a series' value at x as a share of its highest over xs, in %.
+func ShareOfPeak(f *workloads.Figure, series string, x float64, xs []float64) Quantity {
+	return Quantity{text: fmt.Sprintf("%s of %s at %s as a share of its highest", yName(f), series, at(f, x)), unit: "%", figs: []int{f.ID},
+		eval: func(m workloads.Measured) (float64, bool) {
+			v, ok := values(m, f.ID, series, xs)
+			y, ok2 := m.Y(f.ID, series, x)
+			if !ok || !ok2 {
+				return 0, false
+			}
+			top := v[0]
+			for _, w := range v {
+				top = math.Max(top, w)
+			}
+			return 100 * y / top, true
+		}}
+}
+
+func change(f *workloads.Figure, series string, x0, x1 float64, what, unit string, fn func(a, b float64) float64) Quantity {
+	return Quantity{text: fmt.Sprintf("%s in %s of %s from %s to %s", what, yName(f), series, at(f, x0), at(f, x1)), unit: unit, figs: []int{f.ID},
+		eval: func(m workloads.Measured) (float64, bool) {
+			v, ok := values(m, f.ID, series, []float64{x0, x1})
+			if !ok {
+				return 0, false
+			}
+			return fn(v[0], v[1]), true
+		}}
+}
+
+// A Group is the quantities an aggregate is taken over, and their name
+// together in words.
+type Group struct {
+	text string
+	qs   []Quantity
+}
+
+// Each is one quantity per series: q(s) for each s of series.
+func Each(series []string, q func(series string) Quantity) Group {
+	g := Group{text: q("each series").text + ", for the series " + joinAnd(series)}
+	for _, s := range series {
+		g.qs = append(g.qs, q(s))
+	}
+	return g
+}
+
+// EachX is one quantity per x: q(x) for each x of xs.
+func EachX(xs []float64, q func(x float64) Quantity) Group {
+	g := Group{text: q(math.NaN()).text + ", for x = " + joinAnd(xStrings(xs))}
+	for _, x := range xs {
+		g.qs = append(g.qs, q(x))
+	}
+	return g
+}
+
+// Grid is one quantity per series and x.
+func Grid(series []string, xs []float64, q func(series string, x float64) Quantity) Group {
+	g := Group{text: q("each series", math.NaN()).text + ", for the series " + joinAnd(series) + " and x = " + joinAnd(xStrings(xs))}
+	for _, s := range series {
+		for _, x := range xs {
+			g.qs = append(g.qs, q(s, x))
+		}
+	}
+	return g
+}
+
+// Lowest is the lowest of a group.
+func Lowest(g Group) Quantity {
+	return aggregate("the lowest of "+g.text+",", g.qs, func(vs []float64) int { return pickBy(vs, func(a, b float64) bool { return a < b }) })
+}
+
+// Highest is the highest of a group.
+func Highest(g Group) Quantity {
+	return aggregate("the highest of "+g.text+",", g.qs, func(vs []float64) int { return pickBy(vs, func(a, b float64) bool { return a > b }) })
+}
+
+// Mean is the mean of a group.
+func Mean(g Group) Quantity {
+	q := aggregate("the mean of "+g.text+",", g.qs, nil)
+	q.eval = func(m workloads.Measured) (float64, bool) {
+		var sum float64
+		for _, p := range g.qs {
+			v, ok := p.eval(m)
+			if !ok {
+				return 0, false
+			}
+			sum += v
+		}
+		return sum / float64(len(g.qs)), true
+	}
+	return q
+}
+
+func aggregate(text string, qs []Quantity, pick func([]float64) int) Quantity {
+	var figs []int
+	for _, q := range qs {
+		figs = append(figs, q.figs...)
+	}
+	q := Quantity{text: text, unit: qs[0].unit, figs: figs, parts: qs, pick: pick}
+	q.eval = func(m workloads.Measured) (float64, bool) {
+		vs := make([]float64, len(qs))
+		for i, p := range qs {
+			v, ok := p.eval(m)
+			if !ok {
+				return 0, false
+			}
+			vs[i] = v
+		}
+		return vs[pick(vs)], true
+	}
+	return q
+}
+
+func pickBy(vs []float64, better func(a, b float64) bool) int {
+	best := 0
+	for i, v := range vs {
+		if better(v, vs[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+func joinAnd(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+func xStrings(xs []float64) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmtX(x)
+	}
+	return out
+}
+
+func values(m workloads.Measured, fig int, series string, xs []float64) ([]float64, bool) {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		y, ok := m.Y(fig, series, x)
+		if !ok {
+			return nil, false
+		}
+		out[i] = y
+	}
+	return out, true
+}
+
+// where names a run of a figure: its series, and its x where the figure has
+// more than one.
+func where(f *workloads.Figure, series string, x float64) string {
+	if f.Chart == workloads.ChartHistogram {
+		return series
+	}
+	return series + " at " + at(f, x)
+}
+
+// at names an x of a figure in words: "16 VMs", "batch size 20".
+func at(f *workloads.Figure, x float64) string {
+	label, n := xName(f), fmtX(x)
+	if math.IsNaN(x) {
+		n = "x"
+	}
+	if strings.HasPrefix(label, "batch size") {
+		return "batch size " + n
+	}
+	if x == 1 {
+		label = strings.NewReplacer("VMs", "VM", "threads", "thread").Replace(label)
+	}
+	return n + " " + label
+}
+
+func xName(f *workloads.Figure) string {
+	label, _, _ := strings.Cut(f.XLabel, " (")
+	return label
+}
+
+func yName(f *workloads.Figure) string {
+	label, _, _ := strings.Cut(f.YLabel, " (")
+	return label
+}
+
+func yUnit(f *workloads.Figure) string {
+	switch f.Metric {
+	case "mean-latency", "per-entity-latency", "p50", "p99":
+		return "ms"
+	case "throttled-pct":
+		return "%"
+	case "requests-per-sec":
+		return "req/s"
+	}
+	return "e/s"
+}
+
+func fmtX(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// num writes a threshold: as few digits as it was given with.
+func num(v float64, unit string) string {
+	s := strconv.FormatFloat(v, 'g', 3, 64)
+	if v == math.Trunc(v) || strings.ContainsAny(s, "e") {
+		s = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	switch unit {
+	case "", "x", "%":
+		return s + unit
+	}
+	return s + " " + unit
+}
+
+// val writes a measured value as the claims table does.
+func val(v float64, unit string) string {
+	if unit == "" {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return results.FormatValue(v, unit)
+}

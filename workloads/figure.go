@@ -1,0 +1,180 @@
+package workloads
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/tablebench/tablebench/results"
+)
+
+// Chart kinds of a figure.
+const (
+	ChartHistogram = results.ChartHistogram
+	ChartLine      = results.ChartLine
+	ChartDual      = results.ChartDual
+)
+
+// Figure is one figure of a suite, the case study's (package casestudy) or
+// a user's sweep, as data: its runs, how a run becomes a point, and how it
+// is drawn.
+type Figure struct {
+	ID      int    `json:"id"`
+	Name    string `json:"name"` // file stem, such as fig08
+	Title   string `json:"title"`
+	XLabel  string `json:"x_label"`
+	YLabel  string `json:"y_label"`
+	Y2Label string `json:"y2_label,omitempty"`
+	Chart   string `json:"chart"`
+	// Metric names what a run contributes to the figure: mean-latency,
+	// per-entity-latency, entities-per-sec or saturation (entities/s and
+	// throttled %).
+	Metric  string      `json:"metric"`
+	Runs    []FigureRun `json:"runs,omitempty"`
+	From    int         `json:"from,omitempty"`    // a figure derived from another's runs
+	Choices []string    `json:"choices,omitempty"` // what the paper leaves unstated and what was chosen
+}
+
+// FigureRun is one run of a figure: its series, its x value and its spec.
+// Long runs measure rare throttling and need more time to be counted.
+type FigureRun struct {
+	Series string  `json:"series"`
+	X      float64 `json:"x"`
+	Spec   Spec    `json:"spec"`
+	Long   bool    `json:"long,omitempty"`
+}
+
+// RunID returns the stable ID of a figure's run, used for its files and to
+// resume a suite.
+func RunID(fig int, series string, x float64) string {
+	slug := strings.Map(func(r rune) rune {
+		if ('a' <= r && r <= 'z') || ('0' <= r && r <= '9') {
+			return r
+		}
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, series)
+	return fmt.Sprintf("fig%02d-%s-x%g", fig, slug, x)
+}
+
+// Measured looks up the figure values of stored runs.
+type Measured struct {
+	runs map[string]*results.Run
+	figs map[int]*Figure
+}
+
+// NewMeasured indexes runs by ID for a catalog's figures.
+func NewMeasured(figs []Figure, runs []*results.Run) Measured {
+	m := Measured{runs: map[string]*results.Run{}, figs: map[int]*Figure{}}
+	for _, r := range runs {
+		m.runs[r.ID] = r
+	}
+	for i := range figs {
+		m.figs[figs[i].ID] = &figs[i]
+	}
+	return m
+}
+
+// Figure returns an indexed figure, or nil.
+func (m Measured) Figure(id int) *Figure { return m.figs[id] }
+
+// Run returns a figure's run, or nil.
+func (m Measured) Run(fig int, series string, x float64) *results.Run {
+	if f, ok := m.figs[fig]; ok && f.From != 0 {
+		fig = f.From
+	}
+	return m.runs[RunID(fig, series, x)]
+}
+
+// Y returns a figure's y value at (series, x), and whether its run exists.
+func (m Measured) Y(fig int, series string, x float64) (float64, bool) {
+	f, ok := m.figs[fig]
+	r := m.Run(fig, series, x)
+	if !ok || r == nil {
+		return 0, false
+	}
+	y, _ := metric(f.Metric, r, x)
+	return y, true
+}
+
+// metric returns a run's y (and y2) for a figure's metric.
+func metric(name string, r *results.Run, x float64) (float64, float64) {
+	switch name {
+	case "mean-latency":
+		return r.SuccessLatencyMs.Mean, 0
+	case "per-entity-latency":
+		return r.SuccessLatencyMs.Mean / math.Max(x, 1), 0
+	case "saturation":
+		return r.EntitiesPerSec, r.ThrottledPct
+	case "requests-per-sec":
+		return r.RequestsPerSec, 0
+	case "throttled-pct":
+		return r.ThrottledPct, 0
+	case "p50":
+		return r.LatencyMs.P50, 0
+	case "p99":
+		return r.LatencyMs.P99, 0
+	}
+	return r.EntitiesPerSec, 0
+}
+
+// Series and Point are a figure's lines, as results stores and draws them.
+type (
+	Series = results.Series
+	Point  = results.Point
+)
+
+// Draw returns the figure ready to draw from stored runs: its series and the
+// IDs of the runs it reads (another figure's, for a derived one).
+func (f *Figure) Draw(m Measured) results.FigureData {
+	d := results.FigureData{ID: f.ID, Name: f.Name, Title: f.Title, XLabel: f.XLabel, YLabel: f.YLabel, Y2Label: f.Y2Label,
+		Chart: f.Chart, Choices: f.Choices, Series: f.Data(m)}
+	src := f
+	if f.From != 0 {
+		if from, ok := m.figs[f.From]; ok {
+			src = from
+		}
+	}
+	for _, fr := range src.Runs {
+		if r := m.Run(src.ID, fr.Series, fr.X); r != nil {
+			d.RunIDs = append(d.RunIDs, r.ID)
+		}
+	}
+	return d
+}
+
+// DrawAll draws each figure from runs.
+func DrawAll(figs []Figure, runs []*results.Run) []results.FigureData {
+	m := NewMeasured(figs, runs)
+	out := make([]results.FigureData, len(figs))
+	for i := range figs {
+		out[i] = figs[i].Draw(m)
+	}
+	return out
+}
+
+// Data returns the figure's series from stored runs, in catalog order.
+func (f *Figure) Data(m Measured) []Series {
+	runs := f.Runs
+	if f.From != 0 {
+		runs = m.figs[f.From].Runs
+	}
+	var out []Series
+	for _, fr := range runs {
+		r := m.Run(f.ID, fr.Series, fr.X)
+		if r == nil {
+			continue
+		}
+		i := slices.IndexFunc(out, func(s Series) bool { return s.Name == fr.Series })
+		if i < 0 {
+			out = append(out, Series{Name: fr.Series})
+			i = len(out) - 1
+		}
+		y, y2 := metric(f.Metric, r, fr.X)
+		out[i].Points = append(out[i].Points, Point{X: fr.X, Y: y, Y2: y2, RunID: r.ID})
+	}
+	return out
+}
