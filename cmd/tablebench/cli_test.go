@@ -189,6 +189,11 @@ func TestHelp(t *testing.T) {
 			t.Fatalf("%v: exit %d, %q", args, code, out)
 		}
 	}
+	// A sweep has no modes and no claims: figures' flags stay out of its help.
+	_, out, _ := tb(t, context.Background(), nil, "sweep", "-h")
+	if strings.Contains(out, "-quick") || strings.Contains(out, "claim") || !strings.Contains(out, "-check") {
+		t.Fatalf("sweep's help:\n%s", out)
+	}
 }
 
 func TestInterruptedRunKeepsResults(t *testing.T) {

@@ -5,17 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/tablebench/tablebench/charts"
 	"github.com/tablebench/tablebench/results"
@@ -39,14 +34,20 @@ type suiteFlags struct {
 	confirmed bool // the user has confirmed the plan
 }
 
-func (s *suiteFlags) register(fs *flagSet) {
+// register binds the flags of a suite; the case study's (figures) has
+// modes and claims, a sweep has neither.
+func (s *suiteFlags) register(fs *flagSet, figures bool) {
 	s.tf.register(fs.FlagSet)
-	fs.BoolVar(&s.quick, "quick", false, "shorter runs: 20 s measured after 5 s of warm-up (2 minutes where rare throttling is counted)")
+	if figures {
+		fs.BoolVar(&s.quick, "quick", false, "shorter runs: 20 s measured after 5 s of warm-up (2 minutes where rare throttling is counted)")
+		fs.BoolVar(&s.check, "check", false, "exit 1 if a claim fails or a run warns that its numbers cannot be trusted")
+	} else {
+		fs.BoolVar(&s.check, "check", false, "exit 1 if a run warns that its numbers cannot be trusted")
+	}
 	fs.StringVar(&s.out, "out", "", "result directory (default results/<UTC time>, with results/latest pointing to it)")
 	fs.BoolVar(&s.resume, "resume", false, "skip runs already stored in --out with the same spec")
 	fs.BoolVar(&s.quiet, "quiet", false, "no progress on stderr")
 	fs.IntVar(&s.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once (virtual time only; wall-time runs go one at a time)")
-	fs.BoolVar(&s.check, "check", false, "exit 1 if a claim fails")
 	fs.Uint64Var(&s.seed, "seed", 1, "seed of every run")
 	fs.DurationVar(&s.duration, "duration", 0, "measured time of every run, overriding the mode's (0 keeps it)")
 	fs.DurationVar(&s.warmup, "warmup", -1, "warm-up of every run, overriding the mode's (-1 keeps it)")
@@ -122,7 +123,7 @@ func (s *suiteFlags) openOut() (*results.Dir, error) {
 func figuresCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "figures", "[--only 3,8,15] [--quick] [--out DIR] [--resume] [flags]")
 	var sf suiteFlags
-	sf.register(fs)
+	sf.register(fs, true)
 	only := fs.String("only", "", "comma-separated figures to run, such as 3,8,15 (default all, 3-15)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -227,9 +228,13 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 			}
 			return dir.Add(r)
 		}}
+	wall := sf.tf.wallPerPlanned()
+	if wall > 0 && !sf.quiet && len(todo) > 0 {
+		fmt.Fprintf(e.stderr, "%d runs in wall time, one at a time: about %s of warm-up and measurement\n", len(todo), plannedWall(todo, wall).Round(time.Second))
+	}
 	var prog *suiteProgress
 	if e.terminal && !sf.quiet {
-		prog = newSuiteProgress(e.stderr, len(todo))
+		prog = newSuiteProgress(e.stderr, todo, wall, parallel)
 		suite.Started = prog.started
 		inner := suite.Finished
 		suite.Finished = func(pr workloads.PlannedRun, r *results.Run) error {
@@ -307,58 +312,6 @@ func finishReport(e *env, sf *suiteFlags, dir *results.Dir, figs []workloads.Fig
 		}
 	}
 	return nil
-}
-
-// suiteProgress shows runs done out of all, with an ETA, and a bar per run
-// in progress.
-type suiteProgress struct {
-	p       *mpb.Progress
-	overall *mpb.Bar
-	mu      sync.Mutex
-	bars    map[string]*mpb.Bar
-}
-
-func newSuiteProgress(w io.Writer, total int) *suiteProgress {
-	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond))
-	overall := p.New(int64(total), mpb.BarStyle(),
-		mpb.PrependDecorators(decor.Name("runs ", decor.WCSyncSpaceR), decor.CountersNoUnit("%d / %d", decor.WCSyncWidth)),
-		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" elapsed, "), decor.EwmaETA(decor.ET_STYLE_GO, 30), decor.Name(" left")))
-	return &suiteProgress{p: p, overall: overall, bars: map[string]*mpb.Bar{}}
-}
-
-func (s *suiteProgress) started(pr workloads.PlannedRun, r *workloads.Runner) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	lives := r.Live()
-	s.bars[pr.ID] = s.p.New(0, mpb.NopStyle(), mpb.BarRemoveOnComplete(),
-		mpb.PrependDecorators(decor.Name(pr.ID, decor.WCSyncSpaceR)),
-		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
-			var req, ent, thr int64
-			for _, l := range lives {
-				req, ent, thr = req+l.Requests.Load(), ent+l.Entities.Load(), thr+l.Throttled.Load()
-			}
-			return fmt.Sprintf("%d requests, %d entities, %d throttled", req, ent, thr)
-		})))
-}
-
-func (s *suiteProgress) finished(pr workloads.PlannedRun) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b := s.bars[pr.ID]; b != nil {
-		b.SetTotal(-1, true)
-		delete(s.bars, pr.ID)
-	}
-	s.overall.Increment()
-}
-
-func (s *suiteProgress) wait() {
-	s.mu.Lock()
-	for _, b := range s.bars {
-		b.Abort(true)
-	}
-	s.mu.Unlock()
-	s.overall.Abort(false)
-	s.p.Wait()
 }
 
 func reportCmd(ctx context.Context, e *env, args []string) error {

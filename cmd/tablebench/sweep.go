@@ -19,7 +19,7 @@ type listFlags struct {
 func sweepCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "sweep", "[--vms 1,2,4,8] [--threads 10,30] [--vm-size small,xl] [--op batch] [--batch-size 1,20,100] [--partition guid,shared] | --file sweep.yaml")
 	var sf suiteFlags
-	sf.register(fs)
+	sf.register(fs, false)
 	var lf listFlags
 	fs.StringVar(&lf.vms, "vms", "", "VM counts, such as 1,2,4,8")
 	fs.StringVar(&lf.threads, "threads", "", "threads per VM, such as 10,30")

@@ -98,6 +98,18 @@ func (t *targetFlags) virtual() bool {
 	return err == nil && p.Model
 }
 
+// wallPerPlanned returns the wall seconds a planned second of a run takes:
+// 0 in virtual time, where it depends only on the CPU.
+func (t *targetFlags) wallPerPlanned() float64 {
+	switch {
+	case t.virtual():
+		return 0
+	case t.target == "engine" && t.timeScale > 0:
+		return 1 / t.timeScale
+	}
+	return 1
+}
+
 // closer releases a target.
 type closer func()
 
