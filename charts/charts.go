@@ -72,6 +72,7 @@ table { border-collapse: collapse; margin: 1em 0; font-size: .85em; }
 th, td { border: 1px solid #ccc; padding: .25em .5em; text-align: left; vertical-align: top; }
 .PASS { color: #06660c; font-weight: bold; } .FAIL { color: #b00020; font-weight: bold; }
 .note { color: #555; font-size: .9em; }
+.multiples { display: flex; flex-wrap: wrap; gap: 6px; }
 </style>
 </head>
 <body>
@@ -107,12 +108,18 @@ func initOpts(id string, height string) charts.GlobalOpts {
 }
 
 func common(id, title, xName, yName string, xType string) []charts.GlobalOpts {
+	return commonIn(opts.Grid{Top: "80", Left: "80", Right: "80"}, id, title, xName, yName, xType)
+}
+
+// commonIn is common with the plot area in grid (echarts adds grids, so a
+// chart must be given its one grid once).
+func commonIn(grid opts.Grid, id, title, xName, yName string, xType string) []charts.GlobalOpts {
 	return []charts.GlobalOpts{
 		initOpts(id, "480px"),
 		charts.WithTitleOpts(opts.Title{Title: title}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "30", Type: "scroll"}),
-		charts.WithGridOpts(opts.Grid{Top: "80", Left: "80", Right: "80"}),
+		charts.WithGridOpts(grid),
 		charts.WithXAxisOpts(opts.XAxis{Name: xName, Type: xType, NameLocation: "middle", NameGap: 30}),
 		charts.WithYAxisOpts(opts.YAxis{Name: yName, Type: "value"}),
 		charts.WithAnimation(false),
@@ -124,6 +131,82 @@ type Figure struct {
 	Figure results.FigureData
 	Runs   []*results.Run // the figure's runs, in catalog order
 	Claims []results.Claim
+	Twin   *results.FigureData // the figure this one may repeat, if drawn
+}
+
+// lineStyles keep series apart where they coincide: the first drawn wide
+// and solid, the next thinner, dashed or dotted, each with its own marker.
+var (
+	dashes  = []string{"solid", "dashed", "dotted"}
+	symbols = []string{"circle", "triangle", "rect", "diamond", "roundRect", "pin"}
+)
+
+func lineStyle(i int) []charts.SeriesOpts {
+	width, size, opacity := float32(2), 8, float32(1)
+	if i == 0 {
+		width, size, opacity = 7, 14, 0.45
+	}
+	return []charts.SeriesOpts{
+		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: symbols[i%len(symbols)], SymbolSize: size}),
+		charts.WithLineStyleOpts(opts.LineStyle{Type: dashes[i%len(dashes)], Width: width, Opacity: opts.Float(opacity)}),
+	}
+}
+
+// coincide reports whether two series have the same x values and y values
+// within 1% at every one of them.
+func coincide(a, b results.Series) bool {
+	if len(a.Points) == 0 || len(a.Points) != len(b.Points) {
+		return false
+	}
+	for i, p := range a.Points {
+		q := b.Points[i]
+		if p.X != q.X || math.Abs(p.Y-q.Y) > 0.01*math.Max(math.Abs(p.Y), math.Abs(q.Y)) ||
+			math.Abs(p.Y2-q.Y2) > 0.01*math.Max(math.Abs(p.Y2), math.Abs(q.Y2)) {
+			return false
+		}
+	}
+	return true
+}
+
+// twinSeries returns the twin figure's series that coincide with this
+// figure's series of the same name.
+func twinSeries(f *Figure) []results.Series {
+	if f.Twin == nil {
+		return nil
+	}
+	var out []results.Series
+	for _, s := range f.Figure.Series {
+		for _, t := range f.Twin.Series {
+			if t.Name == s.Name && coincide(s, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// coincideNote says which series coincide, how they are drawn, and why.
+func coincideNote(f *Figure) string {
+	var parts []string
+	ss := f.Figure.Series
+	for i := range ss {
+		for j := i + 1; j < len(ss); j++ {
+			if coincide(ss[i], ss[j]) {
+				parts = append(parts, fmt.Sprintf("The %s and %s series coincide (within 1%% at every x): both are drawn, %s dashed over %s.", ss[i].Name, ss[j].Name, ss[j].Name, ss[i].Name))
+			}
+		}
+	}
+	for _, t := range twinSeries(f) {
+		parts = append(parts, fmt.Sprintf("This figure's %s series coincides with Figure %d's (within 1%% at every x), drawn beside it as \"Figure %d: %s\".", t.Name, f.Twin.ID, f.Twin.ID, t.Name))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	why := f.Figure.Coincide
+	if why == "" {
+		why = "the runs measured the same; the choices above say what the figure varies"
+	}
+	return strings.Join(parts, " ") + " Why: " + why + "."
 }
 
 // mainChart renders the figure as it was published.
@@ -150,12 +233,17 @@ func mainChart(f *Figure) render.ChartSnippet {
 	}
 	l := charts.NewLine()
 	l.SetGlobalOptions(common(id, fig.Title, fig.XLabel, fig.YLabel, "value")...)
-	for _, s := range f.Figure.Series {
+	series := f.Figure.Series
+	for _, t := range twinSeries(f) {
+		t.Name = fmt.Sprintf("Figure %d: %s", f.Twin.ID, t.Name)
+		series = append(series, t)
+	}
+	for i, s := range series {
 		var data []opts.LineData
 		for _, p := range s.Points {
 			data = append(data, opts.LineData{Value: []any{p.X, round(p.Y)}})
 		}
-		l.AddSeries(s.Name, data, charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true)}))
+		l.AddSeries(s.Name, data, lineStyle(i)...)
 	}
 	return l.RenderSnippet()
 }
@@ -227,8 +315,90 @@ func niceStep(x float64) float64 {
 
 var percentiles = []float64{50, 75, 90, 95, 99, 99.9, 99.99, 100}
 
-// percentileChart draws each run's latency at fixed percentiles.
+// maxLines is the most runs one chart draws as lines; past it a chart
+// becomes small multiples, so no colour is reused and no legend pages.
+const maxLines = 8
+
+// multiples lays out small charts side by side as one snippet.
+func multiples(snips []render.ChartSnippet) render.ChartSnippet {
+	var el, js strings.Builder
+	el.WriteString(`<div class="multiples">`)
+	for _, s := range snips {
+		el.WriteString(s.Element)
+		js.WriteString(s.Script)
+	}
+	el.WriteString(`</div>`)
+	return render.ChartSnippet{Element: el.String(), Script: js.String()}
+}
+
+// bySeries groups runs by their series, in order of first appearance.
+func bySeries(runs []*results.Run) (names []string, groups map[string][]*results.Run) {
+	groups = map[string][]*results.Run{}
+	for _, r := range runs {
+		if _, ok := groups[r.Series]; !ok {
+			names = append(names, r.Series)
+		}
+		groups[r.Series] = append(groups[r.Series], r)
+	}
+	return names, groups
+}
+
+// ramp returns n colours from light to dark, so lines ordered by x read in
+// order without a legend lookup.
+func ramp(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		t := 0.0
+		if n > 1 {
+			t = float64(i) / float64(n-1)
+		}
+		out[i] = hsl(215-35*t, 0.7, 0.72-0.5*t)
+	}
+	return out
+}
+
+func hsl(h, s, l float64) string {
+	c := (1 - math.Abs(2*l-1)) * s
+	x := c * (1 - math.Abs(math.Mod(h/60, 2)-1))
+	m := l - c/2
+	var r, g, b float64
+	switch {
+	case h < 60:
+		r, g = c, x
+	case h < 120:
+		r, g = x, c
+	case h < 180:
+		g, b = c, x
+	case h < 240:
+		g, b = x, c
+	case h < 300:
+		r, b = x, c
+	default:
+		r, b = c, x
+	}
+	return fmt.Sprintf("#%02x%02x%02x", int(math.Round((r+m)*255)), int(math.Round((g+m)*255)), int(math.Round((b+m)*255)))
+}
+
+// percentileChart draws each run's latency at fixed percentiles: one chart,
+// or past maxLines runs one panel per series with its runs shaded by x.
 func percentileChart(id string, runs []*results.Run) render.ChartSnippet {
+	if len(runs) <= maxLines {
+		return percentilePanel(id, "Latency percentiles of each run", "960px", "480px", runs, nil)
+	}
+	names, groups := bySeries(runs)
+	width := "477px"
+	if len(names) == 1 {
+		width = "960px"
+	}
+	var snips []render.ChartSnippet
+	for i, name := range names {
+		g := groups[name]
+		snips = append(snips, percentilePanel(fmt.Sprintf("%s_%d", id, i), "Latency percentiles: "+name+" (light to dark: x rising)", width, "400px", g, ramp(len(g))))
+	}
+	return multiples(snips)
+}
+
+func percentilePanel(id, title, width, height string, runs []*results.Run, colors []string) render.ChartSnippet {
 	var labels []string
 	for _, p := range percentiles {
 		if p == 100 {
@@ -238,10 +408,17 @@ func percentileChart(id string, runs []*results.Run) render.ChartSnippet {
 		}
 	}
 	l := charts.NewLine()
-	l.SetGlobalOptions(common(id, "Latency percentiles of each run", "percentile", "latency (ms)", "category")...)
-	l.SetGlobalOptions(charts.WithYAxisOpts(opts.YAxis{Name: "latency (ms)", Type: "log"}))
+	grid := opts.Grid{Top: "80", Left: "80", Right: "80"}
+	if colors != nil {
+		grid = opts.Grid{Top: "150", Left: "70", Right: "30"}
+	}
+	l.SetGlobalOptions(commonIn(grid, id, title, "percentile", "latency (ms)", "category")...)
+	l.SetGlobalOptions(charts.WithYAxisOpts(opts.YAxis{Name: "latency (ms)", Type: "log"}), sized(id, width, height))
+	if colors != nil {
+		l.SetGlobalOptions(charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "30"}))
+	}
 	l.SetXAxis(labels)
-	for _, r := range runs {
+	for i, r := range runs {
 		h := r.Merged("/ok")
 		var data []opts.LineData
 		for _, p := range percentiles {
@@ -251,16 +428,26 @@ func percentileChart(id string, runs []*results.Run) render.ChartSnippet {
 			}
 			data = append(data, opts.LineData{Value: round(math.Max(v, 0.001))})
 		}
-		l.AddSeries(runLabel(r), data)
+		var so []charts.SeriesOpts
+		if colors != nil {
+			so = append(so, charts.WithLineStyleOpts(opts.LineStyle{Color: colors[i]}), charts.WithItemStyleOpts(opts.ItemStyle{Color: colors[i]}))
+		}
+		l.AddSeries(runLabel(r), data, so...)
 	}
 	return l.RenderSnippet()
 }
 
-// overTimeChart draws a per-second value of each run.
+// sized sets a chart's size, keeping its fixed ID and local assets.
+func sized(id, width, height string) charts.GlobalOpts {
+	return charts.WithInitializationOpts(opts.Initialization{
+		ChartID: id, AssetsHost: "assets/", Renderer: "svg", Width: width, Height: height, PageTitle: "tablebench",
+	})
+}
+
+// overTimeChart draws a per-second value of each run: one chart, or past
+// maxLines runs one small panel per run on a shared scale.
 func overTimeChart(id, title, yName string, runs []*results.Run, value func(results.Interval) float64) render.ChartSnippet {
-	l := charts.NewLine()
-	l.SetGlobalOptions(common(id, title, "second (warm-up included)", yName, "value")...)
-	for _, r := range runs {
+	points := func(r *results.Run) []opts.LineData {
 		var data []opts.LineData
 		end := wholeSeconds(r)
 		for _, iv := range r.Intervals {
@@ -269,9 +456,52 @@ func overTimeChart(id, title, yName string, runs []*results.Run, value func(resu
 			}
 			data = append(data, opts.LineData{Value: []any{iv.Second, round(value(iv))}})
 		}
-		l.AddSeries(runLabel(r), data, charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)}))
+		return data
 	}
-	return l.RenderSnippet()
+	if len(runs) <= maxLines {
+		l := charts.NewLine()
+		l.SetGlobalOptions(common(id, title, "second (warm-up included)", yName, "value")...)
+		for _, r := range runs {
+			l.AddSeries(runLabel(r), points(r), charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)}))
+		}
+		return l.RenderSnippet()
+	}
+	var top float64
+	for _, r := range runs {
+		for _, iv := range r.Intervals {
+			top = math.Max(top, value(iv))
+		}
+	}
+	var snips []render.ChartSnippet
+	for i, r := range runs {
+		l := charts.NewLine()
+		pid := fmt.Sprintf("%s_%d", id, i)
+		l.SetGlobalOptions(sized(pid, "316px", "190px"),
+			charts.WithTitleOpts(opts.Title{Title: runLabel(r), TitleStyle: &opts.TextStyle{FontSize: 12}}),
+			charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+			charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
+			charts.WithGridOpts(opts.Grid{Top: "30", Left: "55", Right: "10", Bottom: "25"}),
+			charts.WithXAxisOpts(opts.XAxis{Type: "value"}),
+			charts.WithYAxisOpts(opts.YAxis{Type: "value", Min: 0, Max: niceCeil(top)}),
+			charts.WithAnimation(false))
+		l.AddSeries(runLabel(r), points(r), charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)}))
+		snips = append(snips, l.RenderSnippet())
+	}
+	return multiples(snips)
+}
+
+// niceCeil rounds a chart's top up to 1, 2 or 5 times a power of ten.
+func niceCeil(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if v <= m*p {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 // wholeSeconds returns how many whole seconds of a run, warm-up included,
@@ -302,13 +532,17 @@ func figurePage(f *Figure, nav []link) *page {
 	for _, c := range fig.Choices {
 		p.Paras = append(p.Paras, "Choice: "+c+".")
 	}
-	p.Sections = append(p.Sections, section{Heading: "The figure", Chart: mainChart(f)})
+	p.Sections = append(p.Sections, section{Heading: "The figure", Note: coincideNote(f), Chart: mainChart(f)})
 	if len(f.Runs) > 0 {
+		perRun := ""
+		if len(f.Runs) > maxLines {
+			perRun = fmt.Sprintf(" %d runs: one panel per run, all on one scale; x is the second of the run, warm-up included.", len(f.Runs))
+		}
 		p.Sections = append(p.Sections,
 			section{Heading: "Latency percentiles", Note: "Successful requests, from each run's HDR histogram.", Chart: percentileChart(fig.Name+"_pct", f.Runs)},
-			section{Heading: "Throughput over time", Chart: overTimeChart(fig.Name+"_tput", "Successful entities per second", "entities/s", f.Runs,
+			section{Heading: "Throughput over time", Note: strings.TrimSpace(perRun), Chart: overTimeChart(fig.Name+"_tput", "Successful entities per second", "entities/s", f.Runs,
 				func(iv results.Interval) float64 { return float64(iv.Entities) })},
-			section{Heading: "Throttling over time", Note: "Requests answered 503 ServerBusy or 500 OperationTimedOut, per second.",
+			section{Heading: "Throttling over time", Note: "Requests answered 503 ServerBusy or 500 OperationTimedOut, per second." + perRun,
 				Chart: overTimeChart(fig.Name+"_thr", "Throttled requests per second", "requests/s", f.Runs,
 					func(iv results.Interval) float64 { return float64(iv.Throttled) })})
 	}
@@ -468,6 +702,11 @@ func Build(title string, set *results.Set, figs []results.FigureData, claims []r
 	rep := &Report{Title: title, Set: set, Claims: claims}
 	for _, f := range figs {
 		fv := Figure{Figure: f}
+		for i := range figs {
+			if f.Twin != 0 && figs[i].ID == f.Twin && len(figs[i].Series) > 0 {
+				fv.Twin = &figs[i]
+			}
+		}
 		for _, id := range f.RunIDs {
 			if r := byID[id]; r != nil {
 				fv.Runs = append(fv.Runs, r)

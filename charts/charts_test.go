@@ -2,6 +2,7 @@ package charts_test
 
 import (
 	"bytes"
+	"html"
 	"crypto/sha256"
 	"os"
 	"path/filepath"
@@ -112,5 +113,66 @@ func TestPartialLastSecondLeftOut(t *testing.T) {
 	page, _ := os.ReadFile(filepath.Join(dir, "fig15.html"))
 	if bytes.Contains(page, []byte("[10,4242]")) || !bytes.Contains(page, []byte("[9,")) {
 		t.Fatal("the partial last second is drawn, or the whole ones are not")
+	}
+}
+
+// TestCoincidingSeriesStayVisible: series that coincide, within a figure or
+// with its twin, are drawn apart and the page says why; a figure of many
+// runs draws its per-run charts as small multiples, no legend paging.
+func TestCoincidingSeriesStayVisible(t *testing.T) {
+	figs, _ := workloads.Select(casestudy.Figures(), []int{5, 12, 13})
+	set := &results.Set{Mode: "quick"}
+	for _, f := range figs {
+		for _, fr := range f.Runs {
+			r := &results.Run{ID: workloads.RunID(f.ID, fr.Series, fr.X), Series: fr.Series, X: fr.X, EntitiesPerSec: 1000 * fr.X}
+			r.SuccessLatencyMs.Mean = 40 + 7*fr.X // the same for both VM sizes, as with one thread
+			for s := range 30 {
+				r.Intervals = append(r.Intervals, results.Interval{Second: s, Entities: int64(100 * fr.X)})
+			}
+			set.Runs = append(set.Runs, r)
+		}
+	}
+	dir := t.TempDir()
+	if err := charts.Build("test", set, workloads.DrawAll(figs, set.Runs), nil).Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return html.UnescapeString(string(b))
+	}
+	fig5 := read("fig05.html")
+	for _, want := range []string{"The small VM and XL VM series coincide", "Why: with one thread", `"type":"dashed"`, `"symbol":"triangle"`,
+		`class="multiples"`, `id="fig05_tput_17"`, "light to dark: x rising"} {
+		if !strings.Contains(fig5, want) {
+			t.Errorf("fig05.html lacks %s", want)
+		}
+	}
+	if strings.Contains(fig5, `"type":"scroll"`) && strings.Contains(fig5, `id="fig05_tput"`) {
+		t.Error("fig05.html still pages a legend of 18 runs")
+	}
+	fig13 := read("fig13.html")
+	for _, want := range []string{"coincides with Figure 12's", "Figure 12: small VMs", "Why: a small VM's CPU"} {
+		if !strings.Contains(fig13, want) {
+			t.Errorf("fig13.html lacks %s", want)
+		}
+	}
+	if fig12 := read("fig12.html"); !strings.Contains(fig12, "Figure 13: small VMs") {
+		t.Error("fig12.html does not draw its twin")
+	}
+
+	// Series that differ get no note.
+	for _, r := range set.Runs {
+		if r.Series == "XL VM" {
+			r.SuccessLatencyMs.Mean *= 0.8
+		}
+	}
+	if err := charts.Build("test", set, workloads.DrawAll(figs, set.Runs), nil).Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(read("fig05.html"), "coincide") {
+		t.Error("fig05.html says series coincide that do not")
 	}
 }

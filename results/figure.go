@@ -33,6 +33,10 @@ type FigureData struct {
 	Y2Label string   `json:"y2_label,omitempty"`
 	Chart   string   `json:"chart"`
 	Choices []string `json:"choices,omitempty"`
-	Series  []Series `json:"series"`
-	RunIDs  []string `json:"runs"` // in catalog order
+	// Twin is another figure this one may repeat, and Coincide why series
+	// may coincide; a renderer shows coinciding series so both stay visible.
+	Twin     int      `json:"twin,omitempty"`
+	Coincide string   `json:"coincide,omitempty"`
+	Series   []Series `json:"series"`
+	RunIDs   []string `json:"runs"` // in catalog order
 }

@@ -34,6 +34,10 @@ type Figure struct {
 	Runs    []FigureRun `json:"runs,omitempty"`
 	From    int         `json:"from,omitempty"`    // a figure derived from another's runs
 	Choices []string    `json:"choices,omitempty"` // what the paper leaves unstated and what was chosen
+	// Twin is another figure this one may repeat, and Coincide says why
+	// series may coincide, for the page to say when they do.
+	Twin     int    `json:"twin,omitempty"`
+	Coincide string `json:"coincide,omitempty"`
 }
 
 // FigureRun is one run of a figure: its series, its x value and its spec.
@@ -131,7 +135,7 @@ type (
 // IDs of the runs it reads (another figure's, for a derived one).
 func (f *Figure) Draw(m Measured) results.FigureData {
 	d := results.FigureData{ID: f.ID, Name: f.Name, Title: f.Title, XLabel: f.XLabel, YLabel: f.YLabel, Y2Label: f.Y2Label,
-		Chart: f.Chart, Choices: f.Choices, Series: f.Data(m)}
+		Chart: f.Chart, Choices: f.Choices, Twin: f.Twin, Coincide: f.Coincide, Series: f.Data(m)}
 	src := f
 	if f.From != 0 {
 		if from, ok := m.figs[f.From]; ok {

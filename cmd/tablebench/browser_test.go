@@ -52,13 +52,15 @@ var svgPath = regexp.MustCompile(`<path `)
 func TestReportInBrowser(t *testing.T) {
 	browser := chromium(t)
 	dir := t.TempDir()
-	suite(t, "figures", "--quick", "--only", "3,15", "--out", dir)
+	suite(t, "figures", "--quick", "--only", "3,5,15", "--out", dir)
 	shots := filepath.Join(os.TempDir(), "tablebench-browser")
 	os.MkdirAll(shots, 0o755)
 	for _, page := range []struct{ file, chart, text string }{
 		{"index.html", "claims_margin", "C15.3"},
 		{"fig15.html", "fig15_main", "% throttled"},
 		{"fig03.html", "fig03_main", "latency (ms)"},
+		{"fig05.html", "fig05_main", "series coincide"}, // coinciding series, one dashed over the other
+		{"fig05.html", "fig05_tput_17", "one panel per run"}, // 18 runs as small multiples
 	} {
 		url := "file://" + filepath.Join(dir, page.file)
 		dom := headless(t, browser, "--dump-dom", url)
@@ -80,8 +82,8 @@ func TestReportInBrowser(t *testing.T) {
 		if !strings.Contains(dom, page.text) {
 			t.Fatalf("%s: no %q on the page", page.file, page.text)
 		}
-		png := filepath.Join(shots, strings.TrimSuffix(page.file, ".html")+".png")
-		headless(t, browser, "--screenshot="+png, "--window-size=1100,1500", url)
+		png := filepath.Join(shots, page.chart+".png")
+		headless(t, browser, "--screenshot="+png, "--window-size=1100,2400", url)
 		if st, err := os.Stat(png); err != nil || st.Size() < 10000 {
 			t.Fatalf("screenshot %s: %v", png, err)
 		}
