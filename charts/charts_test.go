@@ -2,8 +2,8 @@ package charts_test
 
 import (
 	"bytes"
-	"html"
 	"crypto/sha256"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"

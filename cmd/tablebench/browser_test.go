@@ -59,7 +59,7 @@ func TestReportInBrowser(t *testing.T) {
 		{"index.html", "claims_margin", "C15.3"},
 		{"fig15.html", "fig15_main", "% throttled"},
 		{"fig03.html", "fig03_main", "latency (ms)"},
-		{"fig05.html", "fig05_main", "series coincide"}, // coinciding series, one dashed over the other
+		{"fig05.html", "fig05_main", "series coincide"},      // coinciding series, one dashed over the other
 		{"fig05.html", "fig05_tput_17", "one panel per run"}, // 18 runs as small multiples
 	} {
 		url := "file://" + filepath.Join(dir, page.file)
