@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -136,11 +135,9 @@ func (e *Engine) Clock() clock.Clock { return e.clock }
 // Config returns the engine's configuration.
 func (e *Engine) Config() Config { return e.cfg }
 
-var tableNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{2,62}$`)
-
 // ValidateTableName checks a table name against the service's rules.
 func ValidateTableName(name string) error {
-	if !tableNameRE.MatchString(name) || strings.EqualFold(name, "tables") {
+	if !tables.ValidTableName(name) {
 		return tables.BadRequest(tables.CodeInvalidResourceName, fmt.Sprintf("The table name %q is invalid: use 3 to 63 letters and digits, starting with a letter; \"tables\" is reserved.", name))
 	}
 	return nil

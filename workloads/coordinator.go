@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"hash/fnv"
 	"fmt"
 	"math"
 	mrand "math/rand/v2"
@@ -81,10 +82,14 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	sctx, cancel := r.requestContext(ctx)
 	err := r.target.CreateTable(sctx, table)
 	cancel()
+	var te *tables.Error
+	if s.Table != "" && errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists {
+		err = nil // a shared table: another process made it
+	}
 	if err != nil {
 		return nil, fmt.Errorf("creating table %s: %w", table, timeoutHint(err, r.spec.RequestTimeout))
 	}
-	if !s.KeepTable {
+	if s.Table == "" && !s.KeepTable {
 		defer func() {
 			dctx, cancel := r.requestContext(context.WithoutCancel(ctx))
 			defer cancel()
@@ -96,6 +101,15 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 		modeled = m.ModelsClient()
 	}
 	sharedPK := guidFrom(mrand.New(mrand.NewPCG(s.Seed, 0)))
+	// Processes sharing a table share the shared PartitionKey (it comes
+	// from the seed alone) but not their threads' own keys and payloads,
+	// which also depend on the job.
+	threadSeed := s.Seed
+	if s.Table != "" {
+		h := fnv.New64a()
+		h.Write([]byte(s.JobID))
+		threadSeed ^= h.Sum64()
+	}
 	var workers []*worker
 	var machines []*vm.VM
 	for v := 1; v <= s.VMs; v++ {
@@ -105,7 +119,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 			machines = append(machines, machine)
 		}
 		for th := 1; th <= s.Threads; th++ {
-			rng := mrand.New(mrand.NewPCG(s.Seed, uint64(v)<<32|uint64(th)))
+			rng := mrand.New(mrand.NewPCG(threadSeed, uint64(v)<<32|uint64(th)))
 			w := &worker{r: r, vmID: v, id: th, machine: machine, rng: rng}
 			w.keys = newKeys(s, sharedPK, v, th, rng)
 			pkLen := len(w.keys.partitionKey(clock.Now().UnixNano()))

@@ -2,6 +2,8 @@ package workloads_test
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -254,4 +256,40 @@ func TestVirtualClock(t *testing.T) {
 	if got := vc.Now().Sub(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)); got < 70*time.Second {
 		t.Fatalf("virtual time advanced %v, want the run's 70 s", got)
 	}
+}
+
+// TestRunsShareATable: runs given one table and the shared PartitionKey
+// load one partition together, write no rows over each other's, and leave
+// the table for the next.
+func TestRunsShareATable(t *testing.T) {
+	spec := workloads.DefaultSpec()
+	spec.Op, spec.BatchSize, spec.Partition, spec.VMs, spec.Threads = workloads.OpBatch, 100, workloads.PartitionShared, 2, 10
+	spec.Duration, spec.Table = 60*time.Second, "shared1"
+	var alone *results.Run
+	synctest.Test(t, func(t *testing.T) { alone = run(t, spec, engineTarget(t)) })
+	synctest.Test(t, func(t *testing.T) {
+		tg := engineTarget(t)
+		var together [2]*results.Run
+		var wg sync.WaitGroup
+		for i, job := range []string{"a", "b"} {
+			s := spec
+			s.JobID = job
+			wg.Go(func() { together[i] = run(t, s, tg) })
+		}
+		wg.Wait()
+		for i, r := range together {
+			t.Logf("run %d: %.0f e/s, %.2f%% throttled (alone: %.0f e/s, %.2f%%)", i, r.EntitiesPerSec, r.ThrottledPct, alone.EntitiesPerSec, alone.ThrottledPct)
+			if n := r.Errors["Conflict"] + r.Errors["EntityAlreadyExists"]; n > 0 {
+				t.Errorf("run %d wrote over the other's rows: %v", i, r.Errors)
+			}
+			if r.ThrottledPct < 3*alone.ThrottledPct+1 || r.EntitiesPerSec > 0.8*alone.EntitiesPerSec {
+				t.Errorf("run %d: %.0f e/s, %.2f%% throttled; alone %.0f e/s, %.2f%%: the runs did not share one partition",
+					i, r.EntitiesPerSec, r.ThrottledPct, alone.EntitiesPerSec, alone.ThrottledPct)
+			}
+		}
+		var te *tables.Error
+		if err := tg.CreateTable(ctx, "shared1"); !errors.As(err, &te) || te.Code != tables.CodeTableAlreadyExists {
+			t.Fatalf("the shared table is gone after the runs: %v", err)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
@@ -86,8 +87,11 @@ type Spec struct {
 	Rate       float64       `json:"rate,omitempty"` // open loop: requests per second, all threads together
 	Preload    int           `json:"preload"`        // get and query: entities each thread loads first
 	JobID      string        `json:"job_id"`
-	Table      string        `json:"table,omitempty"` // empty: one named after the job
-	KeepTable  bool          `json:"keep_table,omitempty"`
+	// Table is a table the run shares with others: created if absent, never
+	// deleted. Empty: a fresh table named after the job, deleted at the end
+	// unless KeepTable.
+	Table     string `json:"table,omitempty"`
+	KeepTable bool   `json:"keep_table,omitempty"`
 	// RequestTimeout is how long the client waits for one response, in the
 	// target's time, before it records a client timeout; it bounds table
 	// setup and cleanup too. 0 waits as long as the service takes (the
@@ -186,6 +190,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.JobID == "" || strings.ContainsAny(s.JobID, "/\\#?_ ") || len(s.JobID) > 32 {
 		bad("job ID %q is not valid: use 1 to 32 letters and digits", s.JobID)
+	}
+	if s.Table != "" && !tables.ValidTableName(s.Table) {
+		bad("table %q is not a valid table name: use 3 to 63 letters and digits, starting with a letter", s.Table)
 	}
 	return errors.Join(errs...)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -19,6 +21,7 @@ type specFlags struct {
 	spec   workloads.Spec
 	vmSize string
 	retry  string
+	jobID  string
 }
 
 func (s *specFlags) register(fs *flag.FlagSet) {
@@ -38,7 +41,8 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.spec.Load, "load", "", "closed (each thread sends when its last request returns) or open (a fixed rate); default closed, open when --rate is set")
 	fs.Float64Var(&s.spec.Rate, "rate", 0, "open load: requests per second, all threads together; 0 is closed load")
 	fs.IntVar(&s.spec.Preload, "preload", d.Preload, "get and query: entities each thread loads (unmeasured) and reads back")
-	fs.StringVar(&s.spec.JobID, "job-id", d.JobID, "job ID, the first part of every RowKey")
+	fs.StringVar(&s.jobID, "job-id", "", "job ID, the first part of every RowKey (default tb, or a fresh one with --table)")
+	fs.StringVar(&s.spec.Table, "table", "", "a table to share with other runs: created if absent, never deleted; runs with the same --seed and --partition shared then load one partition together (default: a fresh table per run, deleted at its end)")
 	fs.DurationVar(&s.spec.RequestTimeout, "request-timeout", d.RequestTimeout, "how long a request may wait for its answer before it counts as a client timeout (target time); it bounds table setup too; 0 waits forever")
 }
 
@@ -54,6 +58,14 @@ func (s *specFlags) resolve() (workloads.Spec, error) {
 		return s.spec, usagef("--retry: %v", err)
 	}
 	s.spec.Retry = r
+	switch {
+	case s.jobID != "":
+		s.spec.JobID = s.jobID
+	case s.spec.Table != "": // runs sharing a table must not write one another's rows
+		var b [4]byte
+		rand.Read(b[:])
+		s.spec.JobID = "tb" + hex.EncodeToString(b[:])
+	}
 	if s.spec.Load == "" {
 		s.spec.Load = workloads.LoadClosed
 		if s.spec.Rate > 0 {
