@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tablebench/tablebench/results"
@@ -200,4 +201,16 @@ func TestSuiteBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWallTimeSuiteSaysHowLong: before a wall-time suite starts, it says
+// how long its runs are planned to take.
+func TestWallTimeSuiteSaysHowLong(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		code, _, errOut := tb(t, context.Background(), nil, "figures", "--only", "3", "--time-scale", "10", "--duration", "20s", "--warmup", "5s", "--out", dir)
+		if code != 0 || !strings.Contains(errOut, "2 runs in wall time, one at a time: about 5s of warm-up and measurement") {
+			t.Fatalf("exit %d:\n%s", code, errOut)
+		}
+	})
 }
