@@ -71,6 +71,8 @@ type Engine struct {
 	rpSeq    atomic.Uint64
 	acctMu   sync.Mutex
 	acct     bucket
+	rates    atomic.Pointer[Rates]
+	faulted  atomic.Bool // a partition was made unavailable by hand
 	lb       *balancer
 	closeLB  context.CancelFunc
 	lbDone   chan struct{}
@@ -104,6 +106,7 @@ func New(cfg Config) (*Engine, error) {
 		e.servers = append(e.servers, newServer(i, max(p.ServerCores, 1)))
 	}
 	e.acct = *newBucket(p.AccountRate, p.AccountBurst)
+	e.rates.Store(&Rates{Partition: p.PartitionKeyRate, Account: p.AccountRate})
 	if p.Model && cfg.Balancer.Enabled {
 		ctx, cancel := context.WithCancel(context.Background())
 		e.closeLB = cancel

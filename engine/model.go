@@ -299,14 +299,8 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 		return a, a.deadline, tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
 	if k != opQuery { // a query is charged for what it scans, after the scan
-		e.acctMu.Lock()
-		ok := e.acct.take(a.t1, units)
-		e.acctMu.Unlock()
-		if !ok {
-			return busy(tables.MsgAccountOverLimit, a.t1)
-		}
-		if !rp.keyBucket(pk, p.PartitionKeyRate, p.Burst).take(a.t1, units) {
-			return busy(tables.MsgServerBusy, a.t1)
+		if ok, msg := e.budgeted(rp, pk, a.t1, units); !ok {
+			return busy(msg, a.t1)
 		}
 	}
 	start := a.t1
@@ -350,10 +344,7 @@ func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, s
 	case opQuery:
 		mean = p.Get + time.Duration(scanned)*p.Scan
 		a.units = math.Max(1, float64(scanned))
-		e.acctMu.Lock()
-		e.acct.charge(a.t1, a.units)
-		e.acctMu.Unlock()
-		rp.keyBucket(pk, p.PartitionKeyRate, p.Burst).charge(a.t1, a.units)
+		e.charged(rp, pk, a.t1, a.units)
 	}
 	s := lognormal(a.rng, mean, p.LaneCV)
 	start, ok := rp.srv.reserve(&rp.sched, a.laneStart, e.clock.Now(), a.deadline, s)
@@ -373,6 +364,7 @@ func (rp *rangePartition) keyBucket(pk string, rate float64, burst time.Duration
 		b = newBucket(rate, burst)
 		rp.buckets[pk] = b
 	}
+	b.retune(rate, burst)
 	return b
 }
 
@@ -401,6 +393,9 @@ func (e *Engine) serve(a *admission, k opKind, entities int) Timing {
 // fn returns the number of entities it scanned (queries) or touched.
 func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind, entities int, units float64, fn func(rp *rangePartition, now time.Time) (int, *tables.Error)) error {
 	if !e.cfg.Profile.Model {
+		if r := e.rates.Load(); r.Partition > 0 || r.Account > 0 || e.faulted.Load() {
+			return e.doBudgeted(t, pk, k, units, fn)
+		}
 		read := k != opWrite
 		rp := t.lock(pk, read)
 		_, err := fn(rp, e.clock.Now())

@@ -41,6 +41,7 @@ func commands() []command {
 		{"report", "rebuild the charts of a stored result set", reportCmd},
 		{"compare", "two result sets side by side, with overlaid charts", compareCmd},
 		{"serve", "serve the engine as an Azure Table endpoint", serveCmd},
+		{"admin", "change a served engine's fault rules and rates while it runs", adminCmd},
 		{"version", "print the version", versionCmd},
 	}
 }
@@ -114,15 +115,23 @@ func newFlagSet(e *env, name, synopsis string) *flagSet {
 
 // parse parses flags; errors are usage errors naming the fix.
 func parse(fs *flagSet, args []string) error {
+	if err := parseWords(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q; flags go as --name=value, see 'tablebench %s -h'", fs.Arg(0), fs.Name())
+	}
+	return nil
+}
+
+// parseWords parses flags and leaves the words after them in fs.Args().
+func parseWords(fs *flagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.help()
 			return err
 		}
 		return usagef("%v; see 'tablebench %s -h'", err, fs.Name())
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q; flags go as --name=value, see 'tablebench %s -h'", fs.Arg(0), fs.Name())
 	}
 	return nil
 }

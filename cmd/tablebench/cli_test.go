@@ -171,6 +171,15 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--out=/proc/nope/x"}, "--out: cannot create"},
 		{[]string{"run", "--batch-size=0"}, "batch size 0 is out of range"},
 		{[]string{"run", "--rate=-1"}, "rate -1 is negative"},
+		{[]string{"run", "--table=x"}, `table "x" is not a valid table name`},
+		{[]string{"serve", "--partition-rate=-5"}, "--partition-rate and --account-rate must be positive"},
+		{[]string{"serve", "--latency-scale=0"}, "--latency-scale 0 is out of range"},
+		{[]string{"serve", "--profile=none", "--latency-scale=2"}, "profile none models no latency"},
+		{[]string{"serve", "--faults=/nonexistent/faults.yaml"}, "the faults file cannot be read"},
+		{[]string{"serve", "--faults=testdata/bad-faults.yaml"}, `op "gett" is not known`},
+		{[]string{"admin"}, "say what to change"},
+		{[]string{"admin", "faults"}, "$TABLEBENCH_CONNECTION_STRING is empty"},
+		{[]string{"admin", "rates", "--partition-rate=x"}, `invalid value "x" for flag -partition-rate`},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

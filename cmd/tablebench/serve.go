@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/rest"
+	"github.com/tablebench/tablebench/engine/rest/faults"
 )
 
 func serveCmd(ctx context.Context, e *env, args []string) error {
@@ -26,6 +28,11 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	keyFile := fs.String("tls-key", "", "TLS key file")
 	bearer := fs.Bool("bearer", false, "with TLS, accept bearer tokens: their form, expiry and storage audience are checked, their signature is not")
 	grace := fs.Duration("grace", 10*time.Second, "on interrupt, how long requests in flight may finish before their connections are closed")
+	partitionRate := fs.Float64("partition-rate", 0, "entities/s one PartitionKey serves before 503 ServerBusy (default: the profile's; any profile, none included)")
+	accountRate := fs.Float64("account-rate", 0, "entities/s the account serves before 503 ServerBusy (default: the profile's)")
+	latencyScale := fs.Float64("latency-scale", 1, "multiply the profile's latencies (front end, commit, stalls) by this factor; a partition's capacity is kept")
+	faultsFile := fs.String("faults", "", "YAML file of fault rules, reloaded when it changes (see the README); also enables the admin endpoint's rules")
+	allowHeader := fs.Bool("allow-fault-header", false, "let a request ask for its own fault with the x-tablebench-fault header")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -48,6 +55,15 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	if *grace < 0 {
 		return usagef("--grace %v is negative: use a duration such as 10s", *grace)
 	}
+	if *partitionRate < 0 || *accountRate < 0 {
+		return usagef("--partition-rate and --account-rate must be positive entities/s, such as 200")
+	}
+	if *latencyScale <= 0 || *latencyScale > 1000 {
+		return usagef("--latency-scale %g is out of range: use a factor above 0 up to 1000", *latencyScale)
+	}
+	if *latencyScale != 1 && !p.Model {
+		return usagef("--latency-scale: profile %s models no latency; use wa2010 or modern", p.Name)
+	}
 	keyText, keyShown := rest.DevKey, rest.DevKey
 	if *keyEnv != "" {
 		keyText = e.getenv(*keyEnv)
@@ -61,7 +77,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 		return usagef("--key-env: $%s is not a base64 key", *keyEnv)
 	}
 	cfg := engine.DefaultConfig()
-	cfg.Profile, cfg.TimeScale = p, *scale
+	cfg.Profile, cfg.TimeScale = p.ScaleLatency(*latencyScale), *scale
 	if *presplit {
 		cfg.PreSplit = p.SteadySplit()
 	}
@@ -70,12 +86,31 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 		return usagef("%v", err)
 	}
 	defer eng.Close()
+	rates := eng.Rates()
+	if *partitionRate > 0 {
+		rates.Partition = *partitionRate
+	}
+	if *accountRate > 0 {
+		rates.Account = *accountRate
+	}
+	if err := eng.SetRates(rates); err != nil {
+		return usagef("%v", err)
+	}
+	var rules *faults.Set
+	if *faultsFile != "" {
+		rules = faults.NewSet(uint64(time.Now().UnixNano()))
+		wctx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		if err := faults.Watch(wctx, rules, *faultsFile, time.Second, func(msg string) { fmt.Fprintln(e.stderr, msg) }); err != nil {
+			return usagef("--faults: %v", err)
+		}
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return usagef("--addr: %v", err)
 	}
 	tls := *cert != ""
-	srv := rest.New(eng, rest.Config{Account: *account, Key: key, Auth: *auth, TLS: tls, Bearer: *bearer}).HTTPServer(rest.DefaultTimeouts())
+	srv := rest.New(eng, rest.Config{Account: *account, Key: key, Auth: *auth, TLS: tls, Bearer: *bearer, Faults: rules, AllowFaultHeader: *allowHeader}).HTTPServer(rest.DefaultTimeouts())
 	scheme := "http"
 	if tls {
 		scheme = "https"
@@ -83,6 +118,10 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	endpoint := fmt.Sprintf("%s://%s/%s", scheme, ln.Addr(), *account)
 	fmt.Fprintf(e.stdout, "serving the engine (profile %s) at %s\n", p.Name, endpoint)
 	fmt.Fprintf(e.stdout, "connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s;\n", scheme, *account, keyShown, endpoint)
+	fmt.Fprintf(e.stdout, "budgets: %s entities/s per PartitionKey, %s per account; metrics at %s://%s%s\n", rateText(rates.Partition), rateText(rates.Account), scheme, ln.Addr(), rest.MetricsPath)
+	if rules != nil {
+		fmt.Fprintf(e.stdout, "faults: %d rules from %s, reloaded when it changes\n", len(rules.Rules()), *faultsFile)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		if tls {
@@ -110,4 +149,11 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(e.stderr, "stopped")
 	return nil
+}
+
+func rateText(r float64) string {
+	if r <= 0 {
+		return "no limit"
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }

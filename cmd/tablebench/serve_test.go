@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -120,5 +122,42 @@ func TestServeStopsWithAStalledClient(t *testing.T) {
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("serve took %v to stop with a grace of 300ms", d)
+	}
+}
+
+// TestServeFaultsAndAdmin: serve takes a rules file and budgets; admin
+// changes them while it runs, signed with the key from the connection
+// string, and never prints that key.
+func TestServeFaultsAndAdmin(t *testing.T) {
+	rules := filepath.Join(t.TempDir(), "faults.yaml")
+	os.WriteFile(rules, []byte("faults: [{op: get, probability: 0.5, status: 503, code: ServerBusy}]\n"), 0o644)
+	cs, stop := startServe(t, "--profile", "none", "--partition-rate", "300", "--faults", rules)
+	getenv := func(k string) string {
+		if k == "TABLEBENCH_CONNECTION_STRING" {
+			return cs
+		}
+		return ""
+	}
+	code, out, errOut := tb(t, context.Background(), getenv, "admin", "rates", "--partition-rate", "120")
+	if code != 0 || !strings.Contains(out, `"partition_rate": 120`) {
+		t.Fatalf("admin rates: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = tb(t, context.Background(), getenv, "admin", "faults")
+	if code != 0 || !strings.Contains(out, `"probability": 0.5`) {
+		t.Fatalf("admin faults: exit %d\n%s\n%s", code, out, errOut)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("faults: [{op: get, status: 503}]\n"), 0o644)
+	code, out, errOut = tb(t, context.Background(), getenv, "admin", "faults", bad)
+	if code != 1 || !strings.Contains(errOut, "needs a code") || !strings.Contains(errOut, "kept") {
+		t.Fatalf("a bad rules file: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, s := range []string{out, errOut} {
+		if strings.Contains(s, aztarget.DevelopmentKey) {
+			t.Fatal("admin printed the account key")
+		}
+	}
+	if c := stop(); c != 0 {
+		t.Fatalf("serve exited %d", c)
 	}
 }

@@ -182,43 +182,49 @@ func (s *Server) authenticate(r *http.Request, vals url.Values, account, escaped
 	case "Bearer":
 		return nil, s.checkBearer(r, cred)
 	case "SharedKeyLite", "SharedKey":
-		acct, sig, ok := strings.Cut(cred, ":")
-		if !ok || acct != s.cfg.Account {
-			return nil, authFailed("The account in the signature is not this server's.")
-		}
-		date := r.Header.Get("x-ms-date")
-		if date == "" {
-			date = r.Header.Get("Date")
-		}
-		if date == "" {
-			return nil, authFailed("The request has no x-ms-date or Date header; a signed request must carry its date.")
-		}
-		when, err := http.ParseTime(date)
-		if err != nil {
-			return nil, authFailed("The request's date " + date + " is not an RFC 1123 date.")
-		}
-		if d := time.Since(when); d > MaxClockSkew || d < -MaxClockSkew {
-			return nil, authFailed("Request date header too old or too far in the future: it must be within 15 minutes of the server's time.")
-		}
-		suffix := ""
-		if comp := vals.Get("comp"); comp != "" {
-			suffix = "?comp=" + comp
-		}
-		for _, path := range signedPaths(escapedPath, acct) {
-			resource := "/" + acct + path + suffix
-			var toSign string
-			if scheme == "SharedKeyLite" {
-				toSign = date + "\n" + resource
-			} else {
-				toSign = r.Method + "\n" + r.Header.Get("Content-MD5") + "\n" + r.Header.Get("Content-Type") + "\n" + date + "\n" + resource
-			}
-			if hmac.Equal([]byte(sig), []byte(s.sign(toSign))) {
-				return nil, nil
-			}
-		}
-		return nil, authFailed("The signature does not match.")
+		return nil, s.checkSharedKey(r, vals, scheme, cred, escapedPath)
 	}
 	return nil, authFailed("The request carries no credentials.")
+}
+
+// checkSharedKey checks a SharedKeyLite or SharedKey signature: the account,
+// the date (within MaxClockSkew) and the HMAC of the account key.
+func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, escapedPath string) *tables.Error {
+	acct, sig, ok := strings.Cut(cred, ":")
+	if !ok || acct != s.cfg.Account {
+		return authFailed("The account in the signature is not this server's.")
+	}
+	date := r.Header.Get("x-ms-date")
+	if date == "" {
+		date = r.Header.Get("Date")
+	}
+	if date == "" {
+		return authFailed("The request has no x-ms-date or Date header; a signed request must carry its date.")
+	}
+	when, err := http.ParseTime(date)
+	if err != nil {
+		return authFailed("The request's date " + date + " is not an RFC 1123 date.")
+	}
+	if d := time.Since(when); d > MaxClockSkew || d < -MaxClockSkew {
+		return authFailed("Request date header too old or too far in the future: it must be within 15 minutes of the server's time.")
+	}
+	suffix := ""
+	if comp := vals.Get("comp"); comp != "" {
+		suffix = "?comp=" + comp
+	}
+	for _, path := range signedPaths(escapedPath, acct) {
+		resource := "/" + acct + path + suffix
+		var toSign string
+		if scheme == "SharedKeyLite" {
+			toSign = date + "\n" + resource
+		} else {
+			toSign = r.Method + "\n" + r.Header.Get("Content-MD5") + "\n" + r.Header.Get("Content-Type") + "\n" + date + "\n" + resource
+		}
+		if hmac.Equal([]byte(sig), []byte(s.sign(toSign))) {
+			return nil
+		}
+	}
+	return authFailed("The signature does not match.")
 }
 
 // signedPaths are the paths a client may have signed. A request to the

@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tablebench/tablebench/engine/odata"
+	"github.com/tablebench/tablebench/engine/rest/faults"
 	"github.com/tablebench/tablebench/engine/tables"
 )
 
@@ -275,6 +276,9 @@ func (s *Server) batch(q *request, g *grant) {
 	for i := range ops {
 		eops[i] = ops[i].op
 	}
+	if len(eops) > 0 && s.point(q, faults.OpBatch, table, eops[0].Entity.PartitionKey) {
+		return
+	}
 	stored, err := s.e.Batch(q.r.Context(), table, eops)
 	if err != nil {
 		if e, isEngine := tables.AsError(err); isEngine && e.Index >= 0 {
@@ -341,6 +345,13 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 	var body []byte
 	var extra string
 	var fail *tables.Error
+	op, pk := faults.OpQuery, filterPK(sub.url.Query().Get("$filter"))
+	if hasKeys {
+		op, pk = faults.OpGet, keys[0]
+	}
+	if s.point(q, op, table, pk) {
+		return
+	}
 	if hasKeys {
 		if fail = g.authorize(actRead, table, keys[0], keys[1]); fail == nil {
 			sel := selectList(sub.url.Query().Get("$select"))

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/tablebench/tablebench/engine/odata"
+	"github.com/tablebench/tablebench/engine/rest/faults"
 	"github.com/tablebench/tablebench/engine/tables"
 )
 
@@ -44,6 +46,9 @@ func (s *Server) insert(q *request, g *grant, table string) {
 	}
 	if err := g.authorize(actInsert, table, ent.PartitionKey, ent.RowKey); err != nil {
 		s.fail(q, err)
+		return
+	}
+	if s.point(q, faults.OpInsert, table, ent.PartitionKey) {
 		return
 	}
 	stored, err := s.e.Insert(q.r.Context(), table, ent)
@@ -84,6 +89,9 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 			s.fail(q, err)
 			return
 		}
+		if s.point(q, faults.OpGet, table, pk) {
+			return
+		}
 		sel := selectList(q.vals.Get("$select"))
 		ent, err := s.e.Get(ctx, table, pk, rk, sel)
 		if err != nil {
@@ -111,6 +119,9 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 			s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "The keys in the body do not match the keys in the URL."))
 			return
 		}
+		if s.point(q, faults.OpUpdate, table, pk) {
+			return
+		}
 		mode := tables.Merge
 		if q.r.Method == http.MethodPut {
 			mode = tables.Replace
@@ -135,6 +146,9 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 		}
 		if ifMatch == "" {
 			s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "A delete needs If-Match: \"*\" or the entity's ETag."))
+			return
+		}
+		if s.point(q, faults.OpDelete, table, pk) {
 			return
 		}
 		s.respondErr(q, s.e.Delete(ctx, table, pk, rk, ifMatch), http.StatusNoContent)
@@ -208,6 +222,9 @@ func (s *Server) query(q *request, g *grant, table string) {
 		s.fail(q, err)
 		return
 	}
+	if s.point(q, faults.OpQuery, table, filterPK(q.vals.Get("$filter"))) {
+		return
+	}
 	page, sel, err := s.queryPage(q, table, q.vals)
 	if err != nil {
 		s.fail(q, err)
@@ -241,4 +258,15 @@ func (s *Server) pageJSON(q *request, g *grant, table string, page tables.Page, 
 	}
 	b.WriteString("]}")
 	return b.Bytes()
+}
+
+var leadingPK = regexp.MustCompile(`^\s*\(?\s*PartitionKey\s+eq\s+'((?:[^']|'')*)'`)
+
+// filterPK returns the PartitionKey a query's filter starts by pinning
+// (PartitionKey eq '...'), for fault rules on a key; "" if it pins none.
+func filterPK(filter string) string {
+	if m := leadingPK.FindStringSubmatch(filter); m != nil {
+		return strings.ReplaceAll(m[1], "''", "'")
+	}
+	return ""
 }

@@ -6,6 +6,11 @@
 // authentication. Any Azure SDK, Storage Explorer or several tablebench
 // processes can then share one engine, as they would share an account.
 //
+// For testing clients it also fails on purpose: fault rules (package
+// faults) and per-request fault headers, budgets changed at run time through
+// a signed admin endpoint, and Prometheus counters at /metrics. Package
+// resttest starts it inside a Go test.
+//
 // It sits beside the workloads: the engine does the work and keeps the
 // model; this package only translates the wire to engine calls and back.
 package rest
@@ -26,6 +31,7 @@ import (
 
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/odata"
+	"github.com/tablebench/tablebench/engine/rest/faults"
 	"github.com/tablebench/tablebench/engine/tables"
 )
 
@@ -58,6 +64,11 @@ type Config struct {
 	Bearer bool
 	// MaxBody is the largest request body accepted (default MaxBody).
 	MaxBody int64
+	// Faults, when set, holds fault rules applied to matching requests.
+	Faults *faults.Set
+	// AllowFaultHeader lets a request ask for its own fault with the
+	// x-tablebench-fault header; otherwise the header is ignored.
+	AllowFaultHeader bool
 }
 
 // Server serves an engine over the Table REST API.
@@ -70,6 +81,8 @@ type Server struct {
 	mu    sync.Mutex
 	props serviceProperties
 	acls  map[string][]signedIdentifier // by lower-case table name
+
+	metrics *promMetrics
 }
 
 // New returns a server for e.
@@ -81,7 +94,7 @@ func New(e *engine.Engine, cfg Config) *Server {
 		cfg.Auth = AuthSharedKey
 	}
 	id := uuid.New()
-	return &Server{e: e, cfg: cfg, idBase: id.String()[:24], props: defaultServiceProperties(), acls: map[string][]signedIdentifier{}}
+	return &Server{e: e, cfg: cfg, idBase: id.String()[:24], props: defaultServiceProperties(), acls: map[string][]signedIdentifier{}, metrics: newMetrics()}
 }
 
 // requestID returns a unique request ID in GUID form.
@@ -98,6 +111,12 @@ type request struct {
 	version string
 	meta    string
 	vals    url.Values // the query string, parsed once
+
+	op        string      // the operation, once a handler knows it
+	header    faults.Rule // the fault the request asked for in its header
+	hasHeader bool
+	injected  string      // the kind of fault injected, if one was
+	trunc     *truncating // the response, held back to be cut short
 }
 
 // firstVersion is the oldest service version; a version is a date, so one
@@ -110,12 +129,28 @@ func validVersion(v string) bool {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	w = sw
 	q := &request{w: w, r: r, id: s.requestID(), version: r.Header.Get("x-ms-version"), vals: r.URL.Query()}
-	defer func() { // a bug in a handler is a 500, never a crashed server
+	defer func() {
+		s.metrics.observe(q, sw, start)
 		if v := recover(); v != nil {
-			s.fail(q, errInternal())
+			if v == http.ErrAbortHandler { // an injected reset or cut: net/http drops the connection
+				panic(v)
+			}
+			s.fail(q, errInternal()) // a bug in a handler is a 500, never a crashed server
 		}
 	}()
+	s.dispatch(q)
+	if q.trunc != nil {
+		q.trunc.send()
+	}
+}
+
+// dispatch authenticates a request and hands it to its handler.
+func (s *Server) dispatch(q *request) {
+	w, r := q.w, q.r
 	h := w.Header()
 	h.Set("x-ms-request-id", q.id)
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -130,6 +165,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Set("x-ms-version", q.version)
 	path := r.URL.EscapedPath()
+	if path == MetricsPath && r.Method == http.MethodGet && r.URL.RawQuery == "" && r.Header.Get("Authorization") == "" {
+		q.op = "metrics"
+		s.Metrics().ServeHTTP(w, r)
+		return
+	}
+	if s.admin(q, path) {
+		return
+	}
 	account, rest := s.route(path)
 	scheme := "http"
 	if r.TLS != nil {
@@ -147,6 +190,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.fail(q, err)
 		return
+	}
+	if v := r.Header.Get(FaultHeader); v != "" {
+		if !s.cfg.AllowFaultHeader {
+			h.Set(FaultHeader+"-ignored", "start the server with --allow-fault-header to honour "+FaultHeader)
+		} else if q.header, err = parseFaultHeader(v); err != nil {
+			s.fail(q, err)
+			return
+		} else {
+			q.hasHeader = true
+		}
 	}
 	// The verb a request was signed with is the one it was sent with; the
 	// operation, and so the permission it needs, is the tunnelled one.

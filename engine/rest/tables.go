@@ -7,6 +7,7 @@ import (
 
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/odata"
+	"github.com/tablebench/tablebench/engine/rest/faults"
 	"github.com/tablebench/tablebench/engine/tables"
 )
 
@@ -31,6 +32,9 @@ func (s *Server) createTable(q *request, g *grant) {
 		return
 	} else {
 		name = n
+	}
+	if s.point(q, faults.OpTable, name, "") {
+		return
 	}
 	if err := s.e.CreateTable(q.r.Context(), name); err != nil {
 		s.failErr(q, err)
@@ -80,6 +84,9 @@ func (s *Server) getTable(q *request, g *grant, name string) {
 		s.fail(q, err)
 		return
 	}
+	if s.point(q, faults.OpTable, name, "") {
+		return
+	}
 	stored, ok := s.e.TableName(name)
 	if !ok {
 		s.fail(q, errNoSuchResource())
@@ -93,6 +100,9 @@ func (s *Server) getTable(q *request, g *grant, name string) {
 func (s *Server) deleteTable(q *request, g *grant, name string) {
 	if err := g.authorize(actDeleteTable, "", "", ""); err != nil {
 		s.fail(q, err)
+		return
+	}
+	if s.point(q, faults.OpTable, name, "") {
 		return
 	}
 	if err := s.e.DeleteTable(q.r.Context(), name); err != nil {
@@ -114,6 +124,9 @@ func (s *Server) deleteTable(q *request, g *grant, name string) {
 func (s *Server) listTables(q *request, g *grant) {
 	if err := g.authorize(actListTables, "", "", ""); err != nil {
 		s.fail(q, err)
+		return
+	}
+	if s.point(q, faults.OpTable, "", "") {
 		return
 	}
 	vals := q.vals

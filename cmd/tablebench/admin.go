@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tablebench/tablebench/engine/rest"
+)
+
+// adminCmd changes a running `tablebench serve`'s fault rules and rates
+// through its admin endpoint, signing each request with the account key
+// from the connection string serve printed.
+func adminCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "admin", "faults [FILE|-] | rates [--partition-rate N] [--account-rate N]")
+	csEnv := fs.String("connection-string-env", "TABLEBENCH_CONNECTION_STRING", "environment variable holding the served engine's connection string (serve prints it)")
+	partition := fs.Float64("partition-rate", -1, "rates: new entities/s per PartitionKey (0: no limit)")
+	account := fs.Float64("account-rate", -1, "rates: new entities/s per account (0: no limit)")
+	if err := parseWords(fs, args); err != nil {
+		return err
+	}
+	words := fs.Args()
+	if len(words) == 0 || (words[0] != "faults" && words[0] != "rates") {
+		return usagef("say what to change: admin faults [FILE|-] or admin rates [--partition-rate N] [--account-rate N]")
+	}
+	if err := parseWords(fs, words[1:]); err != nil { // flags may follow the word
+		return err
+	}
+	words = append(words[:1], fs.Args()...)
+	root, acct, key, err := adminTarget(e.getenv(*csEnv), *csEnv)
+	if err != nil {
+		return err
+	}
+	method, what := http.MethodGet, words[0]
+	var body []byte
+	switch {
+	case what == "faults" && len(words) > 1:
+		method = http.MethodPut
+		if words[1] == "-" {
+			body, err = io.ReadAll(e.stdin)
+		} else {
+			body, err = os.ReadFile(words[1])
+		}
+		if err != nil {
+			return usagef("the rules file cannot be read: %v", err)
+		}
+	case what == "rates" && (*partition >= 0 || *account >= 0):
+		method = http.MethodPut
+		in := map[string]float64{}
+		if *partition >= 0 {
+			in["partition_rate"] = *partition
+		}
+		if *account >= 0 {
+			in["account_rate"] = *account
+		}
+		body, _ = json.Marshal(in)
+	case len(words) > 1:
+		return usagef("rates takes --partition-rate and --account-rate, not %q", words[1])
+	}
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, method, root+rest.AdminPath+what, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	rest.SignRequest(req, acct, key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("the served engine at %s did not answer: %v", root, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		var se struct {
+			Err struct {
+				Message struct{ Value string } `json:"message"`
+			} `json:"odata.error"`
+		}
+		msg := strings.TrimSpace(string(out))
+		if json.Unmarshal(out, &se) == nil && se.Err.Message.Value != "" {
+			msg, _, _ = strings.Cut(se.Err.Message.Value, "\nRequestId")
+		}
+		return fmt.Errorf("%s %s: %s", resp.Status, what, msg)
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, out, "", "  ") != nil {
+		pretty.Write(out)
+	}
+	fmt.Fprintln(e.stdout, pretty.String())
+	return nil
+}
+
+// adminTarget reads the root URL, account and key of a served engine from
+// its connection string. Errors never show the key.
+func adminTarget(cs, envName string) (root, account string, key []byte, err error) {
+	if cs == "" {
+		return "", "", nil, usagef("$%s is empty: set it to the connection string tablebench serve printed", envName)
+	}
+	fields := map[string]string{}
+	for _, part := range strings.Split(cs, ";") {
+		if k, v, ok := strings.Cut(part, "="); ok {
+			fields[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+		}
+	}
+	ep, err := url.Parse(fields["tableendpoint"])
+	if err != nil || ep.Scheme == "" || ep.Host == "" {
+		return "", "", nil, usagef("$%s has no TableEndpoint: use the connection string tablebench serve printed", envName)
+	}
+	account = fields["accountname"]
+	if account == "" {
+		return "", "", nil, usagef("$%s has no AccountName", envName)
+	}
+	key, kerr := rest.DecodeKey(fields["accountkey"])
+	if kerr != nil {
+		return "", "", nil, usagef("$%s: its AccountKey is not a base64 key", envName)
+	}
+	return ep.Scheme + "://" + ep.Host, account, key, nil
+}

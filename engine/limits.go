@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/tablebench/tablebench/engine/tables"
+)
+
+// Rates are the budgets the engine enforces, in entity units per second:
+// one PartitionKey's and the account's. 0 is no budget.
+type Rates struct {
+	Partition float64 `json:"partition_rate"`
+	Account   float64 `json:"account_rate"`
+}
+
+func (r Rates) validate() error {
+	if r.Partition < 0 || r.Account < 0 || math.IsNaN(r.Partition) || math.IsNaN(r.Account) || math.IsInf(r.Partition, 0) || math.IsInf(r.Account, 0) {
+		return fmt.Errorf("rates must be finite and not negative (0 is no budget): partition %g, account %g", r.Partition, r.Account)
+	}
+	return nil
+}
+
+// Rates returns the budgets in force.
+func (e *Engine) Rates() Rates { return *e.rates.Load() }
+
+// SetRates changes the budgets while the engine serves; keys' budgets take
+// the new rate at their next request, keeping what they saved up to the new
+// burst. Under the profile without a model the budgets are the only limit:
+// a request over budget is refused at once with 503 ServerBusy.
+func (e *Engine) SetRates(r Rates) error {
+	if err := r.validate(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	e.rates.Store(&r)
+	return nil
+}
+
+// retune sets a bucket to rate, keeping its saved tokens up to the new burst.
+func (b *bucket) retune(rate float64, burst time.Duration) {
+	if b.rate == rate {
+		return
+	}
+	nb := newBucket(rate, burst)
+	b.rate, b.burst, b.tokens = nb.rate, nb.burst, math.Min(b.tokens, nb.burst)
+}
+
+// budgeted takes cost from the account's and pk's budgets of rp, called with
+// rp locked; it reports which budget refused, if one did.
+func (e *Engine) budgeted(rp *rangePartition, pk string, at time.Time, cost float64) (ok bool, msg string) {
+	r := e.rates.Load()
+	p := &e.cfg.Profile
+	if r.Account > 0 {
+		e.acctMu.Lock()
+		e.acct.retune(r.Account, p.AccountBurst)
+		ok := e.acct.take(at, cost)
+		e.acctMu.Unlock()
+		if !ok {
+			return false, tables.MsgAccountOverLimit
+		}
+	}
+	if r.Partition > 0 && !rp.keyBucket(pk, r.Partition, p.Burst).take(at, cost) {
+		return false, tables.MsgServerBusy
+	}
+	return true, ""
+}
+
+// charged charges cost to the budgets after the fact (queries pay for what
+// they scanned), going into debt if need be.
+func (e *Engine) charged(rp *rangePartition, pk string, at time.Time, cost float64) {
+	r := e.rates.Load()
+	p := &e.cfg.Profile
+	if r.Account > 0 {
+		e.acctMu.Lock()
+		e.acct.retune(r.Account, p.AccountBurst)
+		e.acct.charge(at, cost)
+		e.acctMu.Unlock()
+	}
+	if r.Partition > 0 {
+		rp.keyBucket(pk, r.Partition, p.Burst).charge(at, cost)
+	}
+}
+
+// MakeUnavailable makes the range partition that holds pk in table
+// unavailable for d from now, as while the balancer moves it: requests to it
+// wait up to the profile's hold time, then get 503 ServerBusy or, past their
+// deadline, 500 OperationTimedOut.
+func (e *Engine) MakeUnavailable(table, pk string, d time.Duration) error {
+	t, terr := e.table(table)
+	if terr != nil {
+		return terr
+	}
+	if d <= 0 {
+		return fmt.Errorf("engine: an unavailable period must be positive, not %v", d)
+	}
+	e.faulted.Store(true)
+	rp := t.lock(pk, false)
+	rp.unavailableUntil = maxTime(rp.unavailableUntil, e.clock.Now().Add(d))
+	rp.mu.Unlock()
+	return nil
+}
+
+// unavailableNow refuses a request to a partition that is unavailable,
+// under the profile without a model (which has no hold time): 503
+// ServerBusy at once.
+func unavailableNow(rp *rangePartition, now time.Time) *tables.Error {
+	if now.Before(rp.unavailableUntil) {
+		return tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, tables.MsgServerBusy)
+	}
+	return nil
+}
+
+// ScaleLatency returns the profile with every latency a client sees (front
+// end, commit and read stages, stalls) multiplied by f. Lane costs, and so
+// what one partition can serve, are kept.
+func (p Profile) ScaleLatency(f float64) Profile {
+	for _, d := range []*time.Duration{&p.FEWrite, &p.FEWriteUnit, &p.FERead, &p.PostWrite, &p.PostUnit, &p.PostRead, &p.HiccupMin, &p.HiccupMax} {
+		*d = scaleDur(*d, f)
+	}
+	return p
+}
+
+// doBudgeted is do under the profile without a model once budgets or an
+// unavailable partition apply: no latency, but the budgets and the
+// partition's availability are checked first, and a refusal is at once.
+func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn func(rp *rangePartition, now time.Time) (int, *tables.Error)) error {
+	rp := t.lock(pk, false)
+	defer rp.mu.Unlock()
+	now := e.clock.Now()
+	if err := unavailableNow(rp, now); err != nil {
+		return err
+	}
+	if k != opQuery {
+		if ok, msg := e.budgeted(rp, pk, now, units); !ok {
+			return tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
+		}
+	}
+	scanned, err := fn(rp, now)
+	if k == opQuery {
+		e.charged(rp, pk, now, math.Max(1, float64(scanned)))
+	}
+	if err != nil {
+		return err
+	}
+	return nil
+}
