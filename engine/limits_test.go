@@ -79,3 +79,27 @@ func TestMakeUnavailable(t *testing.T) {
 		}
 	})
 }
+
+// TestLatencyScale: a scaled profile answers an unloaded request that many
+// times slower, and serves as much.
+func TestLatencyScale(t *testing.T) {
+	mean := func(f float64) time.Duration {
+		var d time.Duration
+		synctest.Test(t, func(t *testing.T) {
+			e := newRaw(t, func(c *engine.Config) { c.Profile = engine.WA2010().ScaleLatency(f); c.PreSplit = 64 })
+			e.Insert(ctx, "people", ent("p", "r"))
+			start := time.Now()
+			for range 200 {
+				if _, err := e.Get(ctx, "people", "p", "r", nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d = time.Since(start) / 200
+		})
+		return d
+	}
+	one, three := mean(1), mean(3)
+	if r := float64(three) / float64(one); r < 2.7 || r > 3.1 {
+		t.Fatalf("unloaded get: %v at scale 1, %v at scale 3 (%.2fx)", one, three, r)
+	}
+}
