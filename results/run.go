@@ -53,6 +53,9 @@ type Run struct {
 	// it was: its serial section or its cores, whichever was busier.
 	ClientCPUPct []float64 `json:"client_cpu_pct,omitempty"`
 
+	// Shard is set on the record of one shard of a run.
+	Shard *Shard `json:"shard,omitempty"`
+
 	Intervals  []Interval        `json:"intervals,omitempty"`
 	Histograms map[string]string `json:"histograms,omitempty"` // "op/outcome" or "op/per-entity" -> compressed HDR (µs)
 	Events     []Event           `json:"events,omitempty"`
@@ -71,6 +74,17 @@ type Environment struct {
 	Endpoint   string  `json:"endpoint,omitempty"` // with any secret removed
 	Profile    string  `json:"profile,omitempty"`
 	TimeScale  float64 `json:"time_scale,omitempty"`
+}
+
+// Shard says which shard of a run a record is, when the run was sharded.
+type Shard struct {
+	Index int `json:"index"` // from 0
+	Count int `json:"count"`
+	// Start is when every shard started its warm-up, in the service's time.
+	Start time.Time `json:"start"`
+	// SkewMs is the service's clock minus this machine's, measured from the
+	// service's Date header (to about half a second), when the target has one.
+	SkewMs *float64 `json:"skew_ms,omitempty"`
 }
 
 // Percentiles summarizes a latency histogram, in milliseconds.

@@ -39,6 +39,9 @@ func NewRunner(spec Spec, t Target) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{spec: spec, target: t, cost: vm.DefaultCost()}
+	if spec.Shards > 1 && r.virtual() {
+		return nil, errors.New("a sharded run needs a target in wall time: shards on other machines cannot share a virtual clock")
+	}
 	if spec.RequestTimeout > 0 && !r.virtual() {
 		r.timeout = time.Duration(float64(spec.RequestTimeout) / r.scale())
 	}
@@ -75,21 +78,37 @@ type worker struct {
 func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	s := &r.spec
 	clock := r.target.Clock()
+	sharded := s.Shards > 1
 	table := s.Table
-	if table == "" {
+	switch {
+	case table == "" && sharded:
+		table = shardTable(s.JobID)
+	case table == "":
 		table = tableName(s.JobID)
 	}
-	sctx, cancel := r.requestContext(ctx)
-	err := r.target.CreateTable(sctx, table)
-	cancel()
-	var te *tables.Error
-	if s.Table != "" && errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists {
-		err = nil // a shared table: another process made it
+	creator := !sharded || s.Shard == 0 // one shard makes the table, and deletes it
+	if creator {
+		sctx, cancel := r.requestContext(ctx)
+		err := r.target.CreateTable(sctx, table)
+		cancel()
+		var te *tables.Error
+		if errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists {
+			switch {
+			case s.Table != "":
+				err = nil // a shared table: another process made it
+			case sharded:
+				err = fmt.Errorf("it exists already: an earlier run with job ID %s left it; delete it or give a new --job-id", s.JobID)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("creating table %s: %w", table, timeoutHint(err, r.spec.RequestTimeout))
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("creating table %s: %w", table, timeoutHint(err, r.spec.RequestTimeout))
+	var meet *rendezvous
+	if sharded {
+		meet = r.newRendezvous(table)
 	}
-	if s.Table == "" && !s.KeepTable {
+	if creator && s.Table == "" && !s.KeepTable {
 		defer func() {
 			dctx, cancel := r.requestContext(context.WithoutCancel(ctx))
 			defer cancel()
@@ -113,6 +132,9 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	var workers []*worker
 	var machines []*vm.VM
 	for v := 1; v <= s.VMs; v++ {
+		if sharded && (v-1)%s.Shards != s.Shard { // another shard's VM
+			continue
+		}
 		var machine *vm.VM
 		if modeled {
 			machine = vm.New(s.VMSize)
@@ -134,6 +156,13 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 		}
 	}
 
+	var shard *results.Shard
+	if meet != nil {
+		var err error
+		if shard, err = meet.meet(ctx); err != nil {
+			return nil, fmt.Errorf("shard %d of %d: %w", s.Shard, s.Shards, err)
+		}
+	}
 	start := clock.Now()
 	from, to := start.Add(s.Warmup), start.Add(s.Warmup+s.Duration)
 	collector := results.NewCollector()
@@ -175,7 +204,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	if end.After(to) {
 		end = to
 	}
-	run := &results.Run{ID: table, Start: start, Interrupted: ctx.Err() != nil}
+	run := &results.Run{ID: table, Start: start, Interrupted: ctx.Err() != nil, Shard: shard}
 	if spec, err := json.Marshal(s); err == nil {
 		run.Spec = spec
 	}
@@ -197,6 +226,11 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 		run.Events = es.Events(start)
 	}
 	run.Warnings, run.Refused = r.check(run)
+	if meet != nil && ctx.Err() == nil {
+		if err := meet.finish(ctx); err != nil {
+			run.Warnings = append(run.Warnings, fmt.Sprintf("shard %d: %v", s.Shard, err))
+		}
+	}
 	if werr != nil && !errors.Is(werr, context.Canceled) {
 		return run, werr
 	}

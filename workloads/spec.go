@@ -92,6 +92,18 @@ type Spec struct {
 	// unless KeepTable.
 	Table     string `json:"table,omitempty"`
 	KeepTable bool   `json:"keep_table,omitempty"`
+	// Shard and Shards make the run one of Shards processes that together
+	// run the spec: this one runs VMs Shard+1, Shard+1+Shards, and so on.
+	// Shards meet in the target table before they start (see Rendezvous).
+	// They are left out of the stored spec, which is the whole run's.
+	Shard  int `json:"-"`
+	Shards int `json:"-"`
+	// StartAt, for a sharded run, is when every shard starts its warm-up;
+	// zero: the shards agree on a start through the table.
+	StartAt time.Time `json:"-"`
+	// Rendezvous bounds how long a shard waits for the others (default 5
+	// minutes).
+	Rendezvous time.Duration `json:"-"`
 	// RequestTimeout is how long the client waits for one response, in the
 	// target's time, before it records a client timeout; it bounds table
 	// setup and cleanup too. 0 waits as long as the service takes (the
@@ -190,6 +202,15 @@ func (s *Spec) Validate() error {
 	}
 	if s.JobID == "" || strings.ContainsAny(s.JobID, "/\\#?_ ") || len(s.JobID) > 32 {
 		bad("job ID %q is not valid: use 1 to 32 letters and digits", s.JobID)
+	}
+	if s.Shards < 0 || s.Shards > 1 && (s.Shard < 0 || s.Shard >= s.Shards) {
+		bad("shard %d of %d is out of range: shards count from 0 to %d", s.Shard, s.Shards, max(s.Shards-1, 0))
+	}
+	if s.Shards > s.VMs {
+		bad("%d shards for %d VMs: a shard runs whole VMs, so use at most %d shards", s.Shards, s.VMs, s.VMs)
+	}
+	if s.Shards > 1 && s.JobID == DefaultSpec().JobID {
+		bad("a sharded run needs a job ID of its own, the same in every shard: give --job-id")
 	}
 	if s.Table != "" && !tables.ValidTableName(s.Table) {
 		bad("table %q is not a valid table name: use 3 to 63 letters and digits, starting with a letter", s.Table)

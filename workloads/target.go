@@ -73,6 +73,8 @@ type Op struct {
 	// its continuation; set by Do.
 	Returned int
 	Next     *tables.Continuation
+	// Read, when set, receives the entity a get read.
+	Read *tables.Entity
 }
 
 // Outcome classifies a request's error as the recorder counts it: OK,

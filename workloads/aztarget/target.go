@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -365,7 +366,15 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (done time.Time, err
 		s.buf = odata.AppendEntity(s.buf[:0], &op.Entity)
 		_, err = c.UpsertEntity(ctx, s.buf, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace})
 	case workloads.OpGet:
-		_, err = c.GetEntity(ctx, op.PartitionKey, op.RowKey, nil)
+		var resp aztables.GetEntityResponse
+		resp, err = c.GetEntity(ctx, op.PartitionKey, op.RowKey, nil)
+		if err == nil && op.Read != nil {
+			e, derr := odata.DecodeEntity(resp.Value, nil)
+			if derr != nil {
+				return time.Time{}, derr
+			}
+			*op.Read = e
+		}
 	case workloads.OpBatch:
 		actions := make([]aztables.TransactionAction, len(op.Batch))
 		for i := range op.Batch {
@@ -436,3 +445,33 @@ func (t *Target) recoverInto(err *error) {
 
 // CodeMalformedResponse is the outcome of a response the SDK could not read.
 const CodeMalformedResponse = "MalformedResponse"
+
+// Skew measures the service's clock against this machine's from the Date
+// header of a few cheap requests (reads of a row that need not exist): the
+// service's time minus local time. The header has whole seconds, so the
+// estimate is good to about half a second; the median of five is taken.
+func (t *Target) Skew(ctx context.Context) (d time.Duration, err error) {
+	defer t.recoverInto(&err)
+	c := t.svc.NewClient("tablebenchclock")
+	var skews []time.Duration
+	for range 5 {
+		var resp *http.Response
+		before := time.Now()
+		_, err := c.GetEntity(policy.WithCaptureResponse(ctx, &resp), "clock", "clock", nil)
+		after := time.Now()
+		if resp == nil {
+			if err == nil {
+				err = errors.New("no response")
+			}
+			return 0, t.convert(err, false)
+		}
+		date, perr := http.ParseTime(resp.Header.Get("Date"))
+		if perr != nil {
+			return 0, fmt.Errorf("the service's Date header %q is not a date", resp.Header.Get("Date"))
+		}
+		mid := before.Add(after.Sub(before) / 2)
+		skews = append(skews, date.Add(500*time.Millisecond).Sub(mid)) // Date is truncated to the second
+	}
+	slices.Sort(skews)
+	return skews[len(skews)/2], nil
+}

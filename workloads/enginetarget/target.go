@@ -120,7 +120,11 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
 	case workloads.OpUpsert:
 		_, err = s.cl.Upsert(ctx, op.Table, op.Entity, tables.Replace)
 	case workloads.OpGet:
-		_, err = s.cl.Get(ctx, op.Table, op.PartitionKey, op.RowKey, nil)
+		var e tables.Entity
+		e, err = s.cl.Get(ctx, op.Table, op.PartitionKey, op.RowKey, nil)
+		if err == nil && op.Read != nil {
+			*op.Read = e
+		}
 	case workloads.OpBatch:
 		_, err = s.cl.Batch(ctx, op.Table, op.Batch)
 	case workloads.OpQuery:

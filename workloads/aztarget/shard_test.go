@@ -1,0 +1,107 @@
+package aztarget_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tablebench/tablebench/engine/rest/resttest"
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/aztarget"
+)
+
+func servedTarget(t *testing.T, s *resttest.Server) *aztarget.Target {
+	t.Helper()
+	cfg := aztarget.DefaultConfig()
+	cfg.Getenv = func(k string) string {
+		if k == "TABLEBENCH_CONNECTION_STRING" {
+			return s.ConnectionString
+		}
+		return ""
+	}
+	tg, err := aztarget.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func shardSpec(job string, shards int) workloads.Spec {
+	spec := workloads.DefaultSpec()
+	spec.Op, spec.Partition, spec.VMs, spec.Threads = workloads.OpInsert, workloads.PartitionShared, 3, 2
+	spec.Warmup, spec.Duration, spec.JobID, spec.Shards = time.Second, 2*time.Second, job, shards
+	return spec
+}
+
+// runShards runs the given shards of spec at once, each with a target of
+// its own, as separate machines would.
+func runShards(t *testing.T, s *resttest.Server, spec workloads.Spec, shards ...int) ([]*results.Run, []error) {
+	t.Helper()
+	runs, errs := make([]*results.Run, len(shards)), make([]error, len(shards))
+	var wg sync.WaitGroup
+	for i, k := range shards {
+		sp := spec
+		sp.Shard = k
+		wg.Go(func() {
+			r, err := workloads.NewRunner(sp, servedTarget(t, s))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			runs[i], errs[i] = r.Run(context.Background())
+		})
+	}
+	wg.Wait()
+	return runs, errs
+}
+
+// TestShardsMeetInTheTable: shards of one run meet through its table,
+// start together, run only their own VMs, and one of them makes and deletes
+// the table.
+func TestShardsMeetInTheTable(t *testing.T) {
+	s := resttest.NewServer(t, resttest.Options{})
+	runs, errs := runShards(t, s, shardSpec("meet", 2), 0, 1)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+	}
+	a, b := runs[0], runs[1]
+	if a.Shard == nil || b.Shard == nil || a.Shard.Start != b.Shard.Start || a.Shard.SkewMs == nil || a.Shard.Count != 2 || b.Shard.Index != 1 {
+		t.Fatalf("shard records: %+v %+v", a.Shard, b.Shard)
+	}
+	if a.ID != b.ID || string(a.Spec) != string(b.Spec) {
+		t.Fatalf("the shards' records are of different runs: %s %s", a.ID, b.ID)
+	}
+	if d := a.Start.Sub(b.Start); d > 200*time.Millisecond || d < -200*time.Millisecond {
+		t.Fatalf("the shards started %v apart", d)
+	}
+	// Shard 0 runs VMs 1 and 3, shard 1 runs VM 2: two threads each.
+	if len(a.Warnings) > 0 || len(b.Warnings) > 0 || a.Totals.Requests == 0 || b.Totals.Requests == 0 {
+		t.Fatalf("warnings %v %v, requests %d %d", a.Warnings, b.Warnings, a.Totals.Requests, b.Totals.Requests)
+	}
+	if ratio := float64(a.Totals.Requests) / float64(b.Totals.Requests); ratio < 1.5 || ratio > 2.5 {
+		t.Fatalf("shard 0 (2 VMs) sent %d requests, shard 1 (1 VM) %d", a.Totals.Requests, b.Totals.Requests)
+	}
+	if _, ok := s.Engine.TableName(a.ID); ok {
+		t.Fatalf("table %s outlived the run", a.ID)
+	}
+}
+
+// TestAMissingShardIsNamed: a shard that never comes is named when the
+// wait ends.
+func TestAMissingShardIsNamed(t *testing.T) {
+	s := resttest.NewServer(t, resttest.Options{})
+	spec := shardSpec("alone", 3)
+	spec.Rendezvous = time.Second
+	_, errs := runShards(t, s, spec, 0, 2)
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), "shard(s) 1 of 3 did not report ready") {
+		t.Fatalf("shard 0: %v, want shard 1 named", errs[0])
+	}
+	if errs[1] == nil { // it names shard 1 too, or finds the table shard 0 deleted
+		t.Fatal("shard 2 ran without shard 1")
+	}
+}
