@@ -53,8 +53,10 @@ type Run struct {
 	// it was: its serial section or its cores, whichever was busier.
 	ClientCPUPct []float64 `json:"client_cpu_pct,omitempty"`
 
-	// Shard is set on the record of one shard of a run.
-	Shard *Shard `json:"shard,omitempty"`
+	// Shard is set on the record of one shard of a run; MergedFrom on the
+	// record merged from every shard's.
+	Shard      *Shard        `json:"shard,omitempty"`
+	MergedFrom []ShardSource `json:"merged_from,omitempty"`
 
 	Intervals  []Interval        `json:"intervals,omitempty"`
 	Histograms map[string]string `json:"histograms,omitempty"` // "op/outcome" or "op/per-entity" -> compressed HDR (µs)

@@ -89,6 +89,34 @@ func TestShardsMeetInTheTable(t *testing.T) {
 	if _, ok := s.Engine.TableName(a.ID); ok {
 		t.Fatalf("table %s outlived the run", a.ID)
 	}
+
+	// The merge loses nothing.
+	m, err := results.MergeRuns([]*results.Run{b, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Totals.Requests != a.Totals.Requests+b.Totals.Requests || m.LatencyMs.Count != a.LatencyMs.Count+b.LatencyMs.Count || len(m.MergedFrom) != 2 {
+		t.Fatalf("merged %d requests (%d in its histograms) from %d and %d", m.Totals.Requests, m.LatencyMs.Count, a.Totals.Requests, b.Totals.Requests)
+	}
+	if sum := a.EntitiesPerSec + b.EntitiesPerSec; m.EntitiesPerSec < 0.8*sum || m.EntitiesPerSec > 1.2*sum || m.MeasuredSec < 1 {
+		t.Fatalf("merged %.0f entities/s over %.0f s, the shards %.0f and %.0f", m.EntitiesPerSec, m.MeasuredSec, a.EntitiesPerSec, b.EntitiesPerSec)
+	}
+	for _, bad := range []struct {
+		runs []*results.Run
+		want string
+	}{
+		{[]*results.Run{a}, "shard(s) 1 of 2 missing"},
+		{[]*results.Run{a, a, b}, "shard 0 is given twice"},
+	} {
+		if _, err := results.MergeRuns(bad.runs); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v, want %q", err, bad.want)
+		}
+	}
+	other := *b
+	other.Spec = []byte(`{"op":"get"}`)
+	if _, err := results.MergeRuns([]*results.Run{a, &other}); err == nil || !strings.Contains(err.Error(), "another spec") {
+		t.Errorf("records of different specs: %v", err)
+	}
 }
 
 // TestAMissingShardIsNamed: a shard that never comes is named when the

@@ -1,0 +1,250 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// ShardSource is what a merged run keeps of each shard: where it ran and
+// how its clock and window sat.
+type ShardSource struct {
+	Index       int         `json:"index"`
+	Env         Environment `json:"environment"`
+	Start       time.Time   `json:"start"` // the shard's own clock at its start
+	SkewMs      *float64    `json:"skew_ms,omitempty"`
+	MeasuredSec float64     `json:"measured_sec"`
+	Requests    int64       `json:"requests"`
+}
+
+// MergeRuns combines the records of the shards of one run into the run's
+// record, losing nothing: histograms are added (never percentiles
+// averaged), counters summed, per-second intervals aligned on the service's
+// time, and throughput measured over the window all shards share. It
+// refuses records of different runs, and names a shard missing or given
+// twice.
+func MergeRuns(shards []*Run) (*Run, error) {
+	if len(shards) == 0 {
+		return nil, fmt.Errorf("nothing to merge: give the records of every shard")
+	}
+	first := shards[0]
+	if first.Shard == nil {
+		return nil, fmt.Errorf("run %s is not a shard's record (it has no shard field): merge takes the records of one sharded run", first.ID)
+	}
+	n := first.Shard.Count
+	byIndex := make([]*Run, n)
+	for _, r := range shards {
+		switch {
+		case r.Shard == nil:
+			return nil, fmt.Errorf("run %s is not a shard's record: merge takes the records of one sharded run", r.ID)
+		case r.ID != first.ID:
+			return nil, fmt.Errorf("records of different runs: %s and %s", first.ID, r.ID)
+		case !sameJSON(r.Spec, first.Spec):
+			return nil, fmt.Errorf("run %s: shard %d was run with another spec than shard %d", r.ID, r.Shard.Index, first.Shard.Index)
+		case r.Shard.Count != n:
+			return nil, fmt.Errorf("run %s: shard %d says the run has %d shards, shard %d says %d", r.ID, r.Shard.Index, r.Shard.Count, first.Shard.Index, n)
+		case r.Shard.Index < 0 || r.Shard.Index >= n:
+			return nil, fmt.Errorf("run %s: shard %d is out of range for %d shards", r.ID, r.Shard.Index, n)
+		case byIndex[r.Shard.Index] != nil:
+			return nil, fmt.Errorf("run %s: shard %d is given twice", r.ID, r.Shard.Index)
+		case !r.Shard.Start.Equal(first.Shard.Start):
+			return nil, fmt.Errorf("run %s: shard %d started at %s, shard %d at %s: they are not one run", r.ID, r.Shard.Index, r.Shard.Start.Format(time.RFC3339Nano), first.Shard.Index, first.Shard.Start.Format(time.RFC3339Nano))
+		}
+		byIndex[r.Shard.Index] = r
+	}
+	var missing []string
+	for i, r := range byIndex {
+		if r == nil {
+			missing = append(missing, fmt.Sprint(i))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("run %s: shard(s) %s of %d missing: give every shard's record", first.ID, strings.Join(missing, ", "), n)
+	}
+
+	m := &Run{ID: first.ID, Figure: first.Figure, Series: first.Series, X: first.X, Spec: first.Spec, Env: first.Env,
+		Start: first.Shard.Start, Errors: map[string]int64{}}
+	var spec struct {
+		Warmup string `json:"warmup"`
+	}
+	json.Unmarshal(first.Spec, &spec)
+	warmup, _ := time.ParseDuration(spec.Warmup)
+
+	hists := map[string]*hdr.Histogram{}
+	lo, hi := math.Inf(-1), math.Inf(1) // the common measured window, in seconds from the agreed start
+	type sec struct {
+		iv   Interval
+		hist *hdr.Histogram
+		hs   int // shards with a histogram for the second
+	}
+	secs := map[int]*sec{}
+	perShardVMs := make([][]float64, n)
+	var sentPerSec float64
+	allHlogs := true
+	var worstLag *Percentiles
+	for i, r := range byIndex {
+		m.Totals.add(&r.Totals)
+		m.Interrupted = m.Interrupted || r.Interrupted
+		m.Refused = m.Refused || r.Refused
+		m.MaxStartLagMs = math.Max(m.MaxStartLagMs, r.MaxStartLagMs)
+		if r.HarnessLagMs != nil && (worstLag == nil || r.HarnessLagMs.P99 > worstLag.P99) {
+			worstLag = r.HarnessLagMs
+		}
+		for _, w := range r.Warnings {
+			m.Warnings = append(m.Warnings, fmt.Sprintf("shard %d: %s", i, w))
+		}
+		for _, ev := range r.Events {
+			ev.Detail = fmt.Sprintf("shard %d: %s", i, ev.Detail)
+			m.Events = append(m.Events, ev)
+		}
+		perShardVMs[i] = r.ClientCPUPct
+		sentPerSec += r.EntitiesSentPerSec
+		m.MergedFrom = append(m.MergedFrom, ShardSource{Index: i, Env: r.Env, Start: r.Start, SkewMs: r.Shard.SkewMs, MeasuredSec: r.MeasuredSec, Requests: r.Totals.Requests})
+		for name := range r.Histograms {
+			h, err := r.Histogram(name)
+			if err != nil {
+				return nil, fmt.Errorf("run %s, shard %d: histogram %s: %w", r.ID, i, name, err)
+			}
+			if hists[name] == nil {
+				hists[name] = NewHistogram()
+			}
+			hists[name].Merge(h)
+		}
+		// The shard's start on the service's clock, against the agreed one.
+		skew := time.Duration(0)
+		if r.Shard.SkewMs != nil {
+			skew = time.Duration(*r.Shard.SkewMs * float64(time.Millisecond))
+		}
+		offset := r.Start.Add(skew).Sub(m.Start).Seconds()
+		lo = math.Max(lo, offset+warmup.Seconds())
+		hi = math.Min(hi, offset+warmup.Seconds()+r.MeasuredSec)
+		shift := int(math.Round(offset))
+		if len(r.IntervalHists) != len(r.Intervals) {
+			allHlogs = false
+		}
+		for j, iv := range r.Intervals {
+			k := iv.Second + shift
+			s := secs[k]
+			if s == nil {
+				s = &sec{iv: Interval{Second: k, Warmup: true}, hist: NewHistogram()}
+				secs[k] = s
+			}
+			s.iv.Warmup = s.iv.Warmup && iv.Warmup
+			s.iv.Requests += iv.Requests
+			s.iv.Entities += iv.Entities
+			s.iv.Throttled += iv.Throttled
+			s.iv.Errors += iv.Errors
+			s.iv.NoAnswer += iv.NoAnswer
+			if j < len(r.IntervalHists) {
+				s.hist.Merge(r.IntervalHists[j])
+				s.hs++
+			}
+		}
+	}
+	maps.Copy(m.Errors, m.Totals.Errors)
+	m.HarnessLagMs = worstLag
+	for _, k := range slices.Sorted(maps.Keys(secs)) {
+		s := secs[k]
+		if allHlogs && s.hs > 0 {
+			p := PercentilesOf(s.hist)
+			s.iv.P50Ms, s.iv.P99Ms = p.P50, p.P99
+			s.hist.SetStartTimeMs(m.Start.Add(time.Duration(k) * time.Second).UnixMilli())
+			s.hist.SetEndTimeMs(m.Start.Add(time.Duration(k+1) * time.Second).UnixMilli())
+			m.IntervalHists = append(m.IntervalHists, s.hist)
+		}
+		m.Intervals = append(m.Intervals, s.iv)
+	}
+	if !allHlogs {
+		m.IntervalHists = nil
+	}
+
+	// Throughput over the whole seconds every shard measured.
+	first0, last := int(math.Ceil(lo-1e-9)), int(math.Floor(hi+1e-9))
+	if last-first0 < 1 {
+		return nil, fmt.Errorf("run %s: the shards' measured windows share less than a second (%.1f s to %.1f s from the start): were they started together?", m.ID, lo, hi)
+	}
+	var ents, reqs int64
+	for k := first0; k < last; k++ {
+		if s := secs[k]; s != nil {
+			ents += s.iv.Entities
+			reqs += s.iv.Requests
+		}
+	}
+	m.MeasuredSec = float64(last - first0)
+	m.EntitiesPerSec = float64(ents) / m.MeasuredSec
+	m.RequestsPerSec = float64(reqs) / m.MeasuredSec
+	m.EntitiesSentPerSec = sentPerSec // each shard's over its own window; they ran together
+	m.Billable = m.Totals.Requests
+	if t := m.Totals; t.Requests > 0 {
+		m.ThrottledPct = 100 * float64(t.Throttled+t.TimedOut) / float64(t.Requests)
+	}
+	all, ok, perEntity := NewHistogram(), NewHistogram(), NewHistogram()
+	m.Histograms = map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(hists)) {
+		h := hists[name]
+		if strings.HasSuffix(name, "/per-entity") {
+			perEntity.Merge(h)
+		} else {
+			all.Merge(h)
+			if strings.HasSuffix(name, "/"+OutcomeOK) {
+				ok.Merge(h)
+			}
+		}
+		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			return nil, fmt.Errorf("encoding histogram %s: %w", name, err)
+		}
+		m.Histograms[name] = string(enc)
+	}
+	m.LatencyMs, m.SuccessLatencyMs, m.PerEntityMs = PercentilesOf(all), PercentilesOf(ok), PercentilesOf(perEntity)
+	// Client CPU per VM, in the whole run's VM order: VM v ran in shard
+	// (v-1) mod n, as its ((v-1) div n)th VM.
+	for v := 0; ; v++ {
+		s, at := v%n, v/n
+		if at >= len(perShardVMs[s]) {
+			break
+		}
+		m.ClientCPUPct = append(m.ClientCPUPct, perShardVMs[s][at])
+	}
+	return m, nil
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y bytes.Buffer
+	return json.Compact(&x, a) == nil && json.Compact(&y, b) == nil && x.String() == y.String()
+}
+
+// ReadHlog reads a run's per-second histograms from its interval log, as
+// WriteHlog wrote them.
+func (r *Run) ReadHlog(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	lr := hdr.NewHistogramLogReader(f)
+	var hs []*hdr.Histogram
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		if h == nil {
+			break
+		}
+		hs = append(hs, h)
+	}
+	if len(hs) != len(r.Intervals) {
+		return fmt.Errorf("%s has %d seconds, the record %d", path, len(hs), len(r.Intervals))
+	}
+	r.IntervalHists = hs
+	return nil
+}
