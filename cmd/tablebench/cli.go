@@ -40,6 +40,7 @@ func commands() []command {
 		{"sweep", "a figure of your own: any run parameters as lists", sweepCmd},
 		{"report", "rebuild the charts of a stored result set", reportCmd},
 		{"compare", "two result sets side by side, with overlaid charts", compareCmd},
+		{"merge", "combine the shards of a run or suite into one", mergeCmd},
 		{"serve", "serve the engine as an Azure Table endpoint", serveCmd},
 		{"admin", "change a served engine's fault rules and rates while it runs", adminCmd},
 		{"version", "print the version", versionCmd},

@@ -30,6 +30,8 @@ type suiteFlags struct {
 	seed     uint64
 	duration time.Duration
 	warmup   time.Duration
+	shf      shardFlags
+	jobID    string
 
 	confirmed bool // the user has confirmed the plan
 }
@@ -51,6 +53,50 @@ func (s *suiteFlags) register(fs *flagSet, figures bool) {
 	fs.Uint64Var(&s.seed, "seed", 1, "seed of every run")
 	fs.DurationVar(&s.duration, "duration", 0, "measured time of every run, overriding the mode's (0 keeps it)")
 	fs.DurationVar(&s.warmup, "warmup", -1, "warm-up of every run, overriding the mode's (-1 keeps it)")
+	s.shf.register(fs.FlagSet)
+	fs.StringVar(&s.jobID, "job-id", "", "with --shard: the suite's job ID, the same in every shard; each run's is derived from it")
+}
+
+// shardPlan makes every run of the plan the same shard of itself, each run
+// with a job ID of its own derived from the suite's, so the shards of each
+// run meet in that run's table. A run of fewer VMs than shards is split
+// into as many shards as it has VMs, and the shards beyond leave it out (a
+// run of one VM is shard 0's alone, unsharded). --start-at aligns the first
+// run; the rest meet as they come. It returns the runs this shard runs.
+func (s *suiteFlags) shardPlan(plan []workloads.PlannedRun, getenv func(string) string) ([]workloads.PlannedRun, error) {
+	k, n, start, err := s.shf.resolve(getenv)
+	if err != nil {
+		return nil, err
+	}
+	if n < 2 {
+		return plan, nil
+	}
+	if s.tf.virtual() {
+		return nil, usagef("a sharded suite needs wall time: give --target table, or --time-scale above 0 for the engine")
+	}
+	if s.jobID == "" || len(s.jobID) > 28 || strings.ContainsAny(s.jobID, "/\\#?_ -") {
+		return nil, usagef("a sharded suite needs --job-id of 1 to 28 letters and digits, the same in every shard")
+	}
+	var mine []workloads.PlannedRun
+	first := true
+	for i, pr := range plan {
+		pr.Spec.JobID = fmt.Sprintf("%sr%03d", s.jobID, i)
+		runShards := min(n, pr.Spec.VMs)
+		if k >= runShards {
+			continue // this run has no VM for this shard
+		}
+		at := time.Time{}
+		if first {
+			at, first = start, false
+		}
+		s.shf.apply(&pr.Spec, k, runShards, at)
+		if err := pr.Spec.Validate(); err != nil {
+			return nil, usagef("%s: %v", pr.ID, err)
+		}
+		mine = append(mine, pr)
+	}
+	s.parallel = 1 // shards of one run must meet before the next run starts
+	return mine, nil
 }
 
 // override applies --duration and --warmup to planned runs.
@@ -145,6 +191,9 @@ func figuresCmd(ctx context.Context, e *env, args []string) error {
 	}
 	plan := workloads.Plan(figs, mode)
 	if err := sf.override(plan); err != nil {
+		return err
+	}
+	if plan, err = sf.shardPlan(plan, e.getenv); err != nil {
 		return err
 	}
 	_, release, err := sf.newTarget(e.getenv)(sf.seed) // bad target flags fail before anything runs

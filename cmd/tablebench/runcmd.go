@@ -61,7 +61,7 @@ func (s *specFlags) resolve() (workloads.Spec, error) {
 	switch {
 	case s.jobID != "":
 		s.spec.JobID = s.jobID
-	case s.spec.Table != "": // runs sharing a table must not write one another's rows
+	case s.spec.Table != "" && s.spec.Shards < 2: // runs sharing a table must not write one another's rows
 		var b [4]byte
 		rand.Read(b[:])
 		s.spec.JobID = "tb" + hex.EncodeToString(b[:])
@@ -82,8 +82,10 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "run", "[flags]")
 	var sf specFlags
 	var tf targetFlags
+	var shf shardFlags
 	sf.register(fs.FlagSet)
 	tf.register(fs.FlagSet)
+	shf.register(fs.FlagSet)
 	out := fs.String("out", "", "directory to store the run record (JSON) and its HdrHistogram interval log (.hlog)")
 	asJSON := fs.Bool("json", false, "print one JSON object with the results instead of the summary")
 	quiet := fs.Bool("quiet", false, "no progress and no configuration lines on stderr")
@@ -91,6 +93,11 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	k, n, startAt, err := shf.resolve(e.getenv)
+	if err != nil {
+		return err
+	}
+	shf.apply(&sf.spec, k, n, startAt)
 	spec, err := sf.resolve()
 	if err != nil {
 		return err
@@ -116,6 +123,9 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	if !*quiet {
 		tf.describe(e.stderr, tg)
 		fmt.Fprintln(e.stderr, "spec:", describeSpec(spec, modelsClient(tg)))
+		if d := describeShard(spec); d != "" {
+			fmt.Fprintln(e.stderr, "shard:", d, "- waiting for the other shards")
+		}
 	}
 	var stop func()
 	if e.terminal && !*quiet {
@@ -197,11 +207,14 @@ func store(dir string, res *results.Run) error {
 	return results.WriteFileAtomic(filepath.Join(dir, res.ID+".hlog"), res.WriteHlog)
 }
 
-// writeJSONSummary prints the run record without its encoded histograms.
+// writeJSONSummary prints the run record without its encoded histograms,
+// unless it is a shard's, which merge needs whole.
 func writeJSONSummary(w interface{ Write([]byte) (int, error) }, res *results.Run) error {
 	c := *res
-	c.Histograms = nil
-	c.Intervals = nil
+	if c.Shard == nil {
+		c.Histograms = nil
+		c.Intervals = nil
+	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err

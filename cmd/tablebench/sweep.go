@@ -84,6 +84,10 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	if err := sf.override(plan); err != nil {
 		return err
 	}
+	plan, err = sf.shardPlan(plan, e.getenv)
+	if err != nil {
+		return err
+	}
 	_, release, err := sf.newTarget(e.getenv)(sf.seed) // bad target flags fail before anything runs
 	if err != nil {
 		return err

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads/casestudy"
+)
+
+// mergeCmd combines the records of a sharded run, or the result
+// directories of a sharded suite, into one.
+func mergeCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "merge", "[--json] [--out DIR] SHARD...")
+	asJSON := fs.Bool("json", false, "print the merged run records as JSON")
+	out := fs.String("out", "", "directory for the merged record(s); a merged suite needs one, and gets a report there")
+	if err := parseWords(fs, args); err != nil {
+		return err
+	}
+	inputs := fs.Args()
+	if len(inputs) == 0 {
+		return usagef("give the shards to merge: their run records (run --json, or the .json of run --out) or their suite directories")
+	}
+	var sets []*results.Dir
+	var runs []*results.Run
+	for _, in := range inputs {
+		st, err := os.Stat(in)
+		if err != nil {
+			return usagef("%s: %v", in, errors.Unwrap(err))
+		}
+		if st.IsDir() {
+			if _, err := os.Stat(filepath.Join(in, results.SetFile)); err == nil {
+				d, err := results.ReadDir(in)
+				if err != nil {
+					return usagef("%v", err)
+				}
+				for _, r := range d.Set.Runs {
+					r.ReadHlog(filepath.Join(in, r.ID+".hlog")) // per-second percentiles, when stored
+				}
+				sets = append(sets, d)
+				continue
+			}
+			files, _ := filepath.Glob(filepath.Join(in, "*.json"))
+			if len(files) == 0 {
+				return usagef("%s holds no run records and no %s", in, results.SetFile)
+			}
+			for _, f := range files {
+				r, err := readRecord(f)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, r)
+			}
+			continue
+		}
+		r, err := readRecord(in)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	if len(sets) > 0 && len(runs) > 0 {
+		return usagef("give suite directories or run records, not both")
+	}
+	if len(sets) > 0 {
+		return mergeSuites(e, sets, *out)
+	}
+	merged, err := mergeByID(runs)
+	if err != nil {
+		return err
+	}
+	for _, m := range merged {
+		if *asJSON {
+			if err := results.Write(e.stdout, m); err != nil {
+				return err
+			}
+		} else {
+			results.WriteSummary(e.stdout, m)
+			fmt.Fprintf(e.stdout, "  merged from      %d shards\n", len(m.MergedFrom))
+		}
+		if *out != "" {
+			if err := os.MkdirAll(*out, 0o755); err != nil {
+				return usagef("--out: cannot create %s: %v", *out, err)
+			}
+			if err := store(*out, m); err != nil {
+				return fmt.Errorf("the merged run above could not be stored in %s: %w", *out, err)
+			}
+		}
+	}
+	return nil
+}
+
+// readRecord reads one shard's run record, and its interval log beside it
+// when there is one.
+func readRecord(path string) (*results.Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("%s: %v", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	r, err := results.ReadRun(f)
+	if err != nil {
+		return nil, usagef("%s: %v", path, err)
+	}
+	hlog := strings.TrimSuffix(path, ".json") + ".hlog"
+	if _, err := os.Stat(hlog); err == nil {
+		if err := r.ReadHlog(hlog); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
+	return r, nil
+}
+
+// mergeByID merges the shards of each run, run by run.
+func mergeByID(runs []*results.Run) ([]*results.Run, error) {
+	byID := map[string][]*results.Run{}
+	var ids []string
+	for _, r := range runs {
+		if _, ok := byID[r.ID]; !ok {
+			ids = append(ids, r.ID)
+		}
+		byID[r.ID] = append(byID[r.ID], r)
+	}
+	var out []*results.Run
+	for _, id := range ids {
+		if rs := byID[id]; len(rs) == 1 && rs[0].Shard == nil { // a run too small to shard: one shard ran it whole
+			out = append(out, rs[0])
+			continue
+		}
+		m, err := results.MergeRuns(byID[id])
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// mergeSuites merges the shard directories of one suite into out, checks
+// the claims on the merged runs and writes the report.
+func mergeSuites(e *env, sets []*results.Dir, out string) error {
+	if out == "" {
+		return usagef("a merged suite needs --out DIR for its results and report")
+	}
+	first := sets[0].Set
+	for _, d := range sets[1:] {
+		if d.Set.Mode != first.Mode || !slices.Equal(d.Set.Figures, first.Figures) || string(d.Set.Sweep) != string(first.Sweep) {
+			return usagef("%s is not a shard of the same suite as %s (mode, figures or sweep differ)", d.Path, sets[0].Path)
+		}
+	}
+	var runs []*results.Run
+	for _, d := range sets {
+		runs = append(runs, d.Set.Runs...)
+	}
+	merged, err := mergeByID(runs)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(out, results.SetFile)); err == nil {
+		return usagef("--out %s already holds results: give an empty directory", out)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return usagef("--out: %v", err)
+	}
+	dir, err := results.OpenDir(out)
+	if err != nil {
+		return usagef("--out: %v", err)
+	}
+	if err := dir.Lock(); err != nil {
+		return usagef("--out: %v", err)
+	}
+	defer dir.Close()
+	dir.Set.Tablebench, dir.Set.Mode, dir.Set.Figures, dir.Set.Sweep = version, first.Mode, first.Figures, first.Sweep
+	var paths []string
+	for _, d := range sets {
+		paths = append(paths, d.Path)
+	}
+	dir.Set.Command = "tablebench merge --out " + out + " " + strings.Join(paths, " ")
+	for _, m := range merged {
+		if err := dir.Add(m); err != nil {
+			return err
+		}
+	}
+	figs, err := setFigures(&dir.Set)
+	if err != nil {
+		return err
+	}
+	var claims []results.Claim
+	if dir.Set.Mode != "sweep" {
+		claims = casestudy.Check(figs, dir.Set.Runs)
+	}
+	dir.Set.Claims = claims
+	if err := dir.Save(); err != nil {
+		return err
+	}
+	summary := []string{fmt.Sprintf("Merged from %d shards: %s.", len(sets), strings.Join(paths, ", ")), "Made by: " + first.Command}
+	return finishReport(e, &suiteFlags{}, dir, figs, claims, summary)
+}
