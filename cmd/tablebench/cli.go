@@ -41,6 +41,7 @@ func commands() []command {
 		{"report", "rebuild the charts of a stored result set", reportCmd},
 		{"compare", "two result sets side by side, with overlaid charts", compareCmd},
 		{"merge", "combine the shards of a run or suite into one", mergeCmd},
+		{"k8s", "print a Kubernetes Indexed Job that runs a run's shards", k8sCmd},
 		{"serve", "serve the engine as an Azure Table endpoint", serveCmd},
 		{"admin", "change a served engine's fault rules and rates while it runs", adminCmd},
 		{"version", "print the version", versionCmd},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,19 +52,19 @@ func mergeCmd(ctx context.Context, e *env, args []string) error {
 				return usagef("%s holds no run records and no %s", in, results.SetFile)
 			}
 			for _, f := range files {
-				r, err := readRecord(f)
+				rs, err := readRecords(f)
 				if err != nil {
 					return err
 				}
-				runs = append(runs, r)
+				runs = append(runs, rs...)
 			}
 			continue
 		}
-		r, err := readRecord(in)
+		rs, err := readRecords(in)
 		if err != nil {
 			return err
 		}
-		runs = append(runs, r)
+		runs = append(runs, rs...)
 	}
 	if len(sets) > 0 && len(runs) > 0 {
 		return usagef("give suite directories or run records, not both")
@@ -96,25 +97,40 @@ func mergeCmd(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// readRecord reads one shard's run record, and its interval log beside it
-// when there is one.
-func readRecord(path string) (*results.Run, error) {
-	f, err := os.Open(path)
+// readRecords reads shards' run records from a file: one record (the .json
+// of run --out, with its interval log beside it), or the lines of several
+// pods' logs, where each run --json record is a line of its own and other
+// lines (warnings) are passed over.
+func readRecords(path string) ([]*results.Run, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usagef("%s: %v", path, errors.Unwrap(err))
 	}
-	defer f.Close()
-	r, err := results.ReadRun(f)
-	if err != nil {
-		return nil, usagef("%s: %v", path, err)
-	}
-	hlog := strings.TrimSuffix(path, ".json") + ".hlog"
-	if _, err := os.Stat(hlog); err == nil {
-		if err := r.ReadHlog(hlog); err != nil {
-			return nil, usagef("%v", err)
+	if r, err := results.ReadRun(bytes.NewReader(data)); err == nil && bytes.Count(bytes.TrimSpace(data), []byte("\n{")) == 0 {
+		hlog := strings.TrimSuffix(path, ".json") + ".hlog"
+		if _, err := os.Stat(hlog); err == nil {
+			if err := r.ReadHlog(hlog); err != nil {
+				return nil, usagef("%v", err)
+			}
 		}
+		return []*results.Run{r}, nil
 	}
-	return r, nil
+	var out []*results.Run
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		r, err := results.ReadRun(bytes.NewReader(line))
+		if err != nil {
+			return nil, usagef("%s, line %d: %v", path, i+1, err)
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, usagef("%s holds no run record", path)
+	}
+	return out, nil
 }
 
 // mergeByID merges the shards of each run, run by run.

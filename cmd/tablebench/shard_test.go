@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,53 @@ func TestShardedSuiteMerges(t *testing.T) {
 	code, _, errOut = tb(t, context.Background(), nil, "merge", "--out", filepath.Join(dir, "half"), filepath.Join(dir, "a"))
 	if code != 2 || !strings.Contains(errOut, "shard(s) 1 of 2 missing") {
 		t.Fatalf("merging one shard: exit %d, %s", code, errOut)
+	}
+}
+
+// TestShardedRunFromPodLogs: the --json records of a run's shards, as the
+// pods' logs hold them (one line each, among other lines), merge into the
+// run's record.
+func TestShardedRunFromPodLogs(t *testing.T) {
+	cs, stop := startServe(t, "--profile", "none")
+	defer stop()
+	getenv := func(k string) string {
+		if k == "TABLEBENCH_CONNECTION_STRING" {
+			return cs
+		}
+		return ""
+	}
+	var wg sync.WaitGroup
+	logs := make([]string, 2)
+	for k := range 2 {
+		wg.Go(func() {
+			code, out, errOut := tb(t, context.Background(), func(v string) string {
+				if v == "JOB_COMPLETION_INDEX" {
+					return []string{"0", "1"}[k]
+				}
+				return getenv(v)
+			}, "run", "--target", "table", "--op", "insert", "--vms", "2", "--threads", "2", "--duration", "2s", "--warmup", "1s",
+				"--shards", "2", "--job-id", "pods1", "--json", "--quiet")
+			if code != 0 {
+				t.Errorf("shard %d: exit %d\n%s", k, code, errOut)
+			}
+			logs[k] = out
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "shards.jsonl")
+	os.WriteFile(path, []byte(logs[1]+"warning: a line a pod printed\n"+logs[0]), 0o644)
+	code, out, errOut := tb(t, context.Background(), nil, "merge", "--json", path)
+	if code != 0 {
+		t.Fatalf("merge: exit %d\n%s", code, errOut)
+	}
+	var m results.Run
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.MergedFrom) != 2 || m.Totals.Requests == 0 || m.Shard != nil {
+		t.Fatalf("merged: %+v", m.MergedFrom)
 	}
 }

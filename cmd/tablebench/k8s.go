@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The Kubernetes objects the k8s command prints: only the fields it sets,
+// in the order people read them.
+type (
+	k8sJob struct {
+		APIVersion string     `yaml:"apiVersion"`
+		Kind       string     `yaml:"kind"`
+		Metadata   k8sMeta    `yaml:"metadata"`
+		Spec       k8sJobSpec `yaml:"spec"`
+	}
+	k8sMeta struct {
+		Name   string            `yaml:"name,omitempty"`
+		Labels map[string]string `yaml:"labels,omitempty"`
+	}
+	k8sJobSpec struct {
+		CompletionMode string      `yaml:"completionMode"`
+		Completions    int         `yaml:"completions"`
+		Parallelism    int         `yaml:"parallelism"`
+		BackoffLimit   int         `yaml:"backoffLimit"`
+		Template       k8sTemplate `yaml:"template"`
+	}
+	k8sTemplate struct {
+		Metadata k8sMeta    `yaml:"metadata"`
+		Spec     k8sPodSpec `yaml:"spec"`
+	}
+	k8sPodSpec struct {
+		RestartPolicy string         `yaml:"restartPolicy"`
+		Containers    []k8sContainer `yaml:"containers"`
+		Volumes       []k8sVolume    `yaml:"volumes,omitempty"`
+	}
+	k8sContainer struct {
+		Name         string     `yaml:"name"`
+		Image        string     `yaml:"image"`
+		Args         []string   `yaml:"args"`
+		Env          []k8sEnv   `yaml:"env"`
+		VolumeMounts []k8sMount `yaml:"volumeMounts,omitempty"`
+	}
+	k8sEnv struct {
+		Name      string       `yaml:"name"`
+		ValueFrom k8sValueFrom `yaml:"valueFrom"`
+	}
+	k8sValueFrom struct {
+		SecretKeyRef *k8sKeyRef   `yaml:"secretKeyRef,omitempty"`
+		FieldRef     *k8sFieldRef `yaml:"fieldRef,omitempty"`
+	}
+	k8sKeyRef struct {
+		Name string `yaml:"name"`
+		Key  string `yaml:"key"`
+	}
+	k8sFieldRef struct {
+		FieldPath string `yaml:"fieldPath"`
+	}
+	k8sMount struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+	}
+	k8sVolume struct {
+		Name                  string       `yaml:"name"`
+		PersistentVolumeClaim *k8sClaimRef `yaml:"persistentVolumeClaim"`
+	}
+	k8sClaimRef struct {
+		ClaimName string `yaml:"claimName"`
+	}
+)
+
+var k8sName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// k8sCmd prints a Kubernetes Indexed Job that runs the shards of one run
+// (or suite) as its pods.
+func k8sCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "k8s", "--shards N [--image IMG] [--secret NAME] [--volume CLAIM] -- run|figures|sweep FLAGS...")
+	shards := fs.Int("shards", 0, "pods, one shard each")
+	image := fs.String("image", "tablebench:latest", "the image built from the Dockerfile, as your cluster pulls it")
+	name := fs.String("name", "", "the Job's name (default tablebench-<job id>)")
+	secret := fs.String("secret", "tablebench", "the Secret whose key connection-string holds the connection string")
+	volume := fs.String("volume", "", "a PersistentVolumeClaim to store each shard's records in (default: records go to each pod's log)")
+	startIn := fs.Duration("start-in", 0, "start every shard's warm-up this long after now (default: the shards agree on a start through the table)")
+	if err := parseWords(fs, args); err != nil {
+		return err
+	}
+	cmdArgs := fs.Args()
+	if *shards < 2 {
+		return usagef("--shards %d: give the number of pods, 2 or more", *shards)
+	}
+	if len(cmdArgs) == 0 || !slices.Contains([]string{"run", "figures", "sweep"}, cmdArgs[0]) {
+		return usagef("after --, give the run to shard: -- run FLAGS, -- figures FLAGS or -- sweep FLAGS")
+	}
+	for _, a := range cmdArgs[1:] {
+		for _, own := range []string{"--shard", "-shard", "--shards", "-shards", "--out", "-out", "--json", "-json", "--start-at", "-start-at"} {
+			if a == own || strings.HasPrefix(a, own+"=") {
+				return usagef("%s is set by the manifest for each pod: leave it out of the run's flags", own)
+			}
+		}
+	}
+	job := ""
+	for i, a := range cmdArgs {
+		if v, ok := strings.CutPrefix(a, "--job-id="); ok {
+			job = v
+		} else if (a == "--job-id" || a == "-job-id") && i+1 < len(cmdArgs) {
+			job = cmdArgs[i+1]
+		}
+	}
+	if job == "" {
+		return usagef("the run needs --job-id, the same for every pod: add it after --")
+	}
+	jobName := *name
+	if jobName == "" {
+		jobName = "tablebench-" + strings.ToLower(job)
+	}
+	if !k8sName.MatchString(jobName) || len(jobName) > 63 {
+		return usagef("the Job name %q is not a valid Kubernetes name: use lower-case letters, digits and dashes (--name)", jobName)
+	}
+	podArgs := append(slices.Clone(cmdArgs), "--shards", fmt.Sprint(*shards), "--target", "table", "--yes", "--quiet")
+	if *startIn > 0 {
+		podArgs = append(podArgs, "--start-at", time.Now().Add(*startIn).UTC().Format(time.RFC3339))
+	}
+	c := k8sContainer{Name: "tablebench", Image: *image, Env: []k8sEnv{
+		{Name: "TABLEBENCH_CONNECTION_STRING", ValueFrom: k8sValueFrom{SecretKeyRef: &k8sKeyRef{Name: *secret, Key: "connection-string"}}},
+		{Name: "JOB_COMPLETION_INDEX", ValueFrom: k8sValueFrom{FieldRef: &k8sFieldRef{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+	}}
+	pod := k8sPodSpec{RestartPolicy: "Never"}
+	collect := fmt.Sprintf("kubectl logs -l job-name=%s --tail=-1 --max-log-requests=%d > shards.jsonl && tablebench merge shards.jsonl", jobName, *shards)
+	switch {
+	case *volume != "":
+		podArgs = append(podArgs, "--out", "/results/shard-$(JOB_COMPLETION_INDEX)")
+		c.VolumeMounts = []k8sMount{{Name: "results", MountPath: "/results"}}
+		pod.Volumes = []k8sVolume{{Name: "results", PersistentVolumeClaim: &k8sClaimRef{ClaimName: *volume}}}
+		collect = "copy /results from the claim " + *volume + ", then: tablebench merge --out merged /results/shard-*"
+	case cmdArgs[0] == "run":
+		podArgs = append(podArgs, "--json")
+	default:
+		return usagef("a sharded %s writes a directory per shard: give --volume CLAIM to keep them", cmdArgs[0])
+	}
+	c.Args = podArgs
+	pod.Containers = []k8sContainer{c}
+	labels := map[string]string{"app.kubernetes.io/name": "tablebench", "tablebench/job-id": strings.ToLower(job)}
+	j := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: jobName, Labels: labels},
+		Spec: k8sJobSpec{CompletionMode: "Indexed", Completions: *shards, Parallelism: *shards, BackoffLimit: 0,
+			Template: k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: pod}}}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(j); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, `# tablebench: %d shards of "tablebench %s" as a Kubernetes Indexed Job.
+# Each pod runs shard $JOB_COMPLETION_INDEX of %d; the shards meet in the
+# run's table before they start, so every pod starts its warm-up together.
+#   kubectl create secret generic %s --from-literal=connection-string='...'
+#   kubectl apply -f job.yaml && kubectl wait --for=condition=complete job/%s --timeout=2h
+# Records: %s
+`, *shards, cmdArgs[0], *shards, *secret, jobName, collect)
+	_, err := e.stdout.Write(b.Bytes())
+	return err
+}
