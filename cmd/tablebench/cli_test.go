@@ -178,6 +178,13 @@ func TestBadInput(t *testing.T) {
 		{[]string{"serve", "--faults=/nonexistent/faults.yaml"}, "the faults file cannot be read"},
 		{[]string{"serve", "--faults=testdata/bad-faults.yaml"}, `op "gett" is not known`},
 		{[]string{"admin"}, "say what to change"},
+		{[]string{"run", "--shard", "0/2", "--vms", "2", "--job-id", "j"}, "a sharded run needs --target table"},
+		{[]string{"run", "--shard", "2/2"}, `--shard "2/2": use K/N`},
+		{[]string{"run", "--shards", "2"}, "needs $JOB_COMPLETION_INDEX"},
+		{[]string{"run", "--start-at", "soon"}, "--start-at is for sharded runs"},
+		{[]string{"figures", "--shard", "0/2", "--job-id", "j"}, "a sharded suite needs --target table"},
+		{[]string{"merge"}, "give the shards to merge"},
+		{[]string{"merge", "/nonexistent/x.json"}, "no such file"},
 		{[]string{"admin", "faults"}, "$TABLEBENCH_CONNECTION_STRING is empty"},
 		{[]string{"admin", "rates", "--partition-rate=x"}, `invalid value "x" for flag -partition-rate`},
 	}

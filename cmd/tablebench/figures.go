@@ -71,8 +71,8 @@ func (s *suiteFlags) shardPlan(plan []workloads.PlannedRun, getenv func(string) 
 	if n < 2 {
 		return plan, nil
 	}
-	if s.tf.virtual() {
-		return nil, usagef("a sharded suite needs wall time: give --target table, or --time-scale above 0 for the engine")
+	if s.tf.target != "table" {
+		return nil, usagef("shards meet in the service's table: a sharded suite needs --target table (a served engine will do)")
 	}
 	if s.jobID == "" || len(s.jobID) > 28 || strings.ContainsAny(s.jobID, "/\\#?_ -") {
 		return nil, usagef("a sharded suite needs --job-id of 1 to 28 letters and digits, the same in every shard")

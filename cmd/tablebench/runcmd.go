@@ -97,6 +97,9 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if n > 1 && tf.target != "table" {
+		return usagef("shards meet in the service's table: a sharded run needs --target table (a served engine will do)")
+	}
 	shf.apply(&sf.spec, k, n, startAt)
 	spec, err := sf.resolve()
 	if err != nil {
