@@ -27,6 +27,10 @@ type Call struct {
 	Timeout time.Duration
 	// Timing is the modelled timing of the last request.
 	Timing Timing
+	// Detach returns the request as soon as it is modelled, without waiting
+	// until Timing.Done: the caller waits itself, and may stop waiting
+	// sooner (a client timeout) while the service finishes the work.
+	Detach bool
 }
 
 // Timing is how the model spent a request's time.
@@ -444,8 +448,10 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 	if c != nil {
 		c.Timing = tm
 	}
-	if serr := e.clock.SleepUntil(ctx, tm.Done); serr != nil {
-		return serr
+	if c == nil || !c.Detach {
+		if serr := e.clock.SleepUntil(ctx, tm.Done); serr != nil {
+			return serr
+		}
 	}
 	if err != nil {
 		return err

@@ -69,6 +69,7 @@ type worker struct {
 	rec     *results.Recorder
 	op      Op
 	batch   []tables.BatchOp
+	txn     string // the transaction id of the insert in flight
 }
 
 // Run runs the spec: it creates the run's table, loads what gets and
@@ -373,6 +374,9 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 		intended = start.Add(time.Duration(w.rng.Int64N(int64(max(interval, 1)))))
 		next = intended
 	}
+	if w.r.virtual() { // a virtual clock has no wall-time deadline: the target keeps the client's patience
+		w.op.ClientTimeout = s.RequestTimeout
+	}
 	record := func(due, done time.Time, err error, lag time.Duration, retry bool) {
 		got := n
 		if s.Op == OpQuery {
@@ -407,6 +411,14 @@ loop:
 			cancel()
 			if err != nil && ctx.Err() != nil {
 				return nil // interrupted: the run is marked so, and this request is not a result
+			}
+			if attempt > 0 && s.TxnID && Outcome(err) == tables.CodeEntityAlreadyExists {
+				// A retried insert that conflicts may be our own earlier
+				// attempt that the service did after all: its transaction
+				// id says so.
+				if at, ours := w.ownWrite(ctx, sess); ours {
+					done, err = at, nil
+				}
 			}
 			record(due, done, err, lag, attempt > 0)
 			if err == nil {
@@ -454,6 +466,10 @@ func (w *worker) backoff(try int) time.Duration {
 	case RetryExponential: // y = min(zmin + z·rand(0.8, 1.2)·(2^n − 1), zmax)
 		z := float64(r.Delay) * (0.8 + 0.4*w.rng.Float64()) * exp
 		return min(r.MinBackoff+time.Duration(z), r.MaxBackoff)
+	case RetryStorage2010: // 3, 27, 81 s (delay · 3, 9, 27 after the first), ±20%, at most the maximum
+		steps := []float64{1, 9, 27}
+		d := time.Duration(steps[min(try, len(steps))-1] * float64(r.Delay) * (0.8 + 0.4*w.rng.Float64()))
+		return min(d, r.MaxBackoff)
 	case RetrySDK: // (2^n − 1) · delay · U[0.8, 1.3), at most the maximum
 		d := time.Duration(exp * float64(r.Delay) * (0.8 + 0.5*w.rng.Float64()))
 		if r.MaxBackoff > 0 {
@@ -473,6 +489,10 @@ func (w *worker) prepare(clock clock.Clock) {
 	case OpInsert, OpUpsert:
 		pk := w.keys.partitionKey(clock.Now().UnixNano())
 		op.Entity = tables.Entity{PartitionKey: pk, RowKey: w.keys.rowKey(), Properties: w.props()}
+		if s.TxnID {
+			w.txn = fmt.Sprintf("%016x", w.rng.Uint64())
+			op.Entity.Properties = append(op.Entity.Properties[:len(op.Entity.Properties):len(op.Entity.Properties)], tables.String(TxnProperty, w.txn))
+		}
 	case OpBatch:
 		pk := w.keys.partitionKey(clock.Now().UnixNano())
 		w.batch = w.batch[:0]
@@ -491,3 +511,23 @@ func (w *worker) prepare(clock clock.Clock) {
 }
 
 func (w *worker) props() []tables.Property { return w.pay.nextProps() }
+
+// TxnProperty is the property that carries an insert's transaction id when
+// the spec asks for one.
+const TxnProperty = "TxnId"
+
+// ownWrite reads the entity a retried insert conflicted with and reports
+// whether it is this insert's own earlier attempt, and when the read came
+// back.
+func (w *worker) ownWrite(ctx context.Context, sess Session) (time.Time, bool) {
+	var got tables.Entity
+	read := &Op{Kind: OpGet, Table: w.op.Table, PartitionKey: w.op.Entity.PartitionKey, RowKey: w.op.Entity.RowKey, Read: &got, ClientTimeout: w.op.ClientTimeout}
+	rctx, cancel := w.r.requestContext(ctx)
+	defer cancel()
+	done, err := sess.Do(rctx, read)
+	if err != nil {
+		return done, false
+	}
+	p, ok := got.Property(TxnProperty)
+	return done, ok && p.Value == w.txn
+}

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"time"
 	"math"
 	"slices"
 	"strings"
@@ -47,6 +48,25 @@ type FigureRun struct {
 	X      float64 `json:"x"`
 	Spec   Spec    `json:"spec"`
 	Long   bool    `json:"long,omitempty"`
+	// Measure, when set, is how long the run measures in quick and in full
+	// mode, for runs that must outlast the load balancer.
+	Measure Durations `json:"measure,omitzero"`
+	// Engine sets up the in-tree engine for this run, where an experiment
+	// needs another profile, a cold table or another balancer.
+	Engine EngineSetup `json:"engine,omitzero"`
+}
+
+// Durations are a quick and a full mode's measured time.
+type Durations struct {
+	Quick, Full time.Duration
+}
+
+// EngineSetup overrides the suite's engine for one run; empty fields keep
+// the suite's.
+type EngineSetup struct {
+	Profile  string `json:"profile,omitempty"`  // wa2010, modern or none
+	Cold     bool   `json:"cold,omitempty"`     // start the table in one range partition
+	Balancer string `json:"balancer,omitempty"` // default, accelerated or off
 }
 
 // RunID returns the stable ID of a figure's run, used for its files and to

@@ -34,6 +34,9 @@ const (
 	RetryFixed       = "fixed"       // retry throttling and timeouts after a fixed delay
 	RetryExponential = "exponential" // the partitioning guide's exponential backoff with ±20% jitter
 	RetrySDK         = "sdk"         // the Azure SDK's default policy
+	// RetryStorage2010 is the 2010 storage client's default the case study
+	// describes: 3 retries after 3, 27 and 81 s, ±20%, at most 90 s.
+	RetryStorage2010 = "storage2010"
 )
 
 // Load modes.
@@ -66,8 +69,10 @@ func DefaultRetry(p string) (Retry, error) {
 		return Retry{Policy: RetryExponential, MaxRetries: 3, Delay: 30 * time.Second, MinBackoff: 3 * time.Second, MaxBackoff: 90 * time.Second}, nil
 	case RetrySDK:
 		return Retry{Policy: RetrySDK, MaxRetries: 3, Delay: 800 * time.Millisecond, MaxBackoff: 60 * time.Second}, nil
+	case RetryStorage2010:
+		return Retry{Policy: RetryStorage2010, MaxRetries: 3, Delay: 3 * time.Second, MaxBackoff: 90 * time.Second}, nil
 	}
-	return Retry{}, fmt.Errorf("retry policy %q is not known: use none, fixed, exponential or sdk", p)
+	return Retry{}, fmt.Errorf("retry policy %q is not known: use none, fixed, exponential, sdk or storage2010", p)
 }
 
 // Spec is what a run does. Start from DefaultSpec.
@@ -92,6 +97,11 @@ type Spec struct {
 	// unless KeepTable.
 	Table     string `json:"table,omitempty"`
 	KeepTable bool   `json:"keep_table,omitempty"`
+	// TxnID gives every insert a transaction-id property, so an insert
+	// retried after a client timeout that conflicts can be told from a real
+	// conflict: the harness reads the entity, and its own earlier write
+	// counts as the success it was.
+	TxnID bool `json:"txn_id,omitempty"`
 	// Shard and Shards make the run one of Shards processes that together
 	// run the spec: this one runs VMs Shard+1, Shard+1+Shards, and so on.
 	// Shards meet in the target table before they start (see Rendezvous).
@@ -190,7 +200,7 @@ func (s *Spec) Validate() error {
 		bad("load mode %q is not known: use closed or open", s.Load)
 	}
 	switch s.Retry.Policy {
-	case RetryNone, RetryFixed, RetryExponential, RetrySDK:
+	case RetryNone, RetryFixed, RetryExponential, RetrySDK, RetryStorage2010:
 	default:
 		bad("retry policy %q is not known: use none, fixed, exponential or sdk", s.Retry.Policy)
 	}

@@ -39,6 +39,7 @@ type PlannedRun struct {
 	X      float64
 	ID     string
 	Spec   Spec
+	Engine EngineSetup // for a run on the in-tree engine
 }
 
 // Specs returns the specs of planned runs.
@@ -60,7 +61,13 @@ func Plan(figs []Figure, mode Mode) []PlannedRun {
 			if fr.Long {
 				s.Duration = mode.Long
 			}
-			out = append(out, PlannedRun{Figure: f.ID, Series: fr.Series, X: fr.X, ID: RunID(f.ID, fr.Series, fr.X), Spec: s})
+			if m := fr.Measure; m.Full > 0 {
+				s.Duration = m.Full
+				if mode.Name == QuickMode().Name {
+					s.Duration = m.Quick
+				}
+			}
+			out = append(out, PlannedRun{Figure: f.ID, Series: fr.Series, X: fr.X, ID: RunID(f.ID, fr.Series, fr.X), Spec: s, Engine: fr.Engine})
 		}
 	}
 	return out
@@ -121,7 +128,7 @@ func ParseIDs(s string) ([]int, error) {
 type Suite struct {
 	Runs []PlannedRun
 	// NewTarget makes a fresh target for one run.
-	NewTarget func(seed uint64) (Target, func(), error)
+	NewTarget func(PlannedRun) (Target, func(), error)
 	Parallel  int
 	// Started is called as a run starts (for progress), Finished when it
 	// ends; an error from Finished stops the suite.
@@ -140,7 +147,7 @@ func (s *Suite) Run(ctx context.Context) error {
 			break
 		}
 		g.Go(func() error {
-			tg, release, err := s.NewTarget(pr.Spec.Seed)
+			tg, release, err := s.NewTarget(pr)
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,8 @@ import (
 	"github.com/tablebench/tablebench/workloads/enginetarget"
 )
 
-func virtualTarget(seed uint64) (workloads.Target, func(), error) {
+func virtualTarget(pr workloads.PlannedRun) (workloads.Target, func(), error) {
+	seed := pr.Spec.Seed
 	cfg := engine.DefaultConfig()
 	cfg.PreSplit, cfg.Seed = 16, seed
 	cfg.Clock = clock.NewVirtual(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))

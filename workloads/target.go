@@ -75,6 +75,11 @@ type Op struct {
 	Next     *tables.Continuation
 	// Read, when set, receives the entity a get read.
 	Read *tables.Entity
+	// ClientTimeout, when set, is how long the client waits for the
+	// response, in the target's time: past it Do returns a client timeout
+	// at that moment, while the service may still do the work. Targets on
+	// a virtual clock honour it; on wall time a context deadline does.
+	ClientTimeout time.Duration
 }
 
 // Outcome classifies a request's error as the recorder counts it: OK,

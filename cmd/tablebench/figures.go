@@ -121,14 +121,26 @@ func (s *suiteFlags) override(plan []workloads.PlannedRun) error {
 }
 
 // newTarget returns the suite's per-run target factory.
-func (s *suiteFlags) newTarget(getenv func(string) string) func(seed uint64) (workloads.Target, func(), error) {
-	return func(seed uint64) (workloads.Target, func(), error) {
+func (s *suiteFlags) newTarget(getenv func(string) string) func(workloads.PlannedRun) (workloads.Target, func(), error) {
+	return func(pr workloads.PlannedRun) (workloads.Target, func(), error) {
+		tf := s.tf
+		if tf.target == "engine" { // an experiment's run may set up its own engine
+			if p := pr.Engine.Profile; p != "" {
+				tf.profile = p
+			}
+			if pr.Engine.Cold {
+				tf.presplit = false
+			}
+			if b := pr.Engine.Balancer; b != "" {
+				tf.balancer = b
+			}
+		}
 		// A suite of profile none would run for hours of wall time; say so
 		// rather than start it.
-		if s.tf.target == "engine" && s.tf.timeScale == 0 && s.tf.profile == "none" {
+		if tf.target == "engine" && tf.timeScale == 0 && tf.profile == "none" {
 			return nil, nil, usagef("--profile none has no modelled time to run virtually: give --time-scale 1 to run the suite in wall time")
 		}
-		return s.tf.build(getenv, seed)
+		return tf.build(getenv, pr.Spec.Seed)
 	}
 }
 
@@ -196,7 +208,7 @@ func figuresCmd(ctx context.Context, e *env, args []string) error {
 	if plan, err = sf.shardPlan(plan, e.getenv); err != nil {
 		return err
 	}
-	_, release, err := sf.newTarget(e.getenv)(sf.seed) // bad target flags fail before anything runs
+	_, release, err := sf.newTarget(e.getenv)(workloads.PlannedRun{Spec: workloads.Spec{Seed: sf.seed}}) // bad target flags fail before anything runs
 	if err != nil {
 		return err
 	}
@@ -235,7 +247,7 @@ func (s *suiteFlags) confirm(e *env, specs []workloads.Spec) error {
 	if s.tf.target != "table" { // only a Table endpoint may be off this machine
 		return nil
 	}
-	tg, release, err := s.newTarget(e.getenv)(s.seed)
+	tg, release, err := s.newTarget(e.getenv)(workloads.PlannedRun{Spec: workloads.Spec{Seed: s.seed}})
 	if err != nil {
 		return err
 	}

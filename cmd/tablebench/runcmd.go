@@ -37,7 +37,7 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.spec.Duration, "duration", d.Duration, "measured time, after the warm-up (model time on the engine)")
 	fs.DurationVar(&s.spec.Warmup, "warmup", d.Warmup, "warm-up before measuring; 0 measures from the start")
 	fs.Uint64Var(&s.spec.Seed, "seed", d.Seed, "seed of every random choice: keys, payloads, the engine's draws")
-	fs.StringVar(&s.retry, "retry", "none", "retry policy: none (the published method: no retry, 3 s pause after any error), fixed, exponential or sdk")
+	fs.StringVar(&s.retry, "retry", "none", "retry policy: none (the published method: no retry, 3 s pause after any error), fixed, exponential, sdk or storage2010 (the 2010 client: 3, 27 and 81 s)")
 	fs.StringVar(&s.spec.Load, "load", "", "closed (each thread sends when its last request returns) or open (a fixed rate); default closed, open when --rate is set")
 	fs.Float64Var(&s.spec.Rate, "rate", 0, "open load: requests per second, all threads together; 0 is closed load")
 	fs.IntVar(&s.spec.Preload, "preload", d.Preload, "get and query: entities each thread loads (unmeasured) and reads back")

@@ -88,7 +88,7 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, release, err := sf.newTarget(e.getenv)(sf.seed) // bad target flags fail before anything runs
+	_, release, err := sf.newTarget(e.getenv)(workloads.PlannedRun{Spec: workloads.Spec{Seed: sf.seed}}) // bad target flags fail before anything runs
 	if err != nil {
 		return err
 	}

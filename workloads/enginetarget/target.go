@@ -96,6 +96,10 @@ func (t *Target) Events(since time.Time) []results.Event {
 	return out
 }
 
+// errClientTimeout is a response the client stopped waiting for; the
+// harness counts it as a client timeout.
+var errClientTimeout = fmt.Errorf("the client stopped waiting: %w", context.DeadlineExceeded)
+
 // NewSession returns a worker's session; its random draws come from its own
 // seeded source so runs repeat for a seed.
 func (t *Target) NewSession(seed uint64) workloads.Session {
@@ -113,6 +117,7 @@ type session struct {
 func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
 	s.call.Arrival = op.Ready
 	s.call.Timing = engine.Timing{}
+	s.call.Detach = op.ClientTimeout > 0
 	var err error
 	switch op.Kind {
 	case workloads.OpInsert:
@@ -137,6 +142,18 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
 	done := s.call.Timing.Done
 	if done.IsZero() { // no model, or refused before it: now
 		done = s.e.Clock().Now()
+	}
+	if s.call.Detach { // the client waits, at most its timeout
+		sent := s.call.Timing.Arrival
+		if sent.IsZero() {
+			sent = s.e.Clock().Now()
+		}
+		if giveUp := sent.Add(op.ClientTimeout); done.After(giveUp) {
+			done, err = giveUp, errClientTimeout
+		}
+		if serr := s.e.Clock().SleepUntil(ctx, done); serr != nil {
+			return done, serr
+		}
 	}
 	return done, err
 }
