@@ -216,6 +216,8 @@ func mainChart(f *Figure) render.ChartSnippet {
 	switch fig.Chart {
 	case results.ChartHistogram:
 		return histogramChart(id, fig.Title, f.Runs, seriesNames(f))
+	case results.ChartTimeline:
+		return timelineChart(id, fig.Title, f.Runs)
 	case results.ChartDual:
 		l := charts.NewLine()
 		l.SetGlobalOptions(common(id, fig.Title, fig.XLabel, fig.YLabel, "value")...)
@@ -723,3 +725,42 @@ func Build(title string, set *results.Set, figs []results.FigureData, claims []r
 	}
 	return rep
 }
+
+// timelineChart draws each run's successful entities/s per second, with
+// its target's splits and moves marked where they happened, and its
+// throttled requests per second on the right axis.
+func timelineChart(id, title string, runs []*results.Run) render.ChartSnippet {
+	l := charts.NewLine()
+	l.SetGlobalOptions(common(id, title, "second of the run (warm-up included); dashed lines: the balancer's splits and moves", "entities/s", "value")...)
+	l.ExtendYAxis(opts.YAxis{Name: "throttled requests/s", Type: "value", Position: "right", Min: 0})
+	for i, r := range runs {
+		var ok, thr []opts.LineData
+		end := wholeSeconds(r)
+		for _, iv := range r.Intervals {
+			if iv.Second >= end {
+				continue
+			}
+			ok = append(ok, opts.LineData{Value: []any{iv.Second, iv.Entities}})
+			thr = append(thr, opts.LineData{Value: []any{iv.Second, iv.Throttled}})
+		}
+		var marks []opts.MarkLineNameXAxisItem
+		for _, ev := range r.Events {
+			marks = append(marks, opts.MarkLineNameXAxisItem{Name: ev.Kind, XAxis: math.Round(ev.Second)})
+		}
+		color := palette[i%len(palette)]
+		so := []charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)}),
+			charts.WithLineStyleOpts(opts.LineStyle{Width: 2, Color: color}), charts.WithItemStyleOpts(opts.ItemStyle{Color: color})}
+		if len(marks) > 0 {
+			so = append(so, charts.WithMarkLineNameXAxisItemOpts(marks...),
+				charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"}, LineStyle: &opts.LineStyle{Type: "dashed", Color: color}}))
+		}
+		l.AddSeries(r.Series+": entities/s", ok, so...)
+		l.AddSeries(r.Series+": throttled/s", thr, charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false), YAxisIndex: 1}),
+			charts.WithLineStyleOpts(opts.LineStyle{Type: "dotted", Width: 1, Color: color}), charts.WithItemStyleOpts(opts.ItemStyle{Color: color}))
+	}
+	return l.RenderSnippet()
+}
+
+// palette is echarts' default series colours, so a run's throttling and its
+// events take its throughput's colour.
+var palette = []string{"#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", "#3ba272", "#fc8452", "#9a60b4", "#ea7ccc"}

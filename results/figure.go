@@ -5,6 +5,7 @@ const (
 	ChartHistogram = "histogram" // latency histograms, one series per run
 	ChartLine      = "line"      // y against x, one line per series
 	ChartDual      = "dual"      // y on the left axis, y2 on the right
+	ChartTimeline  = "timeline"  // each run's entities/s and throttling per second, its events marked
 )
 
 // Series is one line of a figure.

@@ -13,6 +13,10 @@ const (
 	// answer from the endpoint (transport errors, client timeouts, requests
 	// never sent) before a run is flagged.
 	NoAnswerShare = 0.01
+	// ProbeTimeout: a client timeout shorter than this probes the
+	// service's latency tail on purpose, so its timeouts are not taken for
+	// an endpoint that stopped answering.
+	ProbeTimeout = time.Second
 	// SilenceSecs is how many whole seconds the endpoint may answer nothing,
 	// while requests wait, before a run is flagged.
 	SilenceSecs = 3
@@ -33,6 +37,11 @@ func (r *Runner) check(run *results.Run) (warnings []string, refused bool) {
 	t := run.Totals
 	var missing int64
 	for code, n := range t.Errors {
+		// A client timeout under a second is a deliberate probe of the
+		// latency tail (an experiment's), not an endpoint that froze.
+		if code == results.OutcomeClientTimeout && r.spec.RequestTimeout > 0 && r.spec.RequestTimeout < ProbeTimeout {
+			continue
+		}
 		if results.NoAnswer(code) {
 			missing += n
 		}

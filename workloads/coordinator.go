@@ -522,9 +522,16 @@ const TxnProperty = "TxnId"
 func (w *worker) ownWrite(ctx context.Context, sess Session) (time.Time, bool) {
 	var got tables.Entity
 	read := &Op{Kind: OpGet, Table: w.op.Table, PartitionKey: w.op.Entity.PartitionKey, RowKey: w.op.Entity.RowKey, Read: &got, ClientTimeout: w.op.ClientTimeout}
-	rctx, cancel := w.r.requestContext(ctx)
-	defer cancel()
-	done, err := sess.Do(rctx, read)
+	var done time.Time
+	var err error
+	for try := 0; try <= w.r.spec.Retry.MaxRetries; try++ { // a careful application retries its read too
+		rctx, cancel := w.r.requestContext(ctx)
+		done, err = sess.Do(rctx, read)
+		cancel()
+		if err == nil || !retriable(err) || ctx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		return done, false
 	}

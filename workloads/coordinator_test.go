@@ -293,3 +293,27 @@ func TestRunsShareATable(t *testing.T) {
 		}
 	})
 }
+
+// TestRetriesThatConfuse: in virtual time a client that stops waiting
+// leaves the service to finish the insert, so its retry meets Conflict;
+// with a transaction id the harness tells its own write from a real
+// conflict, and the timeouts, being the run's own probe, raise no warning.
+func TestRetriesThatConfuse(t *testing.T) {
+	spec := workloads.DefaultSpec()
+	spec.Threads, spec.Duration, spec.RequestTimeout = 10, 20*time.Second, 50*time.Millisecond
+	spec.Retry = workloads.Retry{Policy: workloads.RetryFixed, MaxRetries: 3, Delay: 100 * time.Millisecond}
+	virtual := func(c *engine.Config) { c.Clock = clock.NewVirtual(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)) }
+	plain := run(t, spec, engineTarget(t, virtual))
+	spec.TxnID = true
+	txn := run(t, spec, engineTarget(t, virtual))
+	t.Logf("without: %v; with: %v", plain.Errors, txn.Errors)
+	if plain.Errors["ClientTimeout"] == 0 || plain.Errors["EntityAlreadyExists"] == 0 {
+		t.Fatalf("no client timeouts or no confusing conflicts: %v", plain.Errors)
+	}
+	if txn.Errors["ClientTimeout"] == 0 || txn.Errors["EntityAlreadyExists"] != 0 {
+		t.Fatalf("with a transaction id: %v", txn.Errors)
+	}
+	if len(plain.Warnings) > 0 {
+		t.Fatalf("a deliberate 50 ms client timeout was taken for a frozen endpoint: %v", plain.Warnings)
+	}
+}

@@ -15,6 +15,7 @@ const (
 	ChartHistogram = results.ChartHistogram
 	ChartLine      = results.ChartLine
 	ChartDual      = results.ChartDual
+	ChartTimeline  = results.ChartTimeline
 )
 
 // Figure is one figure of a suite, the case study's (package casestudy) or
@@ -141,6 +142,16 @@ func metric(name string, r *results.Run, x float64) (float64, float64) {
 		return r.LatencyMs.P50, 0
 	case "p99":
 		return r.LatencyMs.P99, 0
+	case "entities-per-billable": // successful entities per billed transaction, throttled ones billed too
+		if r.Billable == 0 {
+			return 0, 0
+		}
+		return float64(r.Totals.Entities) / float64(r.Billable), 0
+	case "conflicts-per-1000":
+		if r.Totals.Requests == 0 {
+			return 0, 0
+		}
+		return 1000 * float64(r.Errors["EntityAlreadyExists"]) / float64(r.Totals.Requests), 0
 	}
 	return r.EntitiesPerSec, 0
 }

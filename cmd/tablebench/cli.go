@@ -37,6 +37,7 @@ func commands() []command {
 	return []command{
 		{"run", "one run against the engine or a Table endpoint", runCmd},
 		{"figures", "reproduce Figures 3-15 and check every published claim", figuresCmd},
+		{"experiments", "test the case study's advice its figures never test: retries, keys, balancing, conflicts, today", experimentsCmd},
 		{"sweep", "a figure of your own: any run parameters as lists", sweepCmd},
 		{"report", "rebuild the charts of a stored result set", reportCmd},
 		{"compare", "two result sets side by side, with overlaid charts", compareCmd},

@@ -214,3 +214,32 @@ func TestWallTimeSuiteSaysHowLong(t *testing.T) {
 		}
 	})
 }
+
+// TestExperimentsCommand: an experiment runs like the figures, checks its X
+// claims, and lands in a report beside the figures of the same directory.
+func TestExperimentsCommand(t *testing.T) {
+	dir := t.TempDir()
+	suite(t, "figures", "--quick", "--only", "3", "--out", dir)
+	out := suite(t, "experiments", "--quick", "--only", "conflict", "--out", dir, "--resume")
+	if !strings.Contains(out, "X4.1") || !strings.Contains(out, "X4.2") || !strings.Contains(out, "C3.1") {
+		t.Fatalf("claims table:\n%s", out)
+	}
+	set := readSet(t, dir)
+	if len(set.Figures) != 2 || set.Figures[1] != 231 {
+		t.Fatalf("the directory lists figures %v", set.Figures)
+	}
+	index, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil || !bytes.Contains(index, []byte("xconflict-231.html")) || !bytes.Contains(index, []byte("fig03.html")) {
+		t.Fatal("the index does not list the figure and the experiment together")
+	}
+	for args, want := range map[string]string{
+		"experiments --only nope":                  `experiment "nope" is not in the catalog`,
+		"experiments --target table":               "run on --target engine only",
+		"experiments --only conflict --parallel 0": "--parallel 0",
+	} {
+		code, _, errOut := tb(t, context.Background(), nil, strings.Fields(args)...)
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("%s: exit %d, %q", args, code, errOut)
+		}
+	}
+}

@@ -177,3 +177,41 @@ func TestClaimsOfEmptyRunsStillStore(t *testing.T) {
 		t.Fatalf("claims cannot be stored: %v", err)
 	}
 }
+
+// TestExperimentCatalog: experiments have IDs of their own, runs that
+// validate, and claims with X ids that read their own figures.
+func TestExperimentCatalog(t *testing.T) {
+	exps := casestudy.Experiments()
+	seen := map[int]bool{}
+	for _, f := range casestudy.Figures() {
+		seen[f.ID] = true
+	}
+	for _, f := range exps {
+		if seen[f.ID] || f.ID < 200 {
+			t.Errorf("experiment figure %d clashes with a figure", f.ID)
+		}
+		seen[f.ID] = true
+		for _, fr := range f.Runs {
+			if err := fr.Spec.Validate(); err != nil {
+				t.Errorf("%s: %v", workloads.RunID(f.ID, fr.Series, fr.X), err)
+			}
+		}
+	}
+	claims := casestudy.ExperimentClaims()
+	if len(claims) < 10 {
+		t.Fatalf("%d experiment claims", len(claims))
+	}
+	for _, c := range claims {
+		if !strings.HasPrefix(c.ID, "X") || !seen[c.Figure] || c.Reading() == "" || c.Text == "" {
+			t.Errorf("%s: %+v", c.ID, c)
+		}
+	}
+	for _, name := range casestudy.ExperimentNames() {
+		if figs, err := casestudy.ExperimentFigures([]string{name}); err != nil || len(figs) == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := casestudy.ExperimentFigures([]string{"nope"}); err == nil {
+		t.Error("an unknown experiment was accepted")
+	}
+}

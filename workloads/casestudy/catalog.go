@@ -284,12 +284,15 @@ func Claims() []Claim {
 	}
 }
 
+// All returns the case study's figures and the experiments, in order.
+func All() []workloads.Figure { return append(Figures(), Experiments()...) }
+
 // Check checks the claims of the given figures against stored runs. A claim
 // whose figures were not run is left out.
 func Check(figs []workloads.Figure, runs []*results.Run) []results.Claim {
 	m := workloads.NewMeasured(figs, runs)
 	var out []results.Claim
-	for _, c := range Claims() {
+	for _, c := range append(Claims(), ExperimentClaims()...) {
 		if m.Figure(c.Figure) == nil {
 			continue
 		}

@@ -36,6 +36,8 @@ type Claim struct {
 	ClientModel bool
 	// Why says where a bound the case study did not print comes from.
 	Why string
+	// Note says why the model does not meet the claim, shown when it fails.
+	Note string
 }
 
 // Reading returns how the claim is checked, in words.
@@ -119,6 +121,9 @@ func (c *Claim) Check(m workloads.Measured) (rc results.Claim, ok bool) {
 		rc.DecidedBy = "client model"
 	}
 	rc.SetMargin()
+	if !pass {
+		rc.Note = c.Note
+	}
 	return rc, true
 }
 
@@ -614,6 +619,10 @@ func yUnit(f *workloads.Figure) string {
 		return "ms"
 	case "throttled-pct":
 		return "%"
+	case "entities-per-billable":
+		return "x"
+	case "conflicts-per-1000":
+		return ""
 	case "requests-per-sec":
 		return "req/s"
 	}
@@ -631,6 +640,8 @@ func num(v float64, unit string) string {
 	switch unit {
 	case "", "x", "%":
 		return s + unit
+	case "s":
+		return s + " s"
 	}
 	return s + " " + unit
 }
@@ -641,4 +652,126 @@ func val(v float64, unit string) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return results.FormatValue(v, unit)
+}
+
+// ErrorCount is how many requests of a run got an error code (or a client
+// timeout: ClientTimeout).
+func ErrorCount(f *workloads.Figure, series string, x float64, code string) Quantity {
+	return Quantity{text: code + " answers of " + where(f, series, x), unit: "", figs: []int{f.ID},
+		eval: func(m workloads.Measured) (float64, bool) {
+			r := m.Run(f.ID, series, x)
+			if r == nil {
+				return 0, false
+			}
+			return float64(r.Errors[code]), true
+		}}
+}
+
+// FirstEvent is when a run's target first split or moved a partition, in
+// seconds from the run's start (warm-up included); a run without one
+// measures +Inf, which fails any bound.
+func FirstEvent(f *workloads.Figure, series string, x float64) Quantity {
+	return Quantity{text: "the second of the first split or move of " + where(f, series, x), unit: "s", figs: []int{f.ID},
+		eval: func(m workloads.Measured) (float64, bool) {
+			r := m.Run(f.ID, series, x)
+			if r == nil {
+				return 0, false
+			}
+			if len(r.Events) == 0 {
+				return math.Inf(1), true
+			}
+			return r.Events[0].Second, true
+		}}
+}
+
+// A Span is a stretch of a run's seconds: from From to To seconds after a
+// reference, the run's start or its first split or move.
+type Span struct {
+	From, To   float64
+	AfterEvent bool // from the first split or move
+	FromEnd    bool // from the end of the run
+}
+
+func (s Span) text() string {
+	ref := "the start"
+	switch {
+	case s.AfterEvent:
+		ref = "the first split or move"
+	case s.FromEnd:
+		ref = "the end"
+	}
+	switch {
+	case s.From < 0 && s.To == 0 && s.FromEnd:
+		return fmt.Sprintf("in the last %g s", -s.From)
+	case s.From < 0 && s.To <= 0:
+		return fmt.Sprintf("in the %g s before %s", s.To-s.From, ref)
+	case s.From < 0:
+		return fmt.Sprintf("from %g s before to %g s after %s", -s.From, s.To, ref)
+	}
+	return fmt.Sprintf("from %g s to %g s after %s", s.From, s.To, ref)
+}
+
+// span returns the run's whole seconds in the span, with the reference.
+func (s Span) seconds(r *results.Run) ([]results.Interval, bool) {
+	ref := 0.0
+	switch {
+	case s.AfterEvent:
+		if len(r.Events) == 0 {
+			return nil, false
+		}
+		ref = r.Events[0].Second
+	case s.FromEnd:
+		if len(r.Intervals) == 0 {
+			return nil, false
+		}
+		ref = float64(r.Intervals[len(r.Intervals)-1].Second) // the last second may be partial: it is left out
+	}
+	var out []results.Interval
+	for _, iv := range r.Intervals {
+		if t := float64(iv.Second); t >= ref+s.From && t+1 <= ref+s.To {
+			out = append(out, iv)
+		}
+	}
+	return out, len(out) > 0
+}
+
+// SpanRate is a run's successful entities per second over a span.
+func SpanRate(f *workloads.Figure, series string, x float64, s Span) Quantity {
+	return Quantity{text: "entities/s of " + where(f, series, x) + " " + s.text(), unit: "e/s", figs: []int{f.ID},
+		eval: func(m workloads.Measured) (float64, bool) {
+			r := m.Run(f.ID, series, x)
+			if r == nil {
+				return 0, false
+			}
+			ivs, ok := s.seconds(r)
+			if !ok {
+				return math.NaN(), true
+			}
+			var n int64
+			for _, iv := range ivs {
+				n += iv.Entities
+			}
+			return float64(n) / float64(len(ivs)), true
+		}}
+}
+
+// SpanThrottled is how many requests of a run were throttled or timed out
+// over a span.
+func SpanThrottled(f *workloads.Figure, series string, x float64, s Span) Quantity {
+	return Quantity{text: "requests throttled or timed out of " + where(f, series, x) + " " + s.text(), unit: "", figs: []int{f.ID},
+		eval: func(m workloads.Measured) (float64, bool) {
+			r := m.Run(f.ID, series, x)
+			if r == nil {
+				return 0, false
+			}
+			ivs, ok := s.seconds(r)
+			if !ok {
+				return math.NaN(), true
+			}
+			var n int64
+			for _, iv := range ivs {
+				n += iv.Throttled
+			}
+			return float64(n), true
+		}}
 }
