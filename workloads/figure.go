@@ -2,10 +2,10 @@ package workloads
 
 import (
 	"fmt"
-	"time"
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tablebench/tablebench/results"
 )

@@ -205,7 +205,7 @@ func ExperimentClaims() []Claim {
 			Text:  "Throttled requests are billed too: observe exponential backoff to achieve the most economical throughput.",
 			Value: Ratio(Y(f203, stratBackoff, 50), Highest(Each(others, func(s string) Quantity { return Y(f203, s, 50) }))),
 			Bound: AtLeast(1), Published: 1,
-			Why:   "the most successful entities per billed transaction of the four strategies"},
+			Why: "the most successful entities per billed transaction of the four strategies"},
 
 		{ID: "X2.1", Figure: 211,
 			Text: "With append-only (or prepend-only) keys the write throughput is limited by a single server, and load balancing will not help increase it.",
@@ -213,14 +213,14 @@ func ExperimentClaims() []Claim {
 				return Ratio(SpanRate(f211, s, keyX(s), last), SpanRate(f211, s, keyX(s), early))
 			})),
 			Bound: AtMost(1.1), Published: 1.1,
-			Why:   "no more than 10% gained from the first minutes to the last two, balancer or not"},
+			Why: "no more than 10% gained from the first minutes to the last two, balancer or not"},
 		{ID: "X2.2", Figure: 211,
 			Text:  "GUID keys scale, since the system can load balance several partitions, provided the append-only pattern is avoided.",
 			Value: Ratio(SpanRate(f211, "GUID keys", 3, last), Highest(Each(keySchemes[:2], func(s string) Quantity { return SpanRate(f211, s, keyX(s), last) }))),
 			Bound: AtLeast(1.3), Published: 1.3,
-			Also:  []Condition{Holds("GUID gain", Ratio(SpanRate(f211, "GUID keys", 3, last), SpanRate(f211, "GUID keys", 3, early)), AtLeast(1.2))},
-			Why:   "in the last two minutes GUID keys serve at least 30% more than either time-ordered scheme, and 20% more than they did before the balancer acted",
-			Note:  "a finding about this load: after the balancer spreads the GUID keys, the four modelled XL VMs' CPU (their serialized share) caps them at about 1,450 requests/s, so they gain about 20% over one partition's lane, not 30%; the balance experiment, with six VMs, gains 75%"},
+			Also: []Condition{Holds("GUID gain", Ratio(SpanRate(f211, "GUID keys", 3, last), SpanRate(f211, "GUID keys", 3, early)), AtLeast(1.2))},
+			Why:  "in the last two minutes GUID keys serve at least 30% more than either time-ordered scheme, and 20% more than they did before the balancer acted",
+			Note: "a finding about this load: after the balancer spreads the GUID keys, the four modelled XL VMs' CPU (their serialized share) caps them at about 1,450 requests/s, so they gain about 20% over one partition's lane, not 30%; the balance experiment, with six VMs, gains 75%"},
 
 		{ID: "X3.1", Figure: 221,
 			Text:  "The server may take 5-10 minutes to decide to load balance, in order to not overreact to very small spikes in traffic.",
@@ -235,7 +235,7 @@ func ExperimentClaims() []Claim {
 			Text:  "Once the partitions are load balanced the system provides higher throughput, since they are served by different servers.",
 			Value: Ratio(SpanRate(f221, "hot server", 1, last), SpanRate(f221, "hot server", 1, Span{From: -120, To: 0, AfterEvent: true})),
 			Bound: AtLeast(1.2), Published: 1.2,
-			Why:   "the last two minutes serve at least 20% more than the two before the balancer acted"},
+			Why: "the last two minutes serve at least 20% more than the two before the balancer acted"},
 
 		{ID: "X4.1", Figure: 231,
 			Text:  "If an insert succeeds at the service but the client times out and retries it, the retry returns Conflict although the insert succeeded.",
