@@ -212,7 +212,7 @@ func coincideNote(f *Figure) string {
 // mainChart renders the figure as it was published.
 func mainChart(f *Figure) render.ChartSnippet {
 	fig := &f.Figure
-	id := fig.Name + "_main"
+	id := jsName(fig.Name) + "_main"
 	switch fig.Chart {
 	case results.ChartHistogram:
 		return histogramChart(id, fig.Title, f.Runs, seriesNames(f))
@@ -541,11 +541,11 @@ func figurePage(f *Figure, nav []link) *page {
 			perRun = fmt.Sprintf(" %d runs: one panel per run, all on one scale; x is the second of the run, warm-up included.", len(f.Runs))
 		}
 		p.Sections = append(p.Sections,
-			section{Heading: "Latency percentiles", Note: "Successful requests, from each run's HDR histogram.", Chart: percentileChart(fig.Name+"_pct", f.Runs)},
-			section{Heading: "Throughput over time", Note: strings.TrimSpace(perRun), Chart: overTimeChart(fig.Name+"_tput", "Successful entities per second", "entities/s", f.Runs,
+			section{Heading: "Latency percentiles", Note: "Successful requests, from each run's HDR histogram.", Chart: percentileChart(jsName(fig.Name)+"_pct", f.Runs)},
+			section{Heading: "Throughput over time", Note: strings.TrimSpace(perRun), Chart: overTimeChart(jsName(fig.Name)+"_tput", "Successful entities per second", "entities/s", f.Runs,
 				func(iv results.Interval) float64 { return float64(iv.Entities) })},
 			section{Heading: "Throttling over time", Note: "Requests answered 503 ServerBusy or 500 OperationTimedOut, per second." + perRun,
-				Chart: overTimeChart(fig.Name+"_thr", "Throttled requests per second", "requests/s", f.Runs,
+				Chart: overTimeChart(jsName(fig.Name)+"_thr", "Throttled requests per second", "requests/s", f.Runs,
 					func(iv results.Interval) float64 { return float64(iv.Throttled) })})
 	}
 	t := table{Caption: "Runs", Head: []string{"series", "x", "entities/s", "requests/s", "throttled", "p50 ms", "p99 ms", "errors", "run"}}
@@ -752,7 +752,7 @@ func timelineChart(id, title string, runs []*results.Run) render.ChartSnippet {
 			charts.WithLineStyleOpts(opts.LineStyle{Width: 2, Color: color}), charts.WithItemStyleOpts(opts.ItemStyle{Color: color})}
 		if len(marks) > 0 {
 			so = append(so, charts.WithMarkLineNameXAxisItemOpts(marks...),
-				charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"}, LineStyle: &opts.LineStyle{Type: "dashed", Color: color}}))
+				charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"}, Label: &opts.Label{Show: opts.Bool(true), Formatter: "{b}"}, LineStyle: &opts.LineStyle{Type: "dashed", Color: color}}))
 		}
 		l.AddSeries(r.Series+": entities/s", ok, so...)
 		l.AddSeries(r.Series+": throttled/s", thr, charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false), YAxisIndex: 1}),
@@ -764,3 +764,14 @@ func timelineChart(id, title string, runs []*results.Run) render.ChartSnippet {
 // palette is echarts' default series colours, so a run's throttling and its
 // events take its throughput's colour.
 var palette = []string{"#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", "#3ba272", "#fc8452", "#9a60b4", "#ea7ccc"}
+
+// jsName makes a figure's name fit a chart ID, which the page also uses as
+// a JavaScript variable name: letters, digits and underscores only.
+func jsName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, name)
+}

@@ -176,3 +176,22 @@ func TestCoincidingSeriesStayVisible(t *testing.T) {
 		t.Error("fig05.html says series coincide that do not")
 	}
 }
+
+// TestChartIDsAreNames: a figure named with dashes (a sweep's, an
+// experiment's) still gives chart IDs the page can use as JavaScript names.
+func TestChartIDsAreNames(t *testing.T) {
+	set, figs := stored(t)
+	data := workloads.DrawAll(figs, set.Runs)
+	data[0].Name = "my-sweep"
+	dir := t.TempDir()
+	if err := charts.Build("test", set, data, nil).Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "my-sweep.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(page, []byte("goecharts_my-")) || !bytes.Contains(page, []byte("goecharts_my_sweep_main")) {
+		t.Fatal("a chart's variable name has a dash")
+	}
+}

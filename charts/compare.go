@@ -81,7 +81,7 @@ func (c *Comparison) Write(dir string, figsA, figsB []results.FigureData) error 
 
 func overlay(f results.FigureData, sa, sb []results.Series) render.ChartSnippet {
 	l := charts.NewLine()
-	l.SetGlobalOptions(common(f.Name+"_compare", f.Title, f.XLabel, f.YLabel, "value")...)
+	l.SetGlobalOptions(common(jsName(f.Name)+"_compare", f.Title, f.XLabel, f.YLabel, "value")...)
 	add := func(prefix string, ss []results.Series, dashed bool) {
 		for _, s := range ss {
 			var data []opts.LineData
