@@ -62,7 +62,7 @@ func TestReportInBrowser(t *testing.T) {
 		{"fig03.html", "fig03_main", "latency (ms)"},
 		{"fig05.html", "fig05_main", "series coincide"},      // coinciding series, one dashed over the other
 		{"fig05.html", "fig05_tput_17", "one panel per run"}, // 18 runs as small multiples
-		{"xbalance-221.html", "xbalance_221_main", "X3.3"},  // a timeline with the balancer's moves marked
+		{"xbalance-221.html", "xbalance_221_main", "X3.3"},   // a timeline with the balancer's moves marked
 	} {
 		url := "file://" + filepath.Join(dir, page.file)
 		dom := headless(t, browser, "--dump-dom", url)
