@@ -8,9 +8,6 @@ import (
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
-// Experiment IDs start at 201, past the case study's figures and a sweep's.
-const firstExperiment = 201
-
 // Experiment names, for --only.
 const (
 	ExpRetry    = "retry"
