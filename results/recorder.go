@@ -54,7 +54,12 @@ type Live struct {
 type IntervalDelta struct {
 	Second int
 	Counts Counts
-	Hist   *hdr.Histogram // latency of every request completed in the second
+	// Values are the latencies (µs) of every request completed in the
+	// second. A worker completes few requests a second, so handing over
+	// the values costs far less than a histogram to merge.
+	Values []int64
+	// Hist is the collector's histogram of the second.
+	Hist *hdr.Histogram
 }
 
 // Counts are the counters of a run or of a part of it.
@@ -100,7 +105,7 @@ type Recorder struct {
 
 	sec     int
 	secCnt  Counts
-	secHist *hdr.Histogram
+	secVals []int64
 }
 
 type histKey struct{ op, outcome string }
@@ -144,10 +149,7 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 		r.flushSecond()
 		r.sec = sec
 	}
-	if r.secHist == nil {
-		r.secHist = NewHistogram()
-	}
-	r.secHist.RecordValue(us)
+	r.secVals = append(r.secVals, us)
 	count(&r.secCnt, n, outcome, lag, retry)
 	if due.Before(r.from) || !due.Before(r.to) {
 		return
@@ -198,9 +200,10 @@ func count(c *Counts, n int, outcome string, lag time.Duration, retry bool) {
 
 func (r *Recorder) flushSecond() {
 	if r.sec >= 0 && r.secCnt.Requests > 0 {
-		r.out <- IntervalDelta{Second: r.sec, Counts: r.secCnt, Hist: r.secHist}
+		r.out <- IntervalDelta{Second: r.sec, Counts: r.secCnt, Values: r.secVals}
+		r.secVals = make([]int64, 0, cap(r.secVals)) // the collector owns the sent values
 	}
-	r.secCnt, r.secHist = Counts{}, nil
+	r.secCnt, r.secVals = Counts{}, r.secVals[:0]
 }
 
 // Close hands the last second to the collector.

@@ -150,7 +150,9 @@ func NewCollector() *Collector {
 				c.secs[d.Second] = s
 			}
 			s.Counts.add(&d.Counts)
-			s.Hist.Merge(d.Hist)
+			for _, v := range d.Values {
+				s.Hist.RecordValue(v)
+			}
 		}
 	}()
 	return c
