@@ -737,28 +737,18 @@ func (s Span) seconds(r *results.Run) ([]results.Interval, bool) {
 
 // SpanRate is a run's successful entities per second over a span.
 func SpanRate(f *workloads.Figure, series string, x float64, s Span) Quantity {
-	return Quantity{text: "entities/s of " + where(f, series, x) + " " + s.text(), unit: "e/s", figs: []int{f.ID},
-		eval: func(m workloads.Measured) (float64, bool) {
-			r := m.Run(f.ID, series, x)
-			if r == nil {
-				return 0, false
-			}
-			ivs, ok := s.seconds(r)
-			if !ok {
-				return math.NaN(), true
-			}
-			var n int64
-			for _, iv := range ivs {
-				n += iv.Entities
-			}
-			return float64(n) / float64(len(ivs)), true
-		}}
+	return spanSum(f, series, x, s, "entities/s of ", "e/s", true, func(iv results.Interval) int64 { return iv.Entities })
 }
 
 // SpanThrottled is how many requests of a run were throttled or timed out
 // over a span.
 func SpanThrottled(f *workloads.Figure, series string, x float64, s Span) Quantity {
-	return Quantity{text: "requests throttled or timed out of " + where(f, series, x) + " " + s.text(), unit: "", figs: []int{f.ID},
+	return spanSum(f, series, x, s, "requests throttled or timed out of ", "", false, func(iv results.Interval) int64 { return iv.Throttled })
+}
+
+// spanSum sums a per-second count over a span, or averages it per second.
+func spanSum(f *workloads.Figure, series string, x float64, s Span, what, unit string, perSecond bool, of func(results.Interval) int64) Quantity {
+	return Quantity{text: what + where(f, series, x) + " " + s.text(), unit: unit, figs: []int{f.ID},
 		eval: func(m workloads.Measured) (float64, bool) {
 			r := m.Run(f.ID, series, x)
 			if r == nil {
@@ -770,7 +760,10 @@ func SpanThrottled(f *workloads.Figure, series string, x float64, s Span) Quanti
 			}
 			var n int64
 			for _, iv := range ivs {
-				n += iv.Throttled
+				n += of(iv)
+			}
+			if perSecond {
+				return float64(n) / float64(len(ivs)), true
 			}
 			return float64(n), true
 		}}
