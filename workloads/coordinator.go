@@ -293,13 +293,17 @@ const Version = "0.1.0"
 func tableName(job string) string {
 	var b [4]byte
 	rand.Read(b[:])
-	clean := strings.Map(func(r rune) rune {
+	return "tb" + alnum(job) + hex.EncodeToString(b[:])
+}
+
+// alnum keeps a job ID's letters and digits, all a table name may hold.
+func alnum(job string) string {
+	return strings.Map(func(r rune) rune {
 		if ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
 			return r
 		}
 		return -1
 	}, job)
-	return "tb" + clean + hex.EncodeToString(b[:])
 }
 
 // preload stores the entities each thread of a get or query run reads back;

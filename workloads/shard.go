@@ -22,15 +22,7 @@ type SkewMeter interface {
 
 // shardTable is the table of a sharded run: named after its job alone, so
 // every shard finds it.
-func shardTable(job string) string {
-	clean := strings.Map(func(r rune) rune {
-		if ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
-			return r
-		}
-		return -1
-	}, job)
-	return "tbshard" + clean
-}
+func shardTable(job string) string { return "tbshard" + alnum(job) }
 
 // rendezvous is how the shards of a run meet through its table: each
 // writes a ready row and waits until all are there; shard 0 then writes
