@@ -41,6 +41,10 @@ type Config struct {
 	// Balancer configures the load balancer; it runs only under a profile
 	// with a model.
 	Balancer BalancerConfig
+	// PartitionRate and AccountRate override the profile's budgets, in
+	// entity units per second; 0 keeps the profile's. SetRates changes
+	// them later.
+	PartitionRate, AccountRate float64
 }
 
 // DefaultConfig returns the configuration of the case study's engine: the
@@ -106,7 +110,17 @@ func New(cfg Config) (*Engine, error) {
 		e.servers = append(e.servers, newServer(i, max(p.ServerCores, 1)))
 	}
 	e.acct = *newBucket(p.AccountRate, p.AccountBurst)
-	e.rates.Store(&Rates{Partition: p.PartitionKeyRate, Account: p.AccountRate})
+	r := Rates{Partition: p.PartitionKeyRate, Account: p.AccountRate}
+	if cfg.PartitionRate != 0 {
+		r.Partition = cfg.PartitionRate
+	}
+	if cfg.AccountRate != 0 {
+		r.Account = cfg.AccountRate
+	}
+	if err := r.validate(); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e.rates.Store(&r)
 	if p.Model && cfg.Balancer.Enabled {
 		ctx, cancel := context.WithCancel(context.Background())
 		e.closeLB = cancel

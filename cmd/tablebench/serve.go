@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -72,12 +71,13 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 		}
 		keyShown = "<the value of $" + *keyEnv + ">"
 	}
-	key, err := base64.StdEncoding.DecodeString(keyText)
-	if err != nil || len(key) == 0 {
+	key, err := rest.DecodeKey(keyText)
+	if err != nil {
 		return usagef("--key-env: $%s is not a base64 key", *keyEnv)
 	}
 	cfg := engine.DefaultConfig()
 	cfg.Profile, cfg.TimeScale = p.ScaleLatency(*latencyScale), *scale
+	cfg.PartitionRate, cfg.AccountRate = *partitionRate, *accountRate
 	if *presplit {
 		cfg.PreSplit = p.SteadySplit()
 	}
@@ -87,15 +87,6 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer eng.Close()
 	rates := eng.Rates()
-	if *partitionRate > 0 {
-		rates.Partition = *partitionRate
-	}
-	if *accountRate > 0 {
-		rates.Account = *accountRate
-	}
-	if err := eng.SetRates(rates); err != nil {
-		return usagef("%v", err)
-	}
 	var rules *faults.Set
 	if *faultsFile != "" {
 		rules = faults.NewSet(uint64(time.Now().UnixNano()))
@@ -117,7 +108,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	}
 	endpoint := fmt.Sprintf("%s://%s/%s", scheme, ln.Addr(), *account)
 	fmt.Fprintf(e.stdout, "serving the engine (profile %s) at %s\n", p.Name, endpoint)
-	fmt.Fprintf(e.stdout, "connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s;\n", scheme, *account, keyShown, endpoint)
+	fmt.Fprintf(e.stdout, "connection string: %s\n", rest.ConnectionString(scheme, *account, keyShown, endpoint))
 	fmt.Fprintf(e.stdout, "budgets: %s entities/s per PartitionKey, %s per account; metrics at %s://%s%s\n", rateText(rates.Partition), rateText(rates.Account), scheme, ln.Addr(), rest.MetricsPath)
 	if rules != nil {
 		fmt.Fprintf(e.stdout, "faults: %d rules from %s, reloaded when it changes\n", len(rules.Rules()), *faultsFile)

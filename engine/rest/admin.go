@@ -1,8 +1,6 @@
 package rest
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -31,9 +29,14 @@ const MetricsPath = "/metrics"
 func SignRequest(req *http.Request, account string, key []byte) {
 	date := time.Now().UTC().Format(http.TimeFormat)
 	req.Header.Set("x-ms-date", date)
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(date + "\n/" + account + req.URL.EscapedPath()))
-	req.Header.Set("Authorization", "SharedKeyLite "+account+":"+base64.StdEncoding.EncodeToString(m.Sum(nil)))
+	req.Header.Set("Authorization", "SharedKeyLite "+account+":"+hmacBase64(key, date+"\n/"+account+req.URL.EscapedPath()))
+}
+
+// ConnectionString is the connection string an SDK takes for a served
+// engine: key is the account key as text (or a placeholder that names
+// where it is).
+func ConnectionString(scheme, account, key, endpoint string) string {
+	return "DefaultEndpointsProtocol=" + scheme + ";AccountName=" + account + ";AccountKey=" + key + ";TableEndpoint=" + endpoint + ";"
 }
 
 // admin serves the runtime controls. It answers true when path was an

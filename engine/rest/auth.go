@@ -240,8 +240,12 @@ func signedPaths(escapedPath, account string) []string {
 	return []string{escapedPath, "/" + account + rest, rest}
 }
 
-func (s *Server) sign(toSign string) string {
-	m := hmac.New(sha256.New, s.cfg.Key)
+func (s *Server) sign(toSign string) string { return hmacBase64(s.cfg.Key, toSign) }
+
+// hmacBase64 is the service's signature of a string: HMAC-SHA256 with the
+// account key, in base64.
+func hmacBase64(key []byte, toSign string) string {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(toSign))
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }

@@ -6,7 +6,6 @@
 package resttest
 
 import (
-	"fmt"
 	"net/http/httptest"
 	"testing"
 
@@ -62,22 +61,13 @@ func NewServer(t testing.TB, o Options) *Server {
 	}
 	cfg := engine.DefaultConfig()
 	cfg.Profile = p
+	cfg.PartitionRate, cfg.AccountRate = o.PartitionRate, o.AccountRate
 	cfg.TableDeleteGrace = 0 // tests make and drop tables freely
 	if p.Model {
 		cfg.PreSplit = p.SteadySplit()
 	}
 	eng, err := engine.New(cfg)
 	if err != nil {
-		t.Fatalf("resttest: %v", err)
-	}
-	rates := eng.Rates()
-	if o.PartitionRate > 0 {
-		rates.Partition = o.PartitionRate
-	}
-	if o.AccountRate > 0 {
-		rates.Account = o.AccountRate
-	}
-	if err := eng.SetRates(rates); err != nil {
 		t.Fatalf("resttest: %v", err)
 	}
 	set := faults.NewSet(1)
@@ -90,7 +80,7 @@ func NewServer(t testing.TB, o Options) *Server {
 	s.Key = key
 	s.srv = httptest.NewServer(rest.New(eng, rest.Config{Account: s.Account, Key: key, Faults: set, AllowFaultHeader: o.AllowFaultHeader}))
 	s.URL = s.srv.URL + "/" + s.Account
-	s.ConnectionString = fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=%s;", s.Account, rest.DevKey, s.URL)
+	s.ConnectionString = rest.ConnectionString("http", s.Account, rest.DevKey, s.URL)
 	t.Cleanup(func() {
 		s.srv.Close()
 		eng.Close()
