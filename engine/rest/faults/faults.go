@@ -278,6 +278,7 @@ type Set struct {
 	rng    *rand.Rand
 	now    func() time.Time
 	fired  map[string]*atomic.Int64 // by kind
+	count  atomic.Int32             // len(rules), read without the lock
 }
 
 // NewSet returns an empty set; seed seeds its chance draws.
@@ -296,6 +297,7 @@ func (s *Set) Replace(rules []Rule) {
 	defer s.mu.Unlock()
 	s.rules = slices.Clone(rules)
 	s.counts = make([]int, len(rules))
+	s.count.Store(int32(len(rules)))
 	s.loaded = s.now()
 }
 
@@ -324,11 +326,11 @@ func (s *Set) Count(kind string) {
 
 // Match returns the first rule that fires for req, if any.
 func (s *Set) Match(req Request) (Rule, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.rules) == 0 {
+	if s.count.Load() == 0 { // every request asks: no lock while there are no rules
 		return Rule{}, false
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	since := s.now().Sub(s.loaded)
 	for i := range s.rules {
 		r := &s.rules[i]
