@@ -14,12 +14,7 @@ import (
 // is kept to three.
 func TestRunsAgainstAzurite(t *testing.T) {
 	_, cs := azurite.Start(t)
-	getenv := func(k string) string {
-		if k == "TABLEBENCH_CONNECTION_STRING" {
-			return cs
-		}
-		return ""
-	}
+	getenv := csEnv(cs)
 	for _, args := range [][]string{
 		{"--op", "insert", "--threads", "4"},
 		{"--op", "batch", "--batch-size", "100", "--partition", "shared", "--vms", "2", "--threads", "2"},

@@ -287,12 +287,7 @@ func TestRunAgainstASilentEndpoint(t *testing.T) {
 		}
 	}()
 	endpoint := "http://" + ln.Addr().String() + "/devstoreaccount1"
-	getenv := func(k string) string {
-		if k == "TABLEBENCH_CONNECTION_STRING" {
-			return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + aztarget.DevelopmentKey + ";TableEndpoint=" + endpoint + ";"
-		}
-		return ""
-	}
+	getenv := csEnv("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + aztarget.DevelopmentKey + ";TableEndpoint=" + endpoint + ";")
 	start := time.Now()
 	code, out, errOut := tb(t, context.Background(), getenv, "run", "--target", "table", "--request-timeout", "1s", "--duration", "2s", "--quiet")
 	if code == 0 || !strings.Contains(errOut, "did not answer within the request timeout") || time.Since(start) > 30*time.Second {

@@ -64,12 +64,7 @@ func TestServeWithRunTarget(t *testing.T) {
 	if !strings.Contains(cs, "AccountName=devstoreaccount1;AccountKey="+aztarget.DevelopmentKey) {
 		t.Fatalf("connection string %q", cs)
 	}
-	code, out, errOut := tb(t, context.Background(), func(k string) string {
-		if k == "TABLEBENCH_CONNECTION_STRING" {
-			return cs
-		}
-		return ""
-	}, "run", "--target", "table", "--op", "batch", "--batch-size", "20", "--threads", "4", "--duration", "1s", "--warmup", "0s", "--json", "--quiet")
+	code, out, errOut := tb(t, context.Background(), csEnv(cs), "run", "--target", "table", "--op", "batch", "--batch-size", "20", "--threads", "4", "--duration", "1s", "--warmup", "0s", "--json", "--quiet")
 	if code != 0 || !strings.Contains(out, `"entities_per_sec"`) || strings.Contains(out, `"errors":{"`) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -132,12 +127,7 @@ func TestServeFaultsAndAdmin(t *testing.T) {
 	rules := filepath.Join(t.TempDir(), "faults.yaml")
 	os.WriteFile(rules, []byte("faults: [{op: get, probability: 0.5, status: 503, code: ServerBusy}]\n"), 0o644)
 	cs, stop := startServe(t, "--profile", "none", "--partition-rate", "300", "--faults", rules)
-	getenv := func(k string) string {
-		if k == "TABLEBENCH_CONNECTION_STRING" {
-			return cs
-		}
-		return ""
-	}
+	getenv := csEnv(cs)
 	code, out, errOut := tb(t, context.Background(), getenv, "admin", "rates", "--partition-rate", "120")
 	if code != 0 || !strings.Contains(out, `"partition_rate": 120`) {
 		t.Fatalf("admin rates: exit %d\n%s\n%s", code, out, errOut)
@@ -159,5 +149,15 @@ func TestServeFaultsAndAdmin(t *testing.T) {
 	}
 	if c := stop(); c != 0 {
 		t.Fatalf("serve exited %d", c)
+	}
+}
+
+// csEnv is an environment holding only the connection string cs.
+func csEnv(cs string) func(string) string {
+	return func(k string) string {
+		if k == "TABLEBENCH_CONNECTION_STRING" {
+			return cs
+		}
+		return ""
 	}
 }

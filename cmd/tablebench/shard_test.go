@@ -18,12 +18,7 @@ import (
 func TestShardedSuiteMerges(t *testing.T) {
 	cs, stop := startServe(t, "--profile", "none")
 	defer stop()
-	getenv := func(k string) string {
-		if k == "TABLEBENCH_CONNECTION_STRING" {
-			return cs
-		}
-		return ""
-	}
+	getenv := csEnv(cs)
 	dir := t.TempDir()
 	var wg sync.WaitGroup
 	for k := range 2 {
@@ -79,12 +74,7 @@ func TestShardedSuiteMerges(t *testing.T) {
 func TestShardedRunFromPodLogs(t *testing.T) {
 	cs, stop := startServe(t, "--profile", "none")
 	defer stop()
-	getenv := func(k string) string {
-		if k == "TABLEBENCH_CONNECTION_STRING" {
-			return cs
-		}
-		return ""
-	}
+	getenv := csEnv(cs)
 	var wg sync.WaitGroup
 	logs := make([]string, 2)
 	for k := range 2 {
