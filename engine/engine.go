@@ -76,7 +76,6 @@ type Engine struct {
 	acctMu   sync.Mutex
 	acct     bucket
 	rates    atomic.Pointer[Rates]
-	faulted  atomic.Bool // a partition was made unavailable by hand
 	lb       *balancer
 	closeLB  context.CancelFunc
 	lbDone   chan struct{}

@@ -95,7 +95,6 @@ func (e *Engine) MakeUnavailable(table, pk string, d time.Duration) error {
 	if d <= 0 {
 		return fmt.Errorf("engine: an unavailable period must be positive, not %v", d)
 	}
-	e.faulted.Store(true)
 	rp := t.lock(pk, false)
 	rp.unavailableUntil = maxTime(rp.unavailableUntil, e.clock.Now().Add(d))
 	rp.mu.Unlock()
@@ -122,9 +121,9 @@ func (p Profile) ScaleLatency(f float64) Profile {
 	return p
 }
 
-// doBudgeted is do under the profile without a model once budgets or an
-// unavailable partition apply: no latency, but the budgets and the
-// partition's availability are checked first, and a refusal is at once.
+// doBudgeted is do under the profile without a model once budgets apply:
+// no latency, but the partition's availability and the budgets are checked
+// first, and a refusal is at once.
 func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn func(rp *rangePartition, now time.Time) (int, *tables.Error)) error {
 	rp := t.lock(pk, false)
 	defer rp.mu.Unlock()

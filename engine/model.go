@@ -397,12 +397,16 @@ func (e *Engine) serve(a *admission, k opKind, entities int) Timing {
 // fn returns the number of entities it scanned (queries) or touched.
 func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind, entities int, units float64, fn func(rp *rangePartition, now time.Time) (int, *tables.Error)) error {
 	if !e.cfg.Profile.Model {
-		if r := e.rates.Load(); r.Partition > 0 || r.Account > 0 || e.faulted.Load() {
+		if r := e.rates.Load(); r.Partition > 0 || r.Account > 0 {
 			return e.doBudgeted(t, pk, k, units, fn)
 		}
 		read := k != opWrite
 		rp := t.lock(pk, read)
-		_, err := fn(rp, e.clock.Now())
+		now := e.clock.Now()
+		err := unavailableNow(rp, now)
+		if err == nil {
+			_, err = fn(rp, now)
+		}
 		if read {
 			rp.mu.RUnlock()
 		} else {
