@@ -21,8 +21,8 @@ import (
 func adminCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "admin", "faults [FILE|-] | rates [--partition-rate N] [--account-rate N]")
 	csEnv := fs.String("connection-string-env", "TABLEBENCH_CONNECTION_STRING", "environment variable holding the served engine's connection string (serve prints it)")
-	partition := fs.Float64("partition-rate", -1, "rates: new entities/s per PartitionKey (0: no limit)")
-	account := fs.Float64("account-rate", -1, "rates: new entities/s per account (0: no limit)")
+	partition := fs.Float64("partition-rate", 0, "rates: new entities/s per PartitionKey (0: no limit)")
+	account := fs.Float64("account-rate", 0, "rates: new entities/s per account (0: no limit)")
 	if err := parseWords(fs, args); err != nil {
 		return err
 	}
@@ -34,6 +34,9 @@ func adminCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	words = append(words[:1], fs.Args()...)
+	if *partition < 0 || *account < 0 {
+		return usagef("rates must be 0 (no limit) or more entities/s, such as --partition-rate 200")
+	}
 	root, acct, key, err := adminTarget(e.getenv(*csEnv), *csEnv)
 	if err != nil {
 		return err
@@ -51,13 +54,13 @@ func adminCmd(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return usagef("the rules file cannot be read: %v", err)
 		}
-	case what == "rates" && (*partition >= 0 || *account >= 0):
+	case what == "rates" && (given(fs.FlagSet, "partition-rate") || given(fs.FlagSet, "account-rate")):
 		method = http.MethodPut
 		in := map[string]float64{}
-		if *partition >= 0 {
+		if given(fs.FlagSet, "partition-rate") {
 			in["partition_rate"] = *partition
 		}
-		if *account >= 0 {
+		if given(fs.FlagSet, "account-rate") {
 			in["account_rate"] = *account
 		}
 		body, _ = json.Marshal(in)

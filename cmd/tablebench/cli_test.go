@@ -184,6 +184,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--start-at", "soon"}, "--start-at is for sharded runs"},
 		{[]string{"figures", "--shard", "0/2", "--job-id", "j"}, "a sharded suite needs --target table"},
 		{[]string{"merge"}, "give the shards to merge"},
+		{[]string{"merge", "testdata/empty-record.json"}, "is not a run record"},
+		{[]string{"admin", "rates", "--partition-rate=-1"}, "rates must be 0 (no limit) or more"},
 		{[]string{"merge", "/nonexistent/x.json"}, "no such file"},
 		{[]string{"admin", "faults"}, "$TABLEBENCH_CONNECTION_STRING is empty"},
 		{[]string{"admin", "rates", "--partition-rate=x"}, `invalid value "x" for flag -partition-rate`},

@@ -138,6 +138,9 @@ func mergeByID(runs []*results.Run) ([]*results.Run, error) {
 	byID := map[string][]*results.Run{}
 	var ids []string
 	for _, r := range runs {
+		if r.ID == "" || len(r.Spec) == 0 {
+			return nil, usagef("a record without a run ID or spec is not a run record: give the .json of run --out or the lines of run --json")
+		}
 		if _, ok := byID[r.ID]; !ok {
 			ids = append(ids, r.ID)
 		}
