@@ -79,7 +79,7 @@ func (z *rendezvous) put(ctx context.Context, rk string, props ...tables.Propert
 		case ctx.Err() != nil:
 			return ctx.Err()
 		default:
-			return fmt.Errorf("writing %s: %w", rk, err)
+			return fmt.Errorf("writing %s: %w", rk, timeoutHint(err, z.r.spec.RequestTimeout))
 		}
 		if err := z.sleep(ctx, z.poll); err != nil {
 			return err
@@ -102,7 +102,7 @@ func (z *rendezvous) get(ctx context.Context, rk string, into *tables.Entity) (b
 	case ctx.Err() != nil:
 		return false, ctx.Err()
 	default:
-		return false, fmt.Errorf("reading %s: %w", rk, err)
+		return false, fmt.Errorf("reading %s: %w", rk, timeoutHint(err, z.r.spec.RequestTimeout))
 	}
 }
 

@@ -34,6 +34,7 @@ func TestProbability(t *testing.T) {
 		}
 	}
 	sigma := math.Sqrt(n * 0.2 * 0.8)
+	t.Logf("probability 0.2: fired %d of %d (expected %d, sigma %.0f); every 10: fired %d", gets, n, int(0.2*n), sigma, inserts)
 	if d := math.Abs(float64(gets) - 0.2*n); d > 3*sigma {
 		t.Errorf("probability 0.2 fired %d of %d times, more than 3 sigma (%.0f) from %d", gets, n, sigma, int(0.2*n))
 	}
