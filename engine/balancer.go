@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/btree"
 	"github.com/tablebench/tablebench/engine/clock"
 )
 
@@ -332,14 +331,13 @@ func (b *balancer) split(c candidate, now time.Time) {
 		child.lastTS = rp.lastTS
 		children = append(children, child)
 	}
-	rp.tree.Ascend(func(r *record) bool {
+	rp.data.each(func(g *pkRows) {
 		for _, c := range children {
-			if c.contains(r.pk) {
-				c.put(r)
+			if c.contains(g.pk) {
+				c.data.adopt(g)
 				break
 			}
 		}
-		return true
 	})
 	for k, bk := range rp.buckets {
 		for _, c := range children {
@@ -360,7 +358,7 @@ func (b *balancer) split(c candidate, now time.Time) {
 		}
 	}
 	rp.retired = true
-	rp.tree, rp.index = btree.NewG(2, lessRecord), nil // the children own the records now
+	rp.data = newPartitionRows() // the children own the records now
 	old := *t.parts.Load()
 	i := slices.Index(old, rp)
 	parts := slices.Concat(old[:i], children, old[i+1:])

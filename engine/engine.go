@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/btree"
 	"github.com/tablebench/tablebench/engine/clock"
 	"github.com/tablebench/tablebench/engine/tables"
 )
@@ -350,8 +349,7 @@ type rangePartition struct {
 	table   *table
 	lo, hi  string
 	mu      sync.RWMutex
-	tree    *btree.BTreeG[*record] // in (PartitionKey, RowKey) order, for scans
-	index   map[recKey]*record     // for point operations
+	data    partitionRows
 	retired bool
 	lastTS  int64
 	lane    // model state, guarded by mu
@@ -359,7 +357,7 @@ type rangePartition struct {
 
 func (e *Engine) newRangePartition(t *table, lo, hi string, srv *server) *rangePartition {
 	id := e.rpSeq.Add(1)
-	rp := &rangePartition{id: id, table: t, lo: lo, hi: hi, tree: btree.NewG(32, lessRecord), index: map[recKey]*record{}}
+	rp := &rangePartition{id: id, table: t, lo: lo, hi: hi, data: newPartitionRows()}
 	rp.lane.init(srv, rand.New(rand.NewPCG(e.cfg.Seed, id)))
 	return rp
 }
@@ -379,31 +377,32 @@ func (rp *rangePartition) stamp(now time.Time) int64 {
 	return ts
 }
 
-// recKey is an entity's identity; a struct of the two keys hashes without
-// building a combined string.
-type recKey struct{ pk, rk string }
-
-func (rp *rangePartition) get(pk, rk string) *record { return rp.index[recKey{pk, rk}] }
+func (rp *rangePartition) get(pk, rk string) *record {
+	if g := rp.data.rows(pk); g != nil {
+		return g.rows.get(rk)
+	}
+	return nil
+}
 
 // put stores r, replacing any record with its keys.
 func (rp *rangePartition) put(r *record) {
-	rp.index[recKey{r.pk, r.rk}] = r
-	rp.tree.ReplaceOrInsert(r)
+	g := rp.data.rowsFor(r.pk)
+	r.pk = g.pk // one copy of the key for all its rows
+	g.rows.put(r, false)
 }
 
 // insert stores r with timestamp ts unless its keys are taken, and reports
-// whether it did. One tree descent both checks and inserts.
+// whether it did.
 func (rp *rangePartition) insert(r *record, ts int64) bool {
 	r.ts = ts
-	if old, found := rp.tree.ReplaceOrInsert(r); found {
-		rp.tree.ReplaceOrInsert(old) // put the existing entity back
-		return false
-	}
-	rp.index[recKey{r.pk, r.rk}] = r
-	return true
+	g := rp.data.rowsFor(r.pk)
+	r.pk = g.pk
+	return g.rows.put(r, true) == nil
 }
 
 func (rp *rangePartition) remove(r *record) {
-	delete(rp.index, recKey{r.pk, r.rk})
-	rp.tree.Delete(r)
+	if g := rp.data.rows(r.pk); g != nil {
+		g.rows.remove(r.rk)
+		rp.data.drop(g)
+	}
 }

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf16"
@@ -52,22 +54,68 @@ var (
 
 // validateKey checks a PartitionKey or RowKey value.
 func validateKey(name, v string, maxLen int) *tables.Error {
+	_, err := keyUnits(name, v, maxLen)
+	return err
+}
+
+// keyUnits checks a PartitionKey or RowKey value and returns its length in
+// UTF-16 code units.
+func keyUnits(name, v string, maxLen int) (int, *tables.Error) {
+	if plainKey(v) {
+		if len(v) > maxLen {
+			return 0, tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter is out of range: %d UTF-16 characters, at most %d are allowed.", name, len(v), maxLen))
+		}
+		return len(v), nil
+	}
+	ascii := true
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if c == '/' || c == '\\' || c == '#' || c == '?' || c < 0x20 || c == 0x7f {
-			return tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter of value '%s' is out of range: it contains the forbidden character %q.", name, v, c))
+			return 0, tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter of value '%s' is out of range: it contains the forbidden character %q.", name, v, c))
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
 		}
 		if c == 0xc2 && i+1 < len(v) && v[i+1] >= 0x80 && v[i+1] <= 0x9f { // U+0080..U+009F
-			return tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter of value '%s' is out of range: it contains a control character.", name, v))
+			return 0, tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter of value '%s' is out of range: it contains a control character.", name, v))
 		}
 	}
-	if !utf8.ValidString(v) {
-		return tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("The '%s' value is not valid UTF-8.", name))
+	l := len(v)
+	if !ascii {
+		if !utf8.ValidString(v) {
+			return 0, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("The '%s' value is not valid UTF-8.", name))
+		}
+		l = tables.UTF16Len(v)
 	}
-	if l := tables.UTF16Len(v); l > maxLen {
-		return tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter is out of range: %d UTF-16 characters, at most %d are allowed.", name, l, maxLen))
+	if l > maxLen {
+		return 0, tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter is out of range: %d UTF-16 characters, at most %d are allowed.", name, l, maxLen))
 	}
-	return nil
+	return l, nil
+}
+
+// plainKey reports whether v is printable ASCII without a character keys
+// forbid, eight bytes at a time: what almost every key is. Anything else
+// takes keyUnits's byte loop, which names the offending character.
+func plainKey(v string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(x uint64) uint64 { return (x - ones) & ^x & highs } // a zero byte in x
+	for len(v) >= 8 {
+		w := binary.LittleEndian.Uint64([]byte(v[:8]))
+		bad := w&highs | // not ASCII
+			(w-0x20*ones)&^w&highs | // below 0x20
+			zero(w^('/'*ones)) | zero(w^('\\'*ones)) | zero(w^('#'*ones)) | zero(w^('?'*ones)) | zero(w^(0x7f*ones))
+		if bad != 0 {
+			return false
+		}
+		v = v[8:]
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c >= 0x7f || c < 0x20 || c == '/' || c == '\\' || c == '#' || c == '?' {
+			return false
+		}
+	}
+	return true
 }
 
 func validPropertyName(name string) bool {
@@ -91,34 +139,33 @@ func validPropertyName(name string) bool {
 // property names are interned so that a million entities with the same
 // schema share one copy.
 func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
-	if err := validateKey("PartitionKey", e.PartitionKey, maxKeyLen); err != nil {
+	pkLen, err := keyUnits("PartitionKey", e.PartitionKey, maxKeyLen)
+	if err != nil {
 		return nil, 0, err
 	}
-	if err := validateKey("RowKey", e.RowKey, maxKeyLen); err != nil {
+	rkLen, err := keyUnits("RowKey", e.RowKey, maxKeyLen)
+	if err != nil {
 		return nil, 0, err
 	}
-	size := 4 + 2*(tables.UTF16Len(e.PartitionKey)+tables.UTF16Len(e.RowKey))
+	size := 4 + 2*(pkLen+rkLen)
 	props := make([]tables.Property, 0, len(e.Properties))
-	for _, p := range e.Properties {
+	for i, p := range e.Properties {
 		switch p.Name {
 		case "Timestamp":
 			continue
 		case "PartitionKey", "RowKey":
 			return nil, 0, tables.BadRequest(tables.CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+p.Name+" is a key and cannot also be a property.")
 		}
-		nameLen := tables.UTF16Len(p.Name)
-		if nameLen > tables.MaxPropertyName {
-			return nil, 0, tables.BadRequest(tables.CodePropertyNameTooLong, "The property name exceeds the maximum allowed length (255).")
-		}
-		if !validPropertyName(p.Name) {
-			return nil, 0, tables.BadRequest(tables.CodePropertyNameInvalid, fmt.Sprintf("The property name %q is invalid: it must be a C# identifier.", p.Name))
+		name, nameLen, err := propertyName(i, p.Name)
+		if err != nil {
+			return nil, 0, err
 		}
 		vsize, err := validateValue(p)
 		if err != nil {
 			return nil, 0, err
 		}
 		size += 8 + 2*nameLen + vsize
-		p.Name = unique.Make(p.Name).Value()
+		p.Name = name
 		props = append(props, p)
 	}
 	if len(props) > tables.MaxProperties {
@@ -141,6 +188,37 @@ func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
 	return r, size, nil
 }
 
+// knownName is a property name already checked and interned.
+type knownName struct {
+	name  string
+	units int
+}
+
+// lastNames remembers the last name checked at each of the first property
+// positions: entities of one workload share their schema, so the name at a
+// position is most often the one seen there just before.
+var lastNames [16]atomic.Pointer[knownName]
+
+// propertyName checks a property name and returns its interned copy, so
+// that a million entities with the same schema share one, and its length
+// in UTF-16 code units.
+func propertyName(pos int, name string) (string, int, *tables.Error) {
+	slot := &lastNames[pos%len(lastNames)]
+	if k := slot.Load(); k != nil && k.name == name {
+		return k.name, k.units, nil
+	}
+	units := tables.UTF16Len(name)
+	if units > tables.MaxPropertyName {
+		return "", 0, tables.BadRequest(tables.CodePropertyNameTooLong, "The property name exceeds the maximum allowed length (255).")
+	}
+	if !validPropertyName(name) {
+		return "", 0, tables.BadRequest(tables.CodePropertyNameInvalid, fmt.Sprintf("The property name %q is invalid: it must be a C# identifier.", name))
+	}
+	k := &knownName{name: unique.Make(name).Value(), units: units}
+	slot.Store(k)
+	return k.name, units, nil
+}
+
 // validateValue checks a property's value and returns its size by the
 // service's formula.
 func validateValue(p tables.Property) (int, *tables.Error) {
@@ -150,10 +228,13 @@ func validateValue(p tables.Property) (int, *tables.Error) {
 	switch p.Type {
 	case tables.EdmString:
 		s, ok := p.Value.(string)
-		if !ok || !utf8.ValidString(s) {
+		if !ok {
 			return invalid()
 		}
-		n := tables.UTF16Len(s)
+		n, valid := tables.ValidUTF16Len(s)
+		if !valid {
+			return invalid()
+		}
 		if n > tables.MaxStringUnits {
 			return 0, tables.BadRequest(tables.CodePropertyValueTooLarge, "The property value exceeds the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the maximum number of characters should be 32K or less.")
 		}
@@ -227,13 +308,6 @@ func (r *record) view(sel []string) tables.Entity {
 		}
 	}
 	return e
-}
-
-func lessRecord(a, b *record) bool {
-	if a.pk != b.pk { // usually equal within a partition, and == is vectorized
-		return compareKeys(a.pk, b.pk) < 0
-	}
-	return compareKeys(a.rk, b.rk) < 0
 }
 
 // merge returns the properties of old updated by those of upd, as a Merge

@@ -402,8 +402,12 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		}
 		read := k != opWrite
 		rp := t.lock(pk, read)
-		now := e.clock.Now()
-		err := unavailableNow(rp, now)
+		var now time.Time
+		var err *tables.Error
+		if k != opRead || !rp.unavailableUntil.IsZero() { // a point read uses no time unless the partition was ever made unavailable
+			now = e.clock.Now()
+			err = unavailableNow(rp, now)
+		}
 		if err == nil {
 			_, err = fn(rp, now)
 		}

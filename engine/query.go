@@ -37,7 +37,7 @@ func (cl Client) QueryEntities(ctx context.Context, tableName string, q tables.Q
 	}
 	qerr := e.do(ctx, cl.c, t, start.pk, opQuery, 0, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		var next *tables.Continuation
-		rp.tree.AscendGreaterOrEqual(start, func(r *record) bool {
+		rp.data.ascend(start.pk, start.rk, func(r *record) bool {
 			if rng.past(r) {
 				return false
 			}

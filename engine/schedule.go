@@ -57,8 +57,8 @@ func (s *schedule) add(start time.Time, d time.Duration) {
 // before now, so they can no longer matter.
 func (s *schedule) prune(t time.Time) {
 	i := sort.Search(len(s.iv), func(i int) bool { return s.iv[i].end.After(t) })
-	if i > 0 {
-		s.iv = slices.Delete(s.iv, 0, i)
+	if i > 0 { // reslice, not copy: the lane's backlog can hold thousands
+		s.iv = s.iv[i:]
 	}
 }
 
@@ -87,8 +87,8 @@ func (q *queue) leftBy(t time.Time) int {
 
 // prune forgets requests that left before t.
 func (q *queue) prune(t time.Time) {
-	if i := q.leftBy(t); i > 0 {
-		q.ends = slices.Delete(q.ends, 0, i)
+	if i := q.leftBy(t); i > 0 { // reslice; append reallocates the live part later
+		q.ends = q.ends[i:]
 	}
 }
 

@@ -6,18 +6,38 @@
 //	tablebench sweep    a figure of your own: any parameters as lists
 //	tablebench report   rebuild the charts of stored results
 //	tablebench compare  two result sets side by side
+//
+// TABLEBENCH_CPUPROFILE=FILE writes a CPU profile of the whole command to
+// FILE, for `go tool pprof`: where the harness's own time goes.
 package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if path := os.Getenv("TABLEBENCH_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "tablebench: TABLEBENCH_CPUPROFILE: %v: name a file that can be written\n", err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "tablebench: TABLEBENCH_CPUPROFILE: %v\n", err)
+			os.Exit(2)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
-	os.Exit(code)
+	if code != 0 {
+		pprof.StopCPUProfile()
+		os.Exit(code)
+	}
 }

@@ -5,10 +5,12 @@
 package tables
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/google/uuid"
 )
@@ -168,15 +170,7 @@ func FormatETag(t time.Time) string {
 // UTF16Len returns the length of s in UTF-16 code units, which is how the
 // service measures keys, names and strings.
 func UTF16Len(s string) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 { // ASCII eight bytes at a time
-		_ = s[i+7]
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if w&0x8080808080808080 != 0 {
-			break
-		}
-	}
+	i := asciiPrefix(s)
 	n := i
 	for i < len(s) {
 		if s[i] < utf8.RuneSelf {
@@ -192,6 +186,37 @@ func UTF16Len(s string) int {
 		}
 	}
 	return n
+}
+
+// ValidUTF16Len reports whether s is valid UTF-8 and returns its length in
+// UTF-16 code units, in one pass over ASCII text, which is what almost every
+// payload is.
+func ValidUTF16Len(s string) (int, bool) {
+	i := asciiPrefix(s)
+	if i == len(s) {
+		return i, true
+	}
+	return i + UTF16Len(s[i:]), utf8.ValidString(s[i:])
+}
+
+// asciiPrefix returns the length of the longest prefix of s that is ASCII,
+// reading 32 bytes at a time.
+func asciiPrefix(s string) int {
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only: word loads without a copy
+	i := 0
+	for len(b) >= 32 {
+		c := b[:32:32] // one bounds check for four loads
+		w := binary.LittleEndian.Uint64(c[0:8]) | binary.LittleEndian.Uint64(c[8:16]) |
+			binary.LittleEndian.Uint64(c[16:24]) | binary.LittleEndian.Uint64(c[24:32])
+		if w&0x8080808080808080 != 0 {
+			break
+		}
+		b, i = b[32:], i+32
+	}
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
 }
 
 // Limits of the service's data model.

@@ -1,0 +1,458 @@
+package engine
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/google/btree"
+)
+
+// A range partition keeps its entities grouped by PartitionKey: a hash map
+// finds a key's rows for point operations, an ordered tree of the keys
+// serves scans, and each key's rows sit in a B+ tree by RowKey. Grouping
+// compares only RowKeys inside a key, needs no second index of every
+// entity, and lets a split move whole keys; the B+ tree appends a RowKey
+// above every stored one without comparisons, which is how the harness and
+// most applications write (ascending or time-based RowKeys).
+
+// pkRows is one PartitionKey's rows.
+type pkRows struct {
+	pk   string
+	rows rowTree
+}
+
+func lessRows(a, b *pkRows) bool { return compareKeys(a.pk, b.pk) < 0 }
+
+// partitionRows is a range partition's entities.
+type partitionRows struct {
+	byKey map[string]*pkRows
+	order *btree.BTreeG[*pkRows]
+}
+
+func newPartitionRows() partitionRows {
+	return partitionRows{byKey: map[string]*pkRows{}, order: btree.NewG(16, lessRows)}
+}
+
+// rows returns pk's rows, nil if it has none.
+func (p *partitionRows) rows(pk string) *pkRows { return p.byKey[pk] }
+
+// rowsFor returns pk's rows, adding an empty set for a new key.
+func (p *partitionRows) rowsFor(pk string) *pkRows {
+	if g := p.byKey[pk]; g != nil {
+		return g
+	}
+	g := &pkRows{pk: pk}
+	p.byKey[pk] = g
+	p.order.ReplaceOrInsert(g)
+	return g
+}
+
+// drop forgets pk's rows once the last one is gone, so scans and splits
+// do not walk keys that hold nothing.
+func (p *partitionRows) drop(g *pkRows) {
+	if g.rows.n == 0 {
+		delete(p.byKey, g.pk)
+		p.order.Delete(g)
+	}
+}
+
+// ascend calls fn on every record at or after (pk, rk) in key order until
+// fn returns false.
+func (p *partitionRows) ascend(pk, rk string, fn func(*record) bool) {
+	first := true
+	p.order.AscendGreaterOrEqual(&pkRows{pk: pk}, func(g *pkRows) bool {
+		from := ""
+		if first && g.pk == pk {
+			from = rk
+		}
+		first = false
+		return g.rows.ascend(from, fn)
+	})
+}
+
+// each calls fn on every key's rows in key order.
+func (p *partitionRows) each(fn func(*pkRows)) {
+	p.order.Ascend(func(g *pkRows) bool { fn(g); return true })
+}
+
+// adopt takes g, a key's rows from another partition, as they are.
+func (p *partitionRows) adopt(g *pkRows) {
+	p.byKey[g.pk] = g
+	p.order.ReplaceOrInsert(g)
+}
+
+// rowTree is a B+ tree of records by RowKey. Leaves are linked for scans.
+// A leaf emptied by deletes is unlinked; an underfull one is left as it is,
+// which keeps deletion simple at the price of some space after heavy
+// deletes.
+type rowTree struct {
+	root *bnode
+	n    int
+	// prefix is shared by every RowKey stored (the harness's JobID_VMID_
+	// WorkerID_, an application's tenant or date): fingerprints are taken
+	// after it, where keys differ.
+	prefix string
+}
+
+// Node sizes: a leaf of 64 records is one cache-friendly binary search and
+// about 8 bytes of tree per record when full.
+const (
+	maxLeaf  = 64
+	maxInner = 64
+)
+
+// bnode is a leaf (recs) or an inner node (keys, kids): kids[i] holds the
+// RowKeys below keys[i], and the last kid those at or above the last key.
+type bnode struct {
+	recs       []*record
+	fps        []uint64 // leaves only: fingerprint(recs[i].rk), searched before any record is touched
+	mixed      bool     // leaves only: some fingerprint is noPrint (set once, never cleared)
+	keys       []string
+	kfps       []uint64 // fingerprint(keys[i])
+	kids       []*bnode
+	prev, next *bnode // leaves only
+}
+
+func (n *bnode) leaf() bool { return n.kids == nil }
+
+// childIndex returns the kid of inner node n whose range holds rk.
+func (n *bnode) childIndex(rk string, fp uint64) int {
+	lo, hi := 0, len(n.keys)
+	for lo < hi { // the first separator above rk
+		m := int(uint(lo+hi) >> 1)
+		f := n.kfps[m]
+		var atOrBelow bool
+		if f != fp && f != noPrint && fp != noPrint {
+			atOrBelow = f < fp
+		} else {
+			atOrBelow = compareKeys(n.keys[m], rk) <= 0
+		}
+		if atOrBelow {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// search returns where rk is, or would be, in leaf n. Most steps compare
+// fingerprints, which sit together in memory; a record is read only when
+// two fingerprints cannot tell the keys apart.
+func (n *bnode) search(rk string, fp uint64) (int, bool) {
+	if fp != noPrint && !n.mixed {
+		// Every fingerprint orders: find the first at or above fp without
+		// branches, then step over the keys that share its eight bytes.
+		fps := n.fps
+		base, size := 0, len(fps)
+		for size > 1 {
+			half := size / 2
+			if fps[base+half-1] < fp {
+				base += half
+			}
+			size -= half
+		}
+		i := base
+		if size == 1 && fps[i] < fp {
+			i++
+		}
+		for i < len(fps) && fps[i] == fp {
+			if c := compareKeys(n.recs[i].rk, rk); c >= 0 {
+				return i, c == 0
+			}
+			i++
+		}
+		return i, false
+	}
+	lo, hi := 0, len(n.recs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		f := n.fps[m]
+		var below bool
+		if f != fp && f != noPrint && fp != noPrint {
+			below = f < fp
+		} else {
+			below = compareKeys(n.recs[m].rk, rk) < 0
+		}
+		if below {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(n.recs) && n.fps[lo] == fp && n.recs[lo].rk == rk
+}
+
+// noPrint marks a key whose first eight bytes are not all ASCII: UTF-16
+// order is not byte order there, so such keys are always compared whole.
+const noPrint = ^uint64(0)
+
+// fingerprint returns rk's fingerprint in t: of the bytes after t's
+// prefix, or noPrint for a key outside it.
+func (t *rowTree) fingerprint(rk string) uint64 {
+	if !strings.HasPrefix(rk, t.prefix) {
+		return noPrint
+	}
+	return fingerprintAt(rk, len(t.prefix))
+}
+
+// share shortens t's prefix to what rk shares with it, and takes the new
+// fingerprints. The first key is the whole prefix; the prefix only
+// shortens, and a large tree that loses it drops it at once, so a tree is
+// refingerprinted a few times while small and at most once when large.
+func (t *rowTree) share(rk string) {
+	if t.n == 0 { // nothing stored to refingerprint
+		t.prefix = rk
+		return
+	}
+	if strings.HasPrefix(rk, t.prefix) {
+		return
+	}
+	i := 0
+	for i < len(rk) && i < len(t.prefix) && rk[i] == t.prefix[i] {
+		i++
+	}
+	if t.n > 4096 {
+		i = 0
+	}
+	t.prefix = t.prefix[:i]
+	t.refingerprint(t.root)
+}
+
+func (t *rowTree) refingerprint(n *bnode) {
+	if n == nil {
+		return
+	}
+	if n.leaf() {
+		n.mixed = false
+		for i, r := range n.recs {
+			n.fps[i] = t.fingerprint(r.rk)
+			n.mixed = n.mixed || n.fps[i] == noPrint
+		}
+		return
+	}
+	for i, k := range n.keys {
+		n.kfps[i] = t.fingerprint(k)
+	}
+	for _, k := range n.kids {
+		t.refingerprint(k)
+	}
+}
+
+// fingerprintAt returns the eight bytes of an ASCII key from at,
+// big-endian and zero-padded, so that fingerprints that differ order as the
+// keys do. Keys hold no control characters, so padding sorts below every
+// real byte, as a prefix sorts below a longer key.
+func fingerprintAt(rk string, at int) uint64 {
+	rk = rk[at:]
+	var f uint64
+	for i := range 8 {
+		f <<= 8
+		if i < len(rk) {
+			if rk[i] >= 0x80 {
+				return noPrint
+			}
+			f |= uint64(rk[i])
+		}
+	}
+	return f
+}
+
+// get returns the record with RowKey rk, or nil.
+func (t *rowTree) get(rk string) *record {
+	n := t.root
+	if n == nil {
+		return nil
+	}
+	fp := t.fingerprint(rk)
+	for !n.leaf() {
+		n = n.kids[n.childIndex(rk, fp)]
+	}
+	if i, ok := n.search(rk, fp); ok {
+		return n.recs[i]
+	}
+	return nil
+}
+
+// maxDepth bounds the tree's height: 64^10 records is more than any
+// memory holds.
+const maxDepth = 12
+
+type step struct {
+	n *bnode
+	i int
+}
+
+// put stores r, replacing and returning any record with its RowKey; when
+// keep is true an existing record stays and is returned instead.
+func (t *rowTree) put(r *record, keep bool) (old *record) {
+	if t.root == nil {
+		t.root = &bnode{recs: make([]*record, 0, 4), fps: make([]uint64, 0, 4)}
+	}
+	t.share(r.rk)
+	fp := t.fingerprint(r.rk)
+	var path [maxDepth]step
+	depth := 0
+	n := t.root
+	if last := t.lastLeaf(); len(last.recs) > 0 && compareKeys(last.recs[len(last.recs)-1].rk, r.rk) < 0 {
+		// Above every stored RowKey: follow the rightmost path, no comparisons.
+		for !n.leaf() {
+			path[depth] = step{n, len(n.kids) - 1}
+			depth++
+			n = n.kids[len(n.kids)-1]
+		}
+		n.recs, n.fps, n.mixed = append(n.recs, r), append(n.fps, fp), n.mixed || fp == noPrint
+		t.n++
+		t.splitUp(n, path[:depth], true)
+		return nil
+	}
+	for !n.leaf() {
+		i := n.childIndex(r.rk, fp)
+		path[depth] = step{n, i}
+		depth++
+		n = n.kids[i]
+	}
+	i, found := n.search(r.rk, fp)
+	if found {
+		old = n.recs[i]
+		if !keep {
+			n.recs[i] = r
+		}
+		return old
+	}
+	n.recs, n.fps, n.mixed = slices.Insert(n.recs, i, r), slices.Insert(n.fps, i, fp), n.mixed || fp == noPrint
+	t.n++
+	t.splitUp(n, path[:depth], false)
+	return nil
+}
+
+func (t *rowTree) lastLeaf() *bnode {
+	n := t.root
+	for !n.leaf() {
+		n = n.kids[len(n.kids)-1]
+	}
+	return n
+}
+
+// splitUp splits n, and then its ancestors, while they are over size. A
+// node that grew by an append splits off just its last entry, so ascending
+// writes leave full nodes behind instead of half-empty ones.
+func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
+	for {
+		var right *bnode
+		var sep string
+		switch {
+		case n.leaf() && len(n.recs) > maxLeaf:
+			at := len(n.recs) / 2
+			if appended {
+				at = len(n.recs) - 1
+			}
+			c := len(n.recs) - at + maxLeaf/4
+			right = &bnode{recs: make([]*record, 0, c), fps: make([]uint64, 0, c), mixed: n.mixed}
+			right.recs, right.fps = append(right.recs, n.recs[at:]...), append(right.fps, n.fps[at:]...)
+			clear(n.recs[at:])
+			n.recs, n.fps = n.recs[:at:at], n.fps[:at:at]
+			right.prev, right.next = n, n.next
+			if n.next != nil {
+				n.next.prev = right
+			}
+			n.next = right
+			sep = right.recs[0].rk
+		case !n.leaf() && len(n.kids) > maxInner:
+			at := len(n.kids) / 2
+			if appended {
+				at = len(n.kids) - 1
+			}
+			sep = n.keys[at-1]
+			right = &bnode{keys: slices.Clone(n.keys[at:]), kfps: slices.Clone(n.kfps[at:]), kids: slices.Clone(n.kids[at:])}
+			clear(n.kids[at:])
+			clear(n.keys[at-1:])
+			n.keys, n.kfps, n.kids = n.keys[:at-1:at-1], n.kfps[:at-1:at-1], n.kids[:at:at]
+		default:
+			return
+		}
+		if len(path) == 0 { // a new root above the split
+			t.root = &bnode{keys: []string{sep}, kfps: []uint64{t.fingerprint(sep)}, kids: []*bnode{n, right}}
+			return
+		}
+		p := path[len(path)-1]
+		path = path[:len(path)-1]
+		p.n.keys, p.n.kfps = slices.Insert(p.n.keys, p.i, sep), slices.Insert(p.n.kfps, p.i, t.fingerprint(sep))
+		p.n.kids = slices.Insert(p.n.kids, p.i+1, right)
+		n = p.n
+	}
+}
+
+// remove deletes the record with RowKey rk and returns it, or nil.
+func (t *rowTree) remove(rk string) *record {
+	if t.root == nil {
+		return nil
+	}
+	fp := t.fingerprint(rk)
+	var path [maxDepth]step
+	depth := 0
+	n := t.root
+	for !n.leaf() {
+		i := n.childIndex(rk, fp)
+		path[depth] = step{n, i}
+		depth++
+		n = n.kids[i]
+	}
+	i, found := n.search(rk, fp)
+	if !found {
+		return nil
+	}
+	old := n.recs[i]
+	n.recs, n.fps = slices.Delete(n.recs, i, i+1), slices.Delete(n.fps, i, i+1)
+	t.n--
+	if len(n.recs) > 0 || depth == 0 {
+		return old
+	}
+	// Unlink the empty leaf, then drop it and any ancestor it empties.
+	if n.prev != nil {
+		n.prev.next = n.next
+	}
+	if n.next != nil {
+		n.next.prev = n.prev
+	}
+	for d := depth - 1; d >= 0; d-- {
+		p := path[d]
+		p.n.kids = slices.Delete(p.n.kids, p.i, p.i+1)
+		if len(p.n.keys) > 0 {
+			k := max(p.i-1, 0) // the separator between the dropped kid and its neighbour
+			p.n.keys, p.n.kfps = slices.Delete(p.n.keys, k, k+1), slices.Delete(p.n.kfps, k, k+1)
+		}
+		if len(p.n.kids) > 0 {
+			break
+		}
+	}
+	for !t.root.leaf() && len(t.root.kids) == 1 {
+		t.root = t.root.kids[0]
+	}
+	if !t.root.leaf() && len(t.root.kids) == 0 {
+		t.root = nil
+	}
+	return old
+}
+
+// ascend calls fn on the records at or after rk in order until fn returns
+// false, and reports whether it ran to the end.
+func (t *rowTree) ascend(rk string, fn func(*record) bool) bool {
+	n := t.root
+	if n == nil {
+		return true
+	}
+	fp := t.fingerprint(rk)
+	for !n.leaf() {
+		n = n.kids[n.childIndex(rk, fp)]
+	}
+	i, _ := n.search(rk, fp)
+	for ; n != nil; n, i = n.next, 0 {
+		for ; i < len(n.recs); i++ {
+			if !fn(n.recs[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}

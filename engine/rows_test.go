@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// check walks t and fails on any broken invariant: keys in order within and
+// across leaves, separators bounding their kids, the leaf chain matching the
+// tree, and the count.
+func (t *rowTree) check(tb testing.TB) []string {
+	tb.Helper()
+	var leaves []*bnode
+	var walk func(n *bnode, lo, hi *string, depth int) int
+	leafDepth := -1
+	walk = func(n *bnode, lo, hi *string, depth int) int {
+		if n.leaf() {
+			if leafDepth >= 0 && depth != leafDepth {
+				tb.Fatalf("leaves at depths %d and %d", leafDepth, depth)
+			}
+			leafDepth = depth
+			if len(n.recs) == 0 && n != t.root {
+				tb.Fatalf("an empty leaf below the root")
+			}
+			if len(n.fps) != len(n.recs) {
+				tb.Fatalf("leaf with %d records and %d fingerprints", len(n.recs), len(n.fps))
+			}
+			for i, r := range n.recs {
+				if n.fps[i] != t.fingerprint(r.rk) || n.fps[i] == noPrint && !n.mixed {
+					tb.Fatalf("fingerprint of %q out of date", r.rk)
+				}
+				if lo != nil && compareKeys(r.rk, *lo) < 0 || hi != nil && compareKeys(r.rk, *hi) >= 0 {
+					tb.Fatalf("RowKey %q outside its leaf's range", r.rk)
+				}
+				if i > 0 && compareKeys(n.recs[i-1].rk, r.rk) >= 0 {
+					tb.Fatalf("leaf out of order at %q", r.rk)
+				}
+			}
+			leaves = append(leaves, n)
+			return len(n.recs)
+		}
+		if len(n.kids) == 0 || len(n.keys) != len(n.kids)-1 {
+			tb.Fatalf("inner node with %d kids and %d keys", len(n.kids), len(n.keys))
+		}
+		for i, k := range n.keys {
+			if n.kfps[i] != t.fingerprint(k) {
+				tb.Fatalf("fingerprint of separator %q out of date", k)
+			}
+		}
+		total := 0
+		for i, k := range n.kids {
+			klo, khi := lo, hi
+			if i > 0 {
+				klo = &n.keys[i-1]
+			}
+			if i < len(n.keys) {
+				khi = &n.keys[i]
+			}
+			total += walk(k, klo, khi, depth+1)
+		}
+		return total
+	}
+	if t.root == nil {
+		if t.n != 0 {
+			tb.Fatalf("no root but %d records", t.n)
+		}
+		return nil
+	}
+	if got := walk(t.root, nil, nil, 0); got != t.n {
+		tb.Fatalf("tree holds %d records, counts %d", got, t.n)
+	}
+	for i, l := range leaves {
+		if i > 0 && l.prev != leaves[i-1] || i == 0 && l.prev != nil {
+			tb.Fatalf("leaf %d: prev link broken", i)
+		}
+		if i+1 < len(leaves) && l.next != leaves[i+1] || i+1 == len(leaves) && l.next != nil {
+			tb.Fatalf("leaf %d: next link broken", i)
+		}
+	}
+	var keys []string
+	t.ascend("", func(r *record) bool { keys = append(keys, r.rk); return true })
+	return keys
+}
+
+// TestRowTreeAgainstAMap runs random inserts, replaces, deletes and scans,
+// ascending runs and random keys, against a map and a sorted slice.
+func TestRowTreeAgainstAMap(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var tr rowTree
+		ref := map[string]*record{}
+		prefix := []string{"", "job_1_7_", "tenant-42/2026-11-22T"}[seed%3] // keys sharing a prefix, as most workloads write
+		var sorted []string                                                 // ref's keys in order
+		index := func(k string) (int, bool) { return slices.BinarySearchFunc(sorted, k, compareKeys) }
+		space := []int{50, 500, 5000}[seed%3]
+		next := 0
+		for step := range 20000 {
+			var rk string
+			switch rng.IntN(6 + 24*int(seed%2)) { // odd seeds keep the prefix most of the time
+			case 0, 1: // an ascending run, as the harness writes
+				next++
+				rk = fmt.Sprintf("z%08d", next)
+			case 2: // a long shared prefix: fingerprints tie
+				rk = fmt.Sprintf("shared_prefix_%d", rng.IntN(space))
+			case 3: // not ASCII, where UTF-16 order is not byte order: U+FF21 sorts above U+1F600
+				rk = fmt.Sprintf("%s%d", []string{"é", "\uFF21", "\U0001F600", "a\U0001F600"}[rng.IntN(4)], rng.IntN(space/10+1))
+			case 4, 5:
+				rk = fmt.Sprintf("k%05d", rng.IntN(space))
+			default:
+				rk = fmt.Sprintf("%s%08d", prefix, rng.IntN(space))
+			}
+			switch op := rng.IntN(10); {
+			case op < 5:
+				r := &record{rk: rk, ts: int64(step)}
+				keep := rng.IntN(2) == 0
+				old := tr.put(r, keep)
+				if old != ref[rk] {
+					t.Fatalf("seed %d step %d: put %q returned %v, want %v", seed, step, rk, old, ref[rk])
+				}
+				if old == nil {
+					i, _ := index(rk)
+					sorted = slices.Insert(sorted, i, rk)
+				}
+				if old == nil || !keep {
+					ref[rk] = r
+				}
+			case op < 8:
+				old := tr.remove(rk)
+				if old != ref[rk] {
+					t.Fatalf("seed %d step %d: remove %q returned %v, want %v", seed, step, rk, old, ref[rk])
+				}
+				if i, ok := index(rk); ok {
+					sorted = slices.Delete(sorted, i, i+1)
+				}
+				delete(ref, rk)
+			default:
+				if got := tr.get(rk); got != ref[rk] {
+					t.Fatalf("seed %d step %d: get %q = %v, want %v", seed, step, rk, got, ref[rk])
+				}
+				var from []string
+				tr.ascend(rk, func(r *record) bool { from = append(from, r.rk); return len(from) < 5 })
+				i, _ := index(rk)
+				want := sorted[i:min(i+5, len(sorted))]
+				if !slices.Equal(from, want) {
+					t.Fatalf("seed %d step %d: scan from %q = %v, want %v", seed, step, rk, from, want)
+				}
+			}
+			if step%997 == 0 || step == 19999 {
+				if keys := tr.check(t); !slices.Equal(keys, sorted) {
+					t.Fatalf("seed %d step %d: tree holds %d keys, want %d", seed, step, len(keys), len(sorted))
+				}
+			}
+		}
+	}
+}
+
+// TestRowTreeAppendsFillNodes checks that ascending writes leave full
+// leaves: the memory per entity depends on it.
+func TestRowTreeAppendsFillNodes(t *testing.T) {
+	var tr rowTree
+	const n = 100_000
+	for i := range n {
+		tr.put(&record{rk: fmt.Sprintf("r%07d", i)}, true)
+	}
+	tr.check(t)
+	leaves := 0
+	for l := tr.root; l != nil; {
+		if !l.leaf() {
+			l = l.kids[0]
+			continue
+		}
+		for ; l != nil; l = l.next {
+			leaves++
+		}
+	}
+	if fill := float64(n) / float64(leaves*maxLeaf); fill < 0.95 {
+		t.Fatalf("ascending writes filled leaves to %.0f%%, want at least 95%%", 100*fill)
+	}
+	for i := n - 1; i >= 0; i-- { // and deleting everything leaves an empty tree
+		if tr.remove(fmt.Sprintf("r%07d", i)) == nil {
+			t.Fatalf("r%07d missing", i)
+		}
+	}
+	tr.check(t)
+	if tr.n != 0 || tr.root != nil && (!tr.root.leaf() || len(tr.root.recs) != 0) {
+		t.Fatalf("after deleting all: %d records", tr.n)
+	}
+}
+
+// TestRowTreeLosesItsPrefix stores many keys with one prefix, then keys
+// that share less of it: every lookup must still find its key.
+func TestRowTreeLosesItsPrefix(t *testing.T) {
+	var tr rowTree
+	var keys []string
+	add := func(k string) {
+		keys = append(keys, k)
+		tr.put(&record{rk: k}, true)
+	}
+	for i := range 3000 {
+		add(fmt.Sprintf("job_1_7_%010d", i))
+	}
+	if tr.prefix != "job_1_7_000000" {
+		t.Fatalf("prefix %q after 3,000 ascending keys", tr.prefix)
+	}
+	add("job_1_8_0000000000") // shorter prefix while small
+	for i := range 3000 {
+		add(fmt.Sprintf("job_1_9_%010d", i))
+	}
+	add("a") // and none, once large
+	add("\U0001F600")
+	tr.check(t)
+	for _, k := range keys {
+		if r := tr.get(k); r == nil || r.rk != k {
+			t.Fatalf("get %q = %v", k, r)
+		}
+	}
+	if tr.prefix != "" {
+		t.Fatalf("prefix %q, want none", tr.prefix)
+	}
+}
