@@ -301,8 +301,9 @@ func (r *Run) WriteHlog(w io.Writer) error {
 	lw.OutputStartTime(base)
 	lw.OutputBaseTime(base)
 	lw.OutputLegend()
+	var enc hlogEncoder
 	for _, h := range r.IntervalHists {
-		if err := lw.OutputIntervalHistogram(h); err != nil {
+		if err := enc.writeInterval(w, base, h); err != nil {
 			return fmt.Errorf("writing interval log: %w", err)
 		}
 	}
