@@ -124,11 +124,15 @@ func Background(ctx context.Context) context.Context {
 	return context.WithValue(ctx, backgroundKey{}, &bgToken{})
 }
 
+// waiterPool recycles waiters and their channels: a run sleeps once per
+// request, so each would otherwise allocate both.
+var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan struct{}, 1)} }}
+
 type waiter struct {
 	t     time.Time
-	ch    chan struct{}
-	bg    *bgToken // nil for a participant
-	index int      // in the heap; -1 once woken or removed
+	ch    chan struct{} // one wake-up, buffered
+	bg    *bgToken      // nil for a participant
+	index int           // in the heap; -1 once woken or removed
 }
 
 // SleepUntil waits until model time t, or until ctx is done.
@@ -138,7 +142,8 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 		c.mu.Unlock()
 		return ctx.Err()
 	}
-	w := &waiter{t: t, ch: make(chan struct{})}
+	w := waiterPool.Get().(*waiter)
+	w.t = t
 	w.bg, _ = ctx.Value(backgroundKey{}).(*bgToken)
 	heap.Push(&c.q, w)
 	switch {
@@ -153,6 +158,8 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 	c.mu.Unlock()
 	select {
 	case <-w.ch:
+		w.bg = nil
+		waiterPool.Put(w)
 		return nil
 	case <-ctx.Done():
 		c.mu.Lock()
@@ -160,6 +167,7 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 		if w.index < 0 {
 			// Woken at t as the context ended: the sleep is over, and saying so
 			// keeps a run's last tick from depending on which case select saw.
+			// Its wake-up may still sit in the channel, so it is not reused.
 			return nil
 		}
 		heap.Remove(&c.q, w.index) // still waiting: leave the queue and run again
@@ -186,7 +194,8 @@ func (c *Virtual) advance() {
 				c.drivers--
 			}
 			c.active++
-			close(w.ch)
+			w.ch <- struct{}{} // buffered: never blocks, and the waiter is reused
+
 		}
 	}
 }
