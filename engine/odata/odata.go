@@ -11,9 +11,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -38,32 +40,40 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 	if !utf8.Valid(body) {
 		return e, tables.BadRequest(tables.CodeInvalidInput, "The request body is not valid UTF-8.")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var raw map[string]any
-	if err := dec.Decode(&raw); err != nil {
-		return e, tables.BadRequest(tables.CodeInvalidInput, "The request body is not a valid JSON object: "+err.Error())
+	fields, ok := scanFlat(body)
+	if !ok { // nested values, odd escapes, repeated names or bad JSON: the general decoder decides
+		var err *tables.Error
+		if fields, err = decodeGeneral(body); err != nil {
+			return e, err
+		}
 	}
-	if dec.More() {
-		return e, tables.BadRequest(tables.CodeInvalidInput, "The request body holds more than one JSON value.")
-	}
-	types := map[string]string{}
-	for k, v := range raw {
-		if name, ok := strings.CutSuffix(k, "@odata.type"); ok {
-			s, isStr := v.(string)
+	var types []field // the @odata.type annotations, few
+	for _, f := range fields {
+		if name, ok := strings.CutSuffix(f.name, "@odata.type"); ok {
+			s, isStr := f.v.(string)
 			if !isStr {
 				return e, tables.BadRequest(tables.CodeInvalidInput, "The type annotation of "+name+" is not a string.")
 			}
-			types[name] = s
+			types = append(types, field{name, s})
 		}
 	}
-	pk, hasPK := raw["PartitionKey"].(string)
-	rk, hasRK := raw["RowKey"].(string)
+	var pk, rk string
+	var hasPK, hasRK, presentPK, presentRK bool
+	for _, f := range fields {
+		switch f.name {
+		case "PartitionKey":
+			pk, hasPK = f.v.(string)
+			presentPK = true
+		case "RowKey":
+			rk, hasRK = f.v.(string)
+			presentRK = true
+		}
+	}
 	if keys != nil {
-		if _, present := raw["PartitionKey"]; !present {
+		if !presentPK {
 			pk, hasPK = keys[0], true
 		}
-		if _, present := raw["RowKey"]; !present {
+		if !presentRK {
 			rk, hasRK = keys[1], true
 		}
 	}
@@ -76,17 +86,267 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 		return e, tables.BadRequest(tables.CodeInvalidInput, "A key holds an unpaired UTF-16 surrogate, which is not a character.")
 	}
 	e.PartitionKey, e.RowKey = pk, rk
-	for k, v := range raw {
+	for _, f := range fields {
+		k, v := f.name, f.v
 		if k == "PartitionKey" || k == "RowKey" || k == "Timestamp" || strings.HasPrefix(k, "odata.") || strings.Contains(k, "@odata.") || v == nil {
 			continue
 		}
-		p, err := decodeValue(k, v, types[k])
+		edm := ""
+		for _, t := range types {
+			if t.name == k {
+				edm = t.v.(string)
+			}
+		}
+		if e.Properties == nil {
+			e.Properties = make([]tables.Property, 0, len(fields)-len(types))
+		}
+		p, err := decodeValue(k, v, edm)
 		if err != nil {
 			return e, err
 		}
 		e.Properties = append(e.Properties, p)
 	}
 	return e, nil
+}
+
+// field is one member of an entity's JSON object, its value as
+// encoding/json with UseNumber gives it: string, json.Number, bool or nil
+// (or a map or slice, which no property may hold).
+type field struct {
+	name string
+	v    any
+}
+
+// decodeGeneral decodes any JSON body through encoding/json, for what
+// scanFlat leaves to it; a repeated name keeps its last value.
+func decodeGeneral(body []byte) ([]field, *tables.Error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, tables.BadRequest(tables.CodeInvalidInput, "The request body is not a valid JSON object: "+err.Error())
+	}
+	if dec.More() {
+		return nil, tables.BadRequest(tables.CodeInvalidInput, "The request body holds more than one JSON value.")
+	}
+	fields := make([]field, 0, len(raw))
+	for k, v := range raw {
+		fields = append(fields, field{k, v})
+	}
+	slices.SortFunc(fields, func(a, b field) int { return strings.Compare(a.name, b.name) }) // a stable order for a map's
+	return fields, nil
+}
+
+// scanFlat reads the members of a flat JSON object in one pass: what every
+// SDK sends for an entity. It reports false for anything else (a nested
+// value, a raw control character, an escape of a lone surrogate, a repeated
+// name, a syntax error, trailing data), which decodeGeneral then reads or
+// refuses with encoding/json's own message.
+func scanFlat(b []byte) ([]field, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	fields := make([]field, 0, 8)
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return fields, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		name, j, ok := scanString(b, i)
+		if !ok {
+			return nil, false
+		}
+		i = skipSpace(b, j)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+		if i >= len(b) {
+			return nil, false
+		}
+		var v any
+		switch c := b[i]; {
+		case c == '"':
+			s, j, ok := scanString(b, i)
+			if !ok {
+				return nil, false
+			}
+			v, i = s, j
+		case c == '-' || c >= '0' && c <= '9':
+			j := scanNumber(b, i)
+			if j < 0 {
+				return nil, false
+			}
+			v, i = json.Number(b[i:j]), j
+		case bytes.HasPrefix(b[i:], []byte("true")):
+			v, i = true, i+4
+		case bytes.HasPrefix(b[i:], []byte("false")):
+			v, i = false, i+5
+		case bytes.HasPrefix(b[i:], []byte("null")):
+			v, i = nil, i+4
+		default: // an object, an array or not JSON
+			return nil, false
+		}
+		for _, f := range fields {
+			if f.name == name {
+				return nil, false
+			}
+		}
+		fields = append(fields, field{name, v})
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return nil, false
+		}
+		if b[i] == '}' {
+			return fields, skipSpace(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanString reads the JSON string starting at b[i], a quote, and returns
+// it and the index after it. Without escapes it is one copy of the bytes;
+// an escape of a lone surrogate reports false, as does a raw control
+// character.
+func scanString(b []byte, i int) (string, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return "", 0, false
+	}
+	i++
+	start := i
+	for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+		i++
+	}
+	if i < len(b) && b[i] == '"' {
+		return string(b[start:i]), i + 1, true
+	}
+	out := append([]byte(nil), b[start:i]...)
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			return string(out), i + 1, true
+		case c < 0x20:
+			return "", 0, false
+		case c != '\\':
+			out = append(out, c)
+			i++
+			continue
+		}
+		if i+1 >= len(b) {
+			return "", 0, false
+		}
+		switch b[i+1] {
+		case '"', '\\', '/':
+			out = append(out, b[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(b, i+2)
+			if !ok {
+				return "", 0, false
+			}
+			i += 6
+			if utf16.IsSurrogate(r) { // only as a pair
+				if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+					return "", 0, false
+				}
+				lo, ok := hex4(b, i+2)
+				if r = utf16.DecodeRune(r, lo); !ok || r == utf8.RuneError {
+					return "", 0, false
+				}
+				i += 6
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return "", 0, false
+		}
+		i += 2
+	}
+	return "", 0, false
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// scanNumber returns the index after the JSON number at b[i], or -1 if
+// there is none.
+func scanNumber(b []byte, i int) int {
+	digits := func(i int) int {
+		j := i
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(i)
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
 }
 
 // loneSurrogate reports whether a JSON text escapes a UTF-16 surrogate that

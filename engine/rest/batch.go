@@ -66,9 +66,13 @@ func parseSubRequest(raw []byte) (*subRequest, error) {
 	if len(bytes.TrimSpace(rest)) == 0 {
 		hdrText = []byte("\r\n")
 	}
-	mh, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(hdrText))).ReadMIMEHeader()
-	if err != nil {
-		return nil, fmt.Errorf("its headers are not valid: %v", err)
+	mh, ok := plainHeaders(rest)
+	if !ok { // folded lines, odd names or bad syntax: textproto decides
+		var err error
+		mh, err = textproto.NewReader(bufio.NewReader(bytes.NewReader(hdrText))).ReadMIMEHeader()
+		if err != nil {
+			return nil, fmt.Errorf("its headers are not valid: %v", err)
+		}
 	}
 	if cl := mh.Get("Content-Length"); cl != "" {
 		if n, err := strconv.Atoi(cl); err == nil && n >= 0 && n < len(body) {
@@ -80,6 +84,45 @@ func parseSubRequest(raw []byte) (*subRequest, error) {
 		sub.method = strings.ToUpper(m)
 	}
 	return sub, nil
+}
+
+// plainHeaders reads "Name: value" lines whose names are letters, digits
+// and dashes, as every SDK writes an operation's headers, without the
+// buffered reader textproto needs per operation. Anything else reports
+// false and is left to textproto.
+func plainHeaders(text []byte) (textproto.MIMEHeader, bool) {
+	if bytes.Count(text, []byte("\r")) != bytes.Count(text, []byte("\r\n")) { // a bare CR
+		return nil, false
+	}
+	h := make(textproto.MIMEHeader, 8)
+	for len(text) > 0 {
+		var line []byte
+		line, text, _ = bytes.Cut(text, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) == 0 {
+			if len(bytes.TrimSpace(text)) == 0 {
+				break
+			}
+			return nil, false
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 {
+			return nil, false
+		}
+		for _, c := range line[:colon] {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return nil, false
+			}
+		}
+		for _, c := range line[colon+1:] {
+			if c < 0x20 && c != '\t' || c == 0x7f {
+				return nil, false
+			}
+		}
+		key := textproto.CanonicalMIMEHeaderKey(string(line[:colon]))
+		h[key] = append(h[key], string(bytes.Trim(line[colon+1:], " \t")))
+	}
+	return h, true
 }
 
 // resource returns the sub-request's resource, percent-decoded once.

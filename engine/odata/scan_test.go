@@ -1,0 +1,45 @@
+package odata
+
+import (
+	"reflect"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzScanFlat checks the one-pass scanner against encoding/json: whatever
+// it accepts, encoding/json reads to the same members and values.
+func FuzzScanFlat(f *testing.F) {
+	for _, s := range []string{
+		`{"PartitionKey":"a","RowKey":"b","Payload":"xyz","N":12,"F":-1.5e3,"B":true,"Z":null}`,
+		` { "a\"b" : "c\\d\/e\u00e9\ud83d\ude00" , "n" : 0 } `,
+		`{"x":"\ud800"}`, `{"x":"\udc00\ud800"}`, `{"a":1,"a":2}`, `{"a":{"b":1}}`, `{"a":[1]}`,
+		`{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e}`, `{"a":tru}`, `{"a":1}x`, `{}`, `{"a":"` + "\x01" + `"}`,
+		`{"a":"\u0000"}`, `{"a":1,}`, `{,}`, `[1]`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		if !utf8.ValidString(body) { // DecodeEntity refuses it first
+			return
+		}
+		fast, ok := scanFlat([]byte(body))
+		if !ok {
+			return
+		}
+		general, err := decodeGeneral([]byte(body))
+		if err != nil {
+			t.Fatalf("%q: the scanner accepts what encoding/json refuses: %v", body, err)
+		}
+		want := map[string]any{}
+		for _, f := range general {
+			want[f.name] = f.v
+		}
+		got := map[string]any{}
+		for _, f := range fast {
+			got[f.name] = f.v
+		}
+		if len(fast) != len(got) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: scanned %v, encoding/json reads %v", body, got, want)
+		}
+	})
+}
