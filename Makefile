@@ -83,8 +83,15 @@ seeds: build
 		case "$$line" in "25 of 25"*) passed=$$((passed+1));; esac; \
 	done; echo "$$passed of $$n seeds pass every claim"
 
-# Speed of the raw engine, of the harness's own cost per request, and of the
-# served engine beside Azurite and a canned server under one aztables load.
+# Speed, in Go benchmark format for benchstat, each figure a ratio measured
+# in one run on this machine: the raw engine against the previous release
+# (PERF_BASE, run in turns), the harness's own cost per request and its
+# ceiling per core against a canned endpoint, and the served engine beside
+# Azurite and the canned server under one aztables load (median and range
+# over alternating rounds).
+PERF_BASE ?= v0.1.0
 perf: assets
-	$(GO) test -run XXX -bench . -benchtime 2s -count 3 ./engine/ ./workloads/
+	PERF_BASE=$(PERF_BASE) tools/perf-engine.sh
+	$(GO) test -run XXX -bench . -benchtime 2s -count 3 ./workloads/
+	$(GO) test -run XXX -bench HarnessCeiling -benchtime 1x -v ./workloads/aztarget/ | grep -E 'per core|Benchmark|ok'
 	$(GO) test -run XXX -bench Servers -benchtime 1x -v ./engine/rest/ | grep -E 'served engine|Benchmark|ok'

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The raw engine's benchmarks at a previous release and at the working tree,
+# run in turns on this machine, compared by benchstat: `make perf` calls it.
+# PERF_BASE names the release (a tag or commit), PERF_COUNT the turns.
+set -euo pipefail
+base=${PERF_BASE:?set PERF_BASE to the release to compare with, a tag or commit}
+count=${PERF_COUNT:-5}
+bench=${PERF_BENCH:-'^Benchmark(Insert|Get|Batch100|MemoryPerEntity)$'}
+if ! git rev-parse --verify --quiet "$base^{commit}" >/dev/null; then
+	echo "perf: release $base is not in this clone: fetch its tag, or set PERF_BASE to a commit" >&2
+	exit 2
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/base"
+git archive "$base" | tar -x -C "$work/base"
+(cd "$work/base" && go test -c -o "$work/base.test" ./engine/)
+go test -c -o "$work/head.test" ./engine/
+for i in $(seq "$count"); do
+	echo "perf: turn $i of $count" >&2
+	"$work/base.test" -test.run '^$' -test.bench "$bench" -test.benchtime 1s >>"$work/base.txt"
+	"$work/head.test" -test.run '^$' -test.bench "$bench" -test.benchtime 1s >>"$work/head.txt"
+done
+mkdir -p results/perf
+cp "$work/base.txt" "results/perf/engine-$base.txt"
+cp "$work/head.txt" results/perf/engine-head.txt
+echo "perf: the runs are in results/perf/, for benchstat" >&2
+go tool benchstat "$base=$work/base.txt" "head=$work/head.txt"
+
+# The figure suite in quick mode, the same turns: user+system CPU seconds
+# and peak memory, as benchmark lines benchstat compares.
+if [ ! -x /usr/bin/time ]; then
+	echo "perf: /usr/bin/time is missing (Debian package time): the suite's CPU and memory are not compared" >&2
+	exit 0
+fi
+(cd "$work/base" && go build -o "$work/base.bin" ./cmd/tablebench)
+go build -o "$work/head.bin" ./cmd/tablebench
+suite() { # binary, output file
+	rm -rf "$work/out"
+	/usr/bin/time -f '%U %S %M' -o "$work/time" "$1" figures --quick --quiet --out "$work/out" >/dev/null
+	read -r user sys rss <"$work/time"
+	awk -v u="$user" -v s="$sys" -v r="$rss" 'BEGIN { printf "BenchmarkFiguresQuick 1 %.0f cpu-ns/op %.0f peak-MB\n", (u+s)*1e9, r/1024 }' >>"$2"
+}
+for i in $(seq "${PERF_SUITE_COUNT:-2}"); do
+	echo "perf: figures --quick, turn $i" >&2
+	suite "$work/base.bin" "$work/base-suite.txt"
+	suite "$work/head.bin" "$work/head-suite.txt"
+done
+cp "$work/base-suite.txt" "results/perf/suite-$base.txt"
+cp "$work/head-suite.txt" results/perf/suite-head.txt
+go tool benchstat "$base=$work/base-suite.txt" "head=$work/head-suite.txt"
