@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 	"unicode"
@@ -135,9 +136,10 @@ func validPropertyName(name string) bool {
 }
 
 // prepare validates e for a write and returns the record to store and its
-// size. Timestamp properties are dropped because the service manages them;
-// property names are interned so that a million entities with the same
-// schema share one copy.
+// size. Timestamp properties are dropped because the service manages them.
+// The record keeps e's Properties slice when nothing in it needs to change,
+// so a writer's shared, generated properties are stored once: callers must
+// not change a slice they have written (see Client).
 func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
 	pkLen, err := keyUnits("PartitionKey", e.PartitionKey, maxKeyLen)
 	if err != nil {
@@ -148,15 +150,19 @@ func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
 		return nil, 0, err
 	}
 	size := 4 + 2*(pkLen+rkLen)
-	props := make([]tables.Property, 0, len(e.Properties))
+	props := e.Properties[:0:0]
+	kept := 0 // leading properties that are e's own, not yet copied
 	for i, p := range e.Properties {
 		switch p.Name {
 		case "Timestamp":
+			if cap(props) == 0 {
+				props = append(make([]tables.Property, 0, len(e.Properties)), e.Properties[:kept]...)
+			}
 			continue
 		case "PartitionKey", "RowKey":
 			return nil, 0, tables.BadRequest(tables.CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+p.Name+" is a key and cannot also be a property.")
 		}
-		name, nameLen, err := propertyName(i, p.Name)
+		name, nameLen, err := propertyName(i, p.Name) // interned when a decoder made it
 		if err != nil {
 			return nil, 0, err
 		}
@@ -165,8 +171,15 @@ func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
 			return nil, 0, err
 		}
 		size += 8 + 2*nameLen + vsize
+		if cap(props) == 0 { // still e's own slice
+			kept++
+			continue
+		}
 		p.Name = name
 		props = append(props, p)
+	}
+	if cap(props) == 0 {
+		props = slices.Clip(e.Properties)
 	}
 	if len(props) > tables.MaxProperties {
 		return nil, 0, tables.BadRequest(tables.CodeTooManyProperties, "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties.")

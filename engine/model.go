@@ -47,6 +47,11 @@ type Timing struct {
 // Client is the engine as one caller sees it: its operations draw the
 // model's random choices from the caller's Call and leave their Timing in
 // it, explicitly rather than through a context. The zero Call is valid.
+//
+// A write keeps the Properties slice of the entity it stores, so that
+// writers that share one generated slice store it once: do not change a
+// slice after writing it (build a new one), and treat the Properties of
+// returned entities as read-only too.
 type Client struct {
 	e *Engine
 	c *Call

@@ -124,15 +124,11 @@ func Background(ctx context.Context) context.Context {
 	return context.WithValue(ctx, backgroundKey{}, &bgToken{})
 }
 
-// waiterPool recycles waiters and their channels: a run sleeps once per
-// request, so each would otherwise allocate both.
-var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan struct{}, 1)} }}
-
 type waiter struct {
 	t     time.Time
-	ch    chan struct{} // one wake-up, buffered
-	bg    *bgToken      // nil for a participant
-	index int           // in the heap; -1 once woken or removed
+	ch    chan struct{}
+	bg    *bgToken // nil for a participant
+	index int      // in the heap; -1 once woken or removed
 }
 
 // SleepUntil waits until model time t, or until ctx is done.
@@ -142,8 +138,7 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 		c.mu.Unlock()
 		return ctx.Err()
 	}
-	w := waiterPool.Get().(*waiter)
-	w.t = t
+	w := &waiter{t: t, ch: make(chan struct{})}
 	w.bg, _ = ctx.Value(backgroundKey{}).(*bgToken)
 	heap.Push(&c.q, w)
 	switch {
@@ -158,8 +153,6 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 	c.mu.Unlock()
 	select {
 	case <-w.ch:
-		w.bg = nil
-		waiterPool.Put(w)
 		return nil
 	case <-ctx.Done():
 		c.mu.Lock()
@@ -167,7 +160,6 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 		if w.index < 0 {
 			// Woken at t as the context ended: the sleep is over, and saying so
 			// keeps a run's last tick from depending on which case select saw.
-			// Its wake-up may still sit in the channel, so it is not reused.
 			return nil
 		}
 		heap.Remove(&c.q, w.index) // still waiting: leave the queue and run again
@@ -194,8 +186,7 @@ func (c *Virtual) advance() {
 				c.drivers--
 			}
 			c.active++
-			w.ch <- struct{}{} // buffered: never blocks, and the waiter is reused
-
+			close(w.ch)
 		}
 	}
 }

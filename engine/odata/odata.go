@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unique"
 
 	"github.com/google/uuid"
 
@@ -100,7 +101,7 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 		if e.Properties == nil {
 			e.Properties = make([]tables.Property, 0, len(fields)-len(types))
 		}
-		p, err := decodeValue(k, v, edm)
+		p, err := decodeValue(unique.Make(k).Value(), v, edm) // one copy of each name for every entity stored
 		if err != nil {
 			return e, err
 		}
