@@ -139,7 +139,7 @@ func (n *bnode) childIndex(rk string, fp uint64) int {
 // search returns where rk is, or would be, in leaf n. Most steps compare
 // fingerprints, which sit together in memory; a record is read only when
 // two fingerprints cannot tell the keys apart.
-func (n *bnode) search(rk string, fp uint64) (int, bool) {
+func (n *bnode) search(rk string, fp uint64, whole bool) (int, bool) {
 	if fp != noPrint && !n.mixed {
 		// Every fingerprint orders: find the first at or above fp without
 		// branches, then step over the keys that share its eight bytes.
@@ -156,13 +156,22 @@ func (n *bnode) search(rk string, fp uint64) (int, bool) {
 		if size == 1 && fps[i] < fp {
 			i++
 		}
-		for i < len(fps) && fps[i] == fp {
-			if c := compareKeys(n.recs[i].rk, rk); c >= 0 {
-				return i, c == 0
-			}
-			i++
+		if whole && i < len(fps) && fps[i] == fp { // the same key: no need to read it
+			return i, true
 		}
-		return i, false
+		j := i
+		for j < len(fps) && fps[j] == fp { // keys that share these eight bytes
+			j++
+		}
+		for i < j { // told apart by reading them, as few as a binary search needs
+			m := int(uint(i+j) >> 1)
+			if compareKeys(n.recs[m].rk, rk) < 0 {
+				i = m + 1
+			} else {
+				j = m
+			}
+		}
+		return i, i < len(fps) && fps[i] == fp && n.recs[i].rk == rk
 	}
 	lo, hi := 0, len(n.recs)
 	for lo < hi {
@@ -194,6 +203,13 @@ func (t *rowTree) fingerprint(rk string) uint64 {
 		return noPrint
 	}
 	return fingerprintAt(rk, len(t.prefix))
+}
+
+// whole reports whether rk's fingerprint holds all of it after the prefix:
+// fewer than eight bytes, ASCII. Keys hold no NUL, so a stored key with the
+// same fingerprint is then the same key, and it need not be read.
+func (t *rowTree) whole(rk string) bool {
+	return len(rk)-len(t.prefix) < 8 && strings.HasPrefix(rk, t.prefix) // a non-ASCII tail has no fingerprint to match
 }
 
 // share shortens t's prefix to what rk shares with it, and takes the new
@@ -268,7 +284,7 @@ func (t *rowTree) get(rk string) *record {
 	for !n.leaf() {
 		n = n.kids[n.childIndex(rk, fp)]
 	}
-	if i, ok := n.search(rk, fp); ok {
+	if i, ok := n.search(rk, fp, t.whole(rk)); ok {
 		return n.recs[i]
 	}
 	return nil
@@ -312,7 +328,7 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 		depth++
 		n = n.kids[i]
 	}
-	i, found := n.search(r.rk, fp)
+	i, found := n.search(r.rk, fp, t.whole(r.rk))
 	if found {
 		old = n.recs[i]
 		if !keep {
@@ -398,7 +414,7 @@ func (t *rowTree) remove(rk string) *record {
 		depth++
 		n = n.kids[i]
 	}
-	i, found := n.search(rk, fp)
+	i, found := n.search(rk, fp, t.whole(rk))
 	if !found {
 		return nil
 	}
@@ -446,7 +462,7 @@ func (t *rowTree) ascend(rk string, fn func(*record) bool) bool {
 	for !n.leaf() {
 		n = n.kids[n.childIndex(rk, fp)]
 	}
-	i, _ := n.search(rk, fp)
+	i, _ := n.search(rk, fp, t.whole(rk))
 	for ; n != nil; n, i = n.next, 0 {
 		for ; i < len(n.recs); i++ {
 			if !fn(n.recs[i]) {

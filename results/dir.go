@@ -117,11 +117,15 @@ func (d *Dir) Find(id string) *Run {
 }
 
 // Add stores a finished run: its interval log and the updated results.json,
-// replacing a stored run with its ID.
+// replacing a stored run with its ID. Once written, the run's per-second
+// histograms are dropped from memory (ReadHlog reads them back): a suite
+// keeps every run it has done, and their histograms were most of its
+// memory.
 func (d *Dir) Add(r *Run) error {
 	if err := WriteFileAtomic(filepath.Join(d.Path, r.ID+".hlog"), r.WriteHlog); err != nil {
 		return err
 	}
+	r.IntervalHists = nil
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	replaced := false
