@@ -30,11 +30,19 @@ type Set struct {
 // run, CSV files per figure. Runs are written as they finish, so an
 // interrupted suite loses nothing. It is safe for concurrent use.
 type Dir struct {
-	Path string
-	mu   sync.Mutex
-	Set  Set
-	lock *os.File
+	Path  string
+	mu    sync.Mutex
+	Set   Set
+	lock  *os.File
+	saved time.Time // when results.json was last written
+	dirty bool      // runs added since
 }
+
+// saveEvery is how often Add rewrites results.json: every run added would
+// make a suite's writing quadratic in its runs. A run added in between is
+// written by the next Add, Save or Close; after a crash it is run again
+// on --resume, its interval log overwritten.
+const saveEvery = 2 * time.Second
 
 // LockFile is the file a writer of a result directory holds locked.
 const LockFile = ".lock"
@@ -57,10 +65,16 @@ func (d *Dir) Lock() error {
 
 // Close releases the directory's lock, if this process holds it.
 func (d *Dir) Close() error {
-	if d.lock == nil {
-		return nil
+	d.mu.Lock()
+	var serr error
+	if d.dirty {
+		serr = d.saveLocked()
 	}
-	err := d.lock.Close()
+	d.mu.Unlock()
+	if d.lock == nil {
+		return serr
+	}
+	err := errors.Join(serr, d.lock.Close())
 	d.lock = nil
 	return err
 }
@@ -137,6 +151,10 @@ func (d *Dir) Add(r *Run) error {
 	if !replaced {
 		d.Set.Runs = append(d.Set.Runs, r)
 	}
+	if time.Since(d.saved) < saveEvery {
+		d.dirty = true
+		return nil
+	}
 	return d.saveLocked()
 }
 
@@ -152,7 +170,11 @@ func (d *Dir) saveLocked() error {
 		d.Set.Created = time.Now().UTC()
 	}
 	d.Set.Updated = time.Now().UTC()
-	return WriteFileAtomic(filepath.Join(d.Path, SetFile), func(w io.Writer) error { return Write(w, &d.Set) })
+	if err := WriteFileAtomic(filepath.Join(d.Path, SetFile), func(w io.Writer) error { return Write(w, &d.Set) }); err != nil {
+		return err
+	}
+	d.saved, d.dirty = time.Now(), false
+	return nil
 }
 
 // WriteFileAtomic writes a file through a temporary one in the same

@@ -110,3 +110,27 @@ func TestHlogRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestHistSumIsMerge checks the count-by-count sum against the library's
+// Merge.
+func TestHistSumIsMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var sum histSum
+	want := NewHistogram()
+	for range 30 {
+		h := NewHistogram()
+		for range rng.IntN(200) {
+			h.RecordValue(1 + rng.Int64N(histMax))
+		}
+		sum.add(h)
+		want.Merge(h)
+	}
+	got := sum.hist()
+	if !slices.Equal(got.Export().Counts, want.Export().Counts) || got.TotalCount() != want.TotalCount() || got.Max() != want.Max() || got.Min() != want.Min() {
+		t.Fatalf("sum: %d values to %d, merge: %d to %d", got.TotalCount(), got.Max(), want.TotalCount(), want.Max())
+	}
+	var empty histSum
+	if empty.hist().TotalCount() != 0 {
+		t.Fatal("an empty sum is not empty")
+	}
+}

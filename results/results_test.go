@@ -82,10 +82,18 @@ func TestDirStoresAsRunsFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Set.Mode = "quick"
-	for _, id := range []string{"a", "b", "a"} {
+	for i, id := range []string{"a", "b", "a"} {
 		if err := d.Add(&results.Run{ID: id, Start: time.Unix(0, 0)}); err != nil {
 			t.Fatal(err)
 		}
+		if i == 0 { // the first run is written at once; later ones at most every few seconds
+			if back, err := results.ReadDir(path); err != nil || back.Find("a") == nil {
+				t.Fatalf("the first run is not stored: %v", err)
+			}
+		}
+	}
+	if err := d.Close(); err != nil { // and Close writes what is left
+		t.Fatal(err)
 	}
 	back, err := results.ReadDir(path)
 	if err != nil || len(back.Set.Runs) != 2 || back.Find("b") == nil || back.Set.Mode != "quick" {

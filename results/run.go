@@ -202,35 +202,31 @@ func (d *IntervalDelta) otherErrors() int64 {
 // Summarize fills the run's totals, rates and latency summaries from its
 // workers' recorders over a measured window of measured.
 func Summarize(run *Run, recs []*Recorder, measured time.Duration) error {
-	all, ok := NewHistogram(), NewHistogram()
-	byKey := map[string]*hdr.Histogram{}
-	perEntity := NewHistogram()
+	var all, ok, perEntity, wake histSum
+	byKey := map[string]*histSum{}
+	sum := func(name string) *histSum {
+		if byKey[name] == nil {
+			byKey[name] = &histSum{}
+		}
+		return byKey[name]
+	}
 	var lag time.Duration
-	wake := NewHistogram()
 	for _, r := range recs {
 		run.Totals.add(&r.Totals)
 		lag = max(lag, r.maxLag)
 		if r.wake != nil {
-			wake.Merge(r.wake)
+			wake.add(r.wake)
 		}
 		for k, h := range r.hists {
-			all.Merge(h)
+			all.add(h)
 			if k.outcome == OutcomeOK {
-				ok.Merge(h)
+				ok.add(h)
 			}
-			name := k.op + "/" + k.outcome
-			if byKey[name] == nil {
-				byKey[name] = NewHistogram()
-			}
-			byKey[name].Merge(h)
+			sum(k.op + "/" + k.outcome).add(h)
 		}
 		for op, h := range r.perEntity {
-			perEntity.Merge(h)
-			name := op + "/per-entity"
-			if byKey[name] == nil {
-				byKey[name] = NewHistogram()
-			}
-			byKey[name].Merge(h)
+			perEntity.add(h)
+			sum(op + "/per-entity").add(h)
 		}
 	}
 	t := run.Totals
@@ -246,23 +242,50 @@ func Summarize(run *Run, recs []*Recorder, measured time.Duration) error {
 	}
 	run.Errors = map[string]int64{}
 	maps.Copy(run.Errors, t.Errors)
-	run.LatencyMs = PercentilesOf(all)
-	run.SuccessLatencyMs = PercentilesOf(ok)
-	run.PerEntityMs = PercentilesOf(perEntity)
+	run.LatencyMs = PercentilesOf(all.hist())
+	run.SuccessLatencyMs = PercentilesOf(ok.hist())
+	run.PerEntityMs = PercentilesOf(perEntity.hist())
 	run.MaxStartLagMs = float64(lag) / float64(time.Millisecond)
-	if wake.TotalCount() > 0 && wake.Max() > histMin {
-		p := PercentilesOf(wake)
+	if w := wake.hist(); w.TotalCount() > 0 && w.Max() > histMin {
+		p := PercentilesOf(w)
 		run.HarnessLagMs = &p
 	}
 	run.Histograms = map[string]string{}
+	var enc hlogEncoder
 	for name, h := range byKey {
-		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		b, err := enc.encode(h.hist())
 		if err != nil {
 			return fmt.Errorf("encoding histogram %s: %w", name, err)
 		}
-		run.Histograms[name] = string(enc)
+		run.Histograms[name] = string(b)
 	}
 	return nil
+}
+
+// histSum adds histograms of the one geometry NewHistogram makes, count by
+// count: the library's Merge walks every bucket and records each again,
+// which made summarizing a run of a few hundred workers a real cost.
+type histSum struct {
+	snap *hdr.Snapshot
+}
+
+func (s *histSum) add(h *hdr.Histogram) {
+	x := h.Export() // a copy of the counts, ours to keep
+	if s.snap == nil {
+		s.snap = x
+		return
+	}
+	for i, c := range x.Counts {
+		s.snap.Counts[i] += c
+	}
+}
+
+// hist returns the sum; an empty sum is an empty histogram.
+func (s *histSum) hist() *hdr.Histogram {
+	if s.snap == nil {
+		return NewHistogram()
+	}
+	return hdr.Import(s.snap)
 }
 
 // Histogram decodes one of the run's stored histograms (microseconds).

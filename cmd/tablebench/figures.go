@@ -349,6 +349,9 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 		prog.wait()
 	}
 	if err != nil {
+		if serr := dir.Save(); serr != nil { // results.json is written every few seconds: now, before saying it holds them
+			return fmt.Errorf("%w; and the runs that finished could not be listed in %s: %v", err, dir.Path, serr)
+		}
 		if errors.Is(err, context.Canceled) {
 			return fmt.Errorf("interrupted: the runs that finished are stored in %s; finish them with --resume --out %s", dir.Path, dir.Path)
 		}
