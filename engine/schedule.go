@@ -2,7 +2,6 @@ package engine
 
 import (
 	"slices"
-	"sort"
 	"time"
 )
 
@@ -13,25 +12,44 @@ import (
 // admitted before it. The schedule lets such a request use the idle gap
 // before a later reservation, so service stays close to first come, first
 // served by arrival time while every request is still computed once.
+//
+// Times are kept as Unix nanoseconds: every request searches these lists,
+// and integers compare and move at a fraction of the cost of time.Time. A
+// time handed back is rebuilt from the caller's own, so it keeps its
+// location.
 type schedule struct {
 	iv []interval // sorted, disjoint, touching intervals merged
 }
 
-type interval struct{ start, end time.Time }
+type interval struct{ start, end int64 }
+
+// firstEndAfter returns the index of the first interval that ends after t.
+func (s *schedule) firstEndAfter(t int64) int {
+	lo, hi := 0, len(s.iv)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s.iv[m].end > t {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
 
 // fit returns the earliest start at or after at when d of work fits.
 func (s *schedule) fit(at time.Time, d time.Duration) time.Time {
-	t := at
-	i := sort.Search(len(s.iv), func(i int) bool { return s.iv[i].end.After(t) })
-	for ; i < len(s.iv); i++ {
-		if !s.iv[i].start.Before(t.Add(d)) {
+	a := at.UnixNano()
+	t := a
+	for i := s.firstEndAfter(t); i < len(s.iv); i++ {
+		if s.iv[i].start >= t+int64(d) {
 			break
 		}
-		if s.iv[i].end.After(t) {
+		if s.iv[i].end > t {
 			t = s.iv[i].end
 		}
 	}
-	return t
+	return at.Add(time.Duration(t - a))
 }
 
 // add reserves [start, start+d), which must be free.
@@ -39,16 +57,25 @@ func (s *schedule) add(start time.Time, d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	iv := interval{start, start.Add(d)}
-	i := sort.Search(len(s.iv), func(i int) bool { return s.iv[i].start.After(start) })
-	if i > 0 && !s.iv[i-1].end.Before(iv.start) { // touches the one before
+	iv := interval{start.UnixNano(), start.UnixNano() + int64(d)}
+	lo, hi := 0, len(s.iv)
+	for lo < hi { // the first interval that starts after this one
+		m := int(uint(lo+hi) >> 1)
+		if s.iv[m].start > iv.start {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	i := lo
+	if i > 0 && s.iv[i-1].end >= iv.start { // touches the one before
 		i--
-		s.iv[i].end = maxTime(s.iv[i].end, iv.end)
+		s.iv[i].end = max(s.iv[i].end, iv.end)
 	} else {
 		s.iv = slices.Insert(s.iv, i, iv)
 	}
-	for i+1 < len(s.iv) && !s.iv[i+1].start.After(s.iv[i].end) { // and the ones after
-		s.iv[i].end = maxTime(s.iv[i].end, s.iv[i+1].end)
+	for i+1 < len(s.iv) && s.iv[i+1].start <= s.iv[i].end { // and the ones after
+		s.iv[i].end = max(s.iv[i].end, s.iv[i+1].end)
 		s.iv = slices.Delete(s.iv, i+1, i+2)
 	}
 }
@@ -56,8 +83,7 @@ func (s *schedule) add(start time.Time, d time.Duration) {
 // prune forgets intervals that ended before t; no request can arrive
 // before now, so they can no longer matter.
 func (s *schedule) prune(t time.Time) {
-	i := sort.Search(len(s.iv), func(i int) bool { return s.iv[i].end.After(t) })
-	if i > 0 { // reslice, not copy: the lane's backlog can hold thousands
+	if i := s.firstEndAfter(t.UnixNano()); i > 0 { // reslice, not copy: the lane's backlog can hold thousands
 		s.iv = s.iv[i:]
 	}
 }
@@ -67,27 +93,40 @@ func (s *schedule) clone() schedule { return schedule{iv: slices.Clone(s.iv)} }
 // queue holds when each request reserved on a lane leaves it, sorted, so the
 // backlog throttle can count the requests a newcomer finds ahead of it.
 type queue struct {
-	ends []time.Time
+	ends []int64 // Unix nanoseconds
 }
 
 // add records a request that leaves the lane at end.
 func (q *queue) add(end time.Time) {
-	i, _ := slices.BinarySearchFunc(q.ends, end, time.Time.Compare)
-	q.ends = slices.Insert(q.ends, i, end)
+	e := end.UnixNano()
+	i := q.leftBy(e)
+	for i > 0 && q.ends[i-1] == e { // before equal ends, as a binary search for e finds
+		i--
+	}
+	q.ends = slices.Insert(q.ends, i, e)
 }
 
 // ahead returns how many requests are still on the lane at t, in service
 // or waiting.
-func (q *queue) ahead(t time.Time) int { return len(q.ends) - q.leftBy(t) }
+func (q *queue) ahead(t time.Time) int { return len(q.ends) - q.leftBy(t.UnixNano()) }
 
 // leftBy returns how many requests left the lane by t.
-func (q *queue) leftBy(t time.Time) int {
-	return sort.Search(len(q.ends), func(i int) bool { return q.ends[i].After(t) })
+func (q *queue) leftBy(t int64) int {
+	lo, hi := 0, len(q.ends)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if q.ends[m] > t {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
 
 // prune forgets requests that left before t.
 func (q *queue) prune(t time.Time) {
-	if i := q.leftBy(t); i > 0 { // reslice; append reallocates the live part later
+	if i := q.leftBy(t.UnixNano()); i > 0 { // reslice; append reallocates the live part later
 		q.ends = q.ends[i:]
 	}
 }
