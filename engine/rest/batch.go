@@ -154,6 +154,13 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
 		return bad("The batch request's Content-Type must be multipart/mixed with a boundary.")
 	}
+	if ops, ok := splitChangeset(body, params["boundary"]); ok { // what SDKs send, without copies
+		pb := &parsedBatch{}
+		if perr := s.parseChangeset(pb, ops, g); perr != nil {
+			return nil, perr
+		}
+		return pb, nil
+	}
 	outer := multipart.NewReader(bytes.NewReader(body), params["boundary"])
 	cs, err := outer.NextPart()
 	if err != nil {
@@ -179,7 +186,7 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 		}
 		pb.query = sub
 	case cmt == "multipart/mixed" && cparams["boundary"] != "":
-		if perr := s.parseChangeset(pb, multipart.NewReader(cs, cparams["boundary"]), g); perr != nil {
+		if perr := s.parseChangeset(pb, readParts(multipart.NewReader(cs, cparams["boundary"])), g); perr != nil {
 			return nil, perr
 		}
 	default:
@@ -191,7 +198,52 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 	return pb, nil
 }
 
-func (s *Server) parseChangeset(pb *parsedBatch, inner *multipart.Reader, g *grant) *tables.Error {
+// splitChangeset returns the operations of a batch that is one changeset,
+// split in memory, or false when the batch is anything else or takes the
+// general reader.
+func splitChangeset(body []byte, boundary string) (func() ([]byte, error), bool) {
+	outer, ok := splitMultipart(body, boundary)
+	if !ok || len(outer) != 1 {
+		return nil, false
+	}
+	cmt, cparams, err := mime.ParseMediaType(outer[0].header.Get("Content-Type"))
+	if err != nil || cmt != "multipart/mixed" || cparams["boundary"] == "" {
+		return nil, false
+	}
+	ops, ok := splitMultipart(outer[0].body, cparams["boundary"])
+	if !ok {
+		return nil, false
+	}
+	i := 0
+	return func() ([]byte, error) {
+		if i == len(ops) {
+			return nil, io.EOF
+		}
+		i++
+		return ops[i-1].body, nil
+	}, true
+}
+
+// readParts returns the contents of a multipart reader's parts, one per
+// call, then io.EOF.
+func readParts(r *multipart.Reader) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		p, err := r.NextPart()
+		if err != nil {
+			if err != io.EOF {
+				err = fmt.Errorf("the changeset is not valid multipart: %w", err)
+			}
+			return nil, err
+		}
+		raw, err := io.ReadAll(p)
+		if err != nil {
+			return nil, fmt.Errorf("the changeset could not be read: %w", err)
+		}
+		return raw, nil
+	}
+}
+
+func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), g *grant) *tables.Error {
 	bad := func(format string, args ...any) *tables.Error {
 		return tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf(format, args...))
 	}
@@ -200,16 +252,12 @@ func (s *Server) parseChangeset(pb *parsedBatch, inner *multipart.Reader, g *gra
 		return e
 	}
 	for i := 0; ; i++ {
-		p, err := inner.NextPart()
+		raw, err := next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return bad("The changeset is not valid multipart: %v.", err)
-		}
-		raw, err := io.ReadAll(p)
-		if err != nil {
-			return bad("The changeset could not be read: %v.", err)
+			return bad("%s.", capitalize(err.Error()))
 		}
 		if len(pb.ops) == tables.MaxBatchOps {
 			return bad("The batch request operation exceeds the maximum 100 changes per change set.")
@@ -468,4 +516,11 @@ func (s *Server) writeBatch(q *request, parts [][]byte) {
 	q.w.Header().Set("Content-Type", "multipart/mixed; boundary="+outer)
 	q.w.WriteHeader(http.StatusAccepted)
 	q.w.Write(b.Bytes())
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -1,0 +1,86 @@
+package rest
+
+import (
+	"bytes"
+	"net/textproto"
+	"strings"
+)
+
+// mpart is one part of a multipart body: its headers and its content, a
+// slice of the body.
+type mpart struct {
+	header textproto.MIMEHeader
+	body   []byte
+}
+
+// splitMultipart splits a multipart body held in memory into its parts
+// without copying them, for the form every SDK sends: CRLF line ends,
+// delimiter lines with at most trailing blanks, plain part headers, binary
+// content. It reports false for anything else (LF-only lines, quoted-
+// printable parts, folded headers, a missing close delimiter), which
+// mime/multipart then reads or refuses with its own message. Preamble and
+// epilogue are ignored, as mime/multipart ignores them.
+func splitMultipart(body []byte, boundary string) ([]mpart, bool) {
+	dash := []byte("--" + boundary)
+	i := 0
+	for { // the first delimiter line
+		j := bytes.Index(body[i:], dash)
+		if j < 0 {
+			return nil, false
+		}
+		if i+j == 0 || body[i+j-1] == '\n' {
+			i += j
+			break
+		}
+		i += j + 1
+	}
+	var parts []mpart
+	for {
+		j := i + len(dash)
+		if bytes.HasPrefix(body[j:], []byte("--")) { // the close delimiter, ending its line
+			k := j + 2
+			for k < len(body) && (body[k] == ' ' || body[k] == '\t') {
+				k++
+			}
+			return parts, k == len(body) || bytes.HasPrefix(body[k:], []byte("\r\n"))
+		}
+		for j < len(body) && (body[j] == ' ' || body[j] == '\t') {
+			j++
+		}
+		if !bytes.HasPrefix(body[j:], []byte("\r\n")) {
+			return nil, false
+		}
+		start := j + 2
+		end := bytes.Index(body[start:], append([]byte("\r\n"), dash...))
+		if end < 0 {
+			return nil, false
+		}
+		end += start
+		part := body[start:end]
+		var head, content []byte
+		switch {
+		case bytes.HasPrefix(part, []byte("\r\n")): // no headers
+			content = part[2:]
+		default:
+			k := bytes.Index(part, []byte("\r\n\r\n"))
+			if k < 0 {
+				return nil, false
+			}
+			head, content = part[:k+2], part[k+4:]
+		}
+		if bytes.Count(head, []byte("\n")) != bytes.Count(head, []byte("\r\n")) { // a bare LF ends a header line elsewhere
+			return nil, false
+		}
+		h, ok := plainHeaders(head)
+		if !ok {
+			return nil, false
+		}
+		switch strings.ToLower(h.Get("Content-Transfer-Encoding")) {
+		case "", "binary", "8bit", "7bit":
+		default:
+			return nil, false
+		}
+		parts = append(parts, mpart{h, content})
+		i = end + 2
+	}
+}
