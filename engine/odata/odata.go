@@ -514,6 +514,14 @@ func orStr(s, d string) string {
 // WriteEntity writes an entity in the given metadata form. base is the
 // service root URL; sel limits the properties when the query had $select.
 func WriteEntity(b *bytes.Buffer, e *tables.Entity, meta, base, account, table string, element bool, sel []string) {
+	size := 256 + len(base) + len(e.PartitionKey) + len(e.RowKey) // the metadata and keys; then each property's name and value
+	for _, p := range e.Properties {
+		size += 32 + len(p.Name)
+		if v, ok := p.Value.(string); ok {
+			size += len(v)
+		}
+	}
+	b.Grow(size)
 	b.WriteByte('{')
 	first := true
 	field := func(name string, write func()) {
@@ -612,7 +620,10 @@ func WriteEntity(b *bytes.Buffer, e *tables.Entity, meta, base, account, table s
 	b.WriteByte('}')
 }
 
-func WriteString(b *bytes.Buffer, s string) { b.Write(AppendString(b.AvailableBuffer(), s)) }
+func WriteString(b *bytes.Buffer, s string) {
+	b.Grow(len(s) + 2) // room to append in place: no second copy
+	b.Write(AppendString(b.AvailableBuffer(), s))
+}
 
 // QuoteKey doubles single quotes, as keys are written in URLs.
 func QuoteKey(k string) string { return strings.ReplaceAll(k, "'", "''") }
