@@ -218,15 +218,17 @@ func Summarize(run *Run, recs []*Recorder, measured time.Duration) error {
 			wake.add(r.wake)
 		}
 		for k, h := range r.hists {
-			all.add(h)
+			x := h.Export() // once for the three sums
+			all.addCounts(x.Counts)
 			if k.outcome == OutcomeOK {
-				ok.add(h)
+				ok.addCounts(x.Counts)
 			}
-			sum(k.op + "/" + k.outcome).add(h)
+			sum(k.op + "/" + k.outcome).addCounts(x.Counts)
 		}
 		for op, h := range r.perEntity {
-			perEntity.add(h)
-			sum(op + "/per-entity").add(h)
+			x := h.Export()
+			perEntity.addCounts(x.Counts)
+			sum(op + "/per-entity").addCounts(x.Counts)
 		}
 	}
 	t := run.Totals
@@ -269,13 +271,14 @@ type histSum struct {
 	snap *hdr.Snapshot
 }
 
-func (s *histSum) add(h *hdr.Histogram) {
-	x := h.Export() // a copy of the counts, ours to keep
+func (s *histSum) add(h *hdr.Histogram) { s.addCounts(h.Export().Counts) }
+
+// addCounts adds the counts of a histogram NewHistogram made.
+func (s *histSum) addCounts(counts []int64) {
 	if s.snap == nil {
-		s.snap = x
-		return
+		s.snap = NewHistogram().Export()
 	}
-	for i, c := range x.Counts {
+	for i, c := range counts {
 		s.snap.Counts[i] += c
 	}
 }
