@@ -2,6 +2,8 @@ package aztarget_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -131,5 +133,47 @@ func TestAMissingShardIsNamed(t *testing.T) {
 	}
 	if errs[1] == nil { // it names shard 1 too, or finds the table shard 0 deleted
 		t.Fatal("shard 2 ran without shard 1")
+	}
+}
+
+// TestSkewFindsTheTick: against a server on this machine (no skew) the
+// estimate is far better than the Date header's whole seconds; a server
+// whose Date never moves still gets an answer, within about a second.
+func TestSkewFindsTheTick(t *testing.T) {
+	s := resttest.NewServer(t, resttest.Options{})
+	for range 3 {
+		d, err := servedTarget(t, s).Skew(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d > 100*time.Millisecond || d < -100*time.Millisecond {
+			t.Fatalf("skew %v against a server on this machine", d)
+		}
+	}
+
+	frozen := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", "Sun, 22 Nov 2026 20:00:00 GMT")
+		odataError(w, 404, "ResourceNotFound", "The specified resource does not exist.")
+	}))
+	defer frozen.Close()
+	cfg := aztarget.DefaultConfig()
+	cfg.Getenv = func(k string) string {
+		if k == "TABLEBENCH_CONNECTION_STRING" {
+			return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + aztarget.DevelopmentKey + ";TableEndpoint=" + frozen.URL + "/devstoreaccount1;"
+		}
+		return ""
+	}
+	tg, err := aztarget.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	d, err := tg.Skew(context.Background())
+	if err != nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("a frozen Date: skew %v, %v, after %v", d, err, time.Since(start))
+	}
+	want := time.Until(time.Date(2026, 11, 22, 20, 0, 0, 500e6, time.UTC))
+	if diff := d - want; diff > 2*time.Second || diff < -2*time.Second {
+		t.Fatalf("a frozen Date: skew %v, want about %v", d, want)
 	}
 }

@@ -447,14 +447,20 @@ func (t *Target) recoverInto(err *error) {
 const CodeMalformedResponse = "MalformedResponse"
 
 // Skew measures the service's clock against this machine's from the Date
-// header of a few cheap requests (reads of a row that need not exist): the
-// service's time minus local time. The header has whole seconds, so the
-// estimate is good to about half a second; the median of five is taken.
+// header of cheap requests (reads of a row that need not exist): the
+// service's time minus local time. The header has whole seconds, so Skew
+// reads back to back until the service's second ticks over, which places
+// the tick between two reads: good to the time of two round trips. If the
+// second never ticks over within skewWindow (a service whose Date does not
+// move), it falls back to the median of the reads, each good to half a
+// second.
 func (t *Target) Skew(ctx context.Context) (d time.Duration, err error) {
 	defer t.recoverInto(&err)
 	c := t.svc.NewClient("tablebenchclock")
 	var skews []time.Duration
-	for range 5 {
+	var prevDate, prevBefore time.Time
+	deadline := time.Now().Add(skewWindow)
+	for n := 0; n < 5 || time.Now().Before(deadline); n++ {
 		var resp *http.Response
 		before := time.Now()
 		_, err := c.GetEntity(policy.WithCaptureResponse(ctx, &resp), "clock", "clock", nil)
@@ -469,9 +475,20 @@ func (t *Target) Skew(ctx context.Context) (d time.Duration, err error) {
 		if perr != nil {
 			return 0, fmt.Errorf("the service's Date header %q is not a date", resp.Header.Get("Date"))
 		}
+		if n > 0 && date.Sub(prevDate) == time.Second {
+			// The service's second began after the previous read was sent and
+			// before this one came back.
+			tick := prevBefore.Add(after.Sub(prevBefore) / 2)
+			return date.Sub(tick), nil
+		}
+		prevDate, prevBefore = date, before
 		mid := before.Add(after.Sub(before) / 2)
 		skews = append(skews, date.Add(500*time.Millisecond).Sub(mid)) // Date is truncated to the second
 	}
 	slices.Sort(skews)
 	return skews[len(skews)/2], nil
 }
+
+// skewWindow is how long Skew reads waiting for the service's second to
+// tick over: a little over a second.
+const skewWindow = 1200 * time.Millisecond
