@@ -274,22 +274,6 @@ func fingerprintAt(rk string, at int) uint64 {
 	return f
 }
 
-// get returns the record with RowKey rk, or nil.
-func (t *rowTree) get(rk string) *record {
-	n := t.root
-	if n == nil {
-		return nil
-	}
-	fp := t.fingerprint(rk)
-	for !n.leaf() {
-		n = n.kids[n.childIndex(rk, fp)]
-	}
-	if i, ok := n.search(rk, fp, t.whole(rk)); ok {
-		return n.recs[i]
-	}
-	return nil
-}
-
 // maxDepth bounds the tree's height: 64^10 records is more than any
 // memory holds.
 const maxDepth = 12
@@ -297,6 +281,35 @@ const maxDepth = 12
 type step struct {
 	n *bnode
 	i int
+}
+
+// find descends to the leaf where rk is or would be, recording the way down
+// in path when it is not nil, and returns the leaf, the path's depth, rk's
+// place in the leaf and whether it is there. The tree must have a root.
+func (t *rowTree) find(rk string, path *[maxDepth]step) (n *bnode, depth, i int, found bool) {
+	fp := t.fingerprint(rk)
+	n = t.root
+	for !n.leaf() {
+		i := n.childIndex(rk, fp)
+		if path != nil {
+			path[depth] = step{n, i}
+		}
+		depth++
+		n = n.kids[i]
+	}
+	i, found = n.search(rk, fp, t.whole(rk))
+	return n, depth, i, found
+}
+
+// get returns the record with RowKey rk, or nil.
+func (t *rowTree) get(rk string) *record {
+	if t.root == nil {
+		return nil
+	}
+	if n, _, i, ok := t.find(rk, nil); ok {
+		return n.recs[i]
+	}
+	return nil
 }
 
 // put stores r, replacing and returning any record with its RowKey; when
@@ -310,25 +323,19 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 	var path [maxDepth]step
 	depth := 0
 	n := t.root
-	if last := t.lastLeaf(); len(last.recs) > 0 && compareKeys(last.recs[len(last.recs)-1].rk, r.rk) < 0 {
-		// Above every stored RowKey: follow the rightmost path, no comparisons.
-		for !n.leaf() {
-			path[depth] = step{n, len(n.kids) - 1}
-			depth++
-			n = n.kids[len(n.kids)-1]
-		}
+	for !n.leaf() { // the rightmost path first: most writers append
+		path[depth] = step{n, len(n.kids) - 1}
+		depth++
+		n = n.kids[len(n.kids)-1]
+	}
+	if len(n.recs) > 0 && compareKeys(n.recs[len(n.recs)-1].rk, r.rk) < 0 {
+		// Above every stored RowKey: no comparisons on the way down.
 		n.recs, n.fps, n.mixed = append(n.recs, r), append(n.fps, fp), n.mixed || fp == noPrint
 		t.n++
 		t.splitUp(n, path[:depth], true)
 		return nil
 	}
-	for !n.leaf() {
-		i := n.childIndex(r.rk, fp)
-		path[depth] = step{n, i}
-		depth++
-		n = n.kids[i]
-	}
-	i, found := n.search(r.rk, fp, t.whole(r.rk))
+	n, depth, i, found := t.find(r.rk, &path)
 	if found {
 		old = n.recs[i]
 		if !keep {
@@ -340,14 +347,6 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 	t.n++
 	t.splitUp(n, path[:depth], false)
 	return nil
-}
-
-func (t *rowTree) lastLeaf() *bnode {
-	n := t.root
-	for !n.leaf() {
-		n = n.kids[len(n.kids)-1]
-	}
-	return n
 }
 
 // splitUp splits n, and then its ancestors, while they are over size. A
@@ -404,17 +403,8 @@ func (t *rowTree) remove(rk string) *record {
 	if t.root == nil {
 		return nil
 	}
-	fp := t.fingerprint(rk)
 	var path [maxDepth]step
-	depth := 0
-	n := t.root
-	for !n.leaf() {
-		i := n.childIndex(rk, fp)
-		path[depth] = step{n, i}
-		depth++
-		n = n.kids[i]
-	}
-	i, found := n.search(rk, fp, t.whole(rk))
+	n, depth, i, found := t.find(rk, &path)
 	if !found {
 		return nil
 	}
@@ -454,15 +444,10 @@ func (t *rowTree) remove(rk string) *record {
 // ascend calls fn on the records at or after rk in order until fn returns
 // false, and reports whether it ran to the end.
 func (t *rowTree) ascend(rk string, fn func(*record) bool) bool {
-	n := t.root
-	if n == nil {
+	if t.root == nil {
 		return true
 	}
-	fp := t.fingerprint(rk)
-	for !n.leaf() {
-		n = n.kids[n.childIndex(rk, fp)]
-	}
-	i, _ := n.search(rk, fp, t.whole(rk))
+	n, _, i, _ := t.find(rk, nil)
 	for ; n != nil; n, i = n.next, 0 {
 		for ; i < len(n.recs); i++ {
 			if !fn(n.recs[i]) {
