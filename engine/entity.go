@@ -9,7 +9,6 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unique"
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/engine/tables"
@@ -150,19 +149,16 @@ func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
 		return nil, 0, err
 	}
 	size := 4 + 2*(pkLen+rkLen)
-	props := e.Properties[:0:0]
-	kept := 0 // leading properties that are e's own, not yet copied
-	for i, p := range e.Properties {
-		switch p.Name {
-		case "Timestamp":
-			if cap(props) == 0 {
-				props = append(make([]tables.Property, 0, len(e.Properties)), e.Properties[:kept]...)
-			}
-			continue
-		case "PartitionKey", "RowKey":
+	props := slices.Clip(e.Properties) // kept as it is, unless a Timestamp must go
+	isTimestamp := func(p tables.Property) bool { return p.Name == "Timestamp" }
+	if slices.ContainsFunc(props, isTimestamp) {
+		props = slices.DeleteFunc(slices.Clone(props), isTimestamp)
+	}
+	for i, p := range props {
+		if p.Name == "PartitionKey" || p.Name == "RowKey" {
 			return nil, 0, tables.BadRequest(tables.CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+p.Name+" is a key and cannot also be a property.")
 		}
-		name, nameLen, err := propertyName(i, p.Name) // interned when a decoder made it
+		nameLen, err := nameUnits(i, p.Name)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -171,15 +167,6 @@ func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
 			return nil, 0, err
 		}
 		size += 8 + 2*nameLen + vsize
-		if cap(props) == 0 { // still e's own slice
-			kept++
-			continue
-		}
-		p.Name = name
-		props = append(props, p)
-	}
-	if cap(props) == 0 {
-		props = slices.Clip(e.Properties)
 	}
 	if len(props) > tables.MaxProperties {
 		return nil, 0, tables.BadRequest(tables.CodeTooManyProperties, "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties.")
@@ -201,7 +188,7 @@ func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
 	return r, size, nil
 }
 
-// knownName is a property name already checked and interned.
+// knownName is a property name already checked.
 type knownName struct {
 	name  string
 	units int
@@ -212,24 +199,23 @@ type knownName struct {
 // position is most often the one seen there just before.
 var lastNames [16]atomic.Pointer[knownName]
 
-// propertyName checks a property name and returns its interned copy, so
-// that a million entities with the same schema share one, and its length
-// in UTF-16 code units.
-func propertyName(pos int, name string) (string, int, *tables.Error) {
+// nameUnits checks a property name and returns its length in UTF-16 code
+// units. Names are stored as the writer gave them: the decoders intern the
+// names they read, so that a million entities with one schema share them.
+func nameUnits(pos int, name string) (int, *tables.Error) {
 	slot := &lastNames[pos%len(lastNames)]
 	if k := slot.Load(); k != nil && k.name == name {
-		return k.name, k.units, nil
+		return k.units, nil
 	}
 	units := tables.UTF16Len(name)
 	if units > tables.MaxPropertyName {
-		return "", 0, tables.BadRequest(tables.CodePropertyNameTooLong, "The property name exceeds the maximum allowed length (255).")
+		return 0, tables.BadRequest(tables.CodePropertyNameTooLong, "The property name exceeds the maximum allowed length (255).")
 	}
 	if !validPropertyName(name) {
-		return "", 0, tables.BadRequest(tables.CodePropertyNameInvalid, fmt.Sprintf("The property name %q is invalid: it must be a C# identifier.", name))
+		return 0, tables.BadRequest(tables.CodePropertyNameInvalid, fmt.Sprintf("The property name %q is invalid: it must be a C# identifier.", name))
 	}
-	k := &knownName{name: unique.Make(name).Value(), units: units}
-	slot.Store(k)
-	return k.name, units, nil
+	slot.Store(&knownName{name: name, units: units})
+	return units, nil
 }
 
 // validateValue checks a property's value and returns its size by the
