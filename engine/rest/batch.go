@@ -61,13 +61,13 @@ func parseSubRequest(raw []byte) (*subRequest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the URL %q is not valid", fields[1])
 	}
-	// A fresh slice: appending to rest would write over the body after it.
-	hdrText := append(slices.Clip(bytes.TrimRight(rest, "\r\n")), "\r\n\r\n"...)
-	if len(bytes.TrimSpace(rest)) == 0 {
-		hdrText = []byte("\r\n")
-	}
 	mh, ok := plainHeaders(rest)
 	if !ok { // folded lines, odd names or bad syntax: textproto decides
+		// A fresh slice: appending to rest would write over the body after it.
+		hdrText := append(slices.Clip(bytes.TrimRight(rest, "\r\n")), "\r\n\r\n"...)
+		if len(bytes.TrimSpace(rest)) == 0 {
+			hdrText = []byte("\r\n")
+		}
 		var err error
 		mh, err = textproto.NewReader(bufio.NewReader(bytes.NewReader(hdrText))).ReadMIMEHeader()
 		if err != nil {
@@ -86,12 +86,12 @@ func parseSubRequest(raw []byte) (*subRequest, error) {
 	return sub, nil
 }
 
-// plainHeaders reads "Name: value" lines whose names are letters, digits
-// and dashes, as every SDK writes an operation's headers, without the
-// buffered reader textproto needs per operation. Anything else reports
-// false and is left to textproto.
+// plainHeaders reads CRLF-ended "Name: value" lines whose names are
+// letters, digits and dashes, as every SDK writes an operation's headers,
+// without the buffered reader textproto needs per operation. Anything else
+// reports false and is left to textproto.
 func plainHeaders(text []byte) (textproto.MIMEHeader, bool) {
-	if bytes.Count(text, []byte("\r")) != bytes.Count(text, []byte("\r\n")) { // a bare CR
+	if crlf := bytes.Count(text, []byte("\r\n")); bytes.Count(text, []byte("\r")) != crlf || bytes.Count(text, []byte("\n")) != crlf { // a bare CR or LF
 		return nil, false
 	}
 	h := make(textproto.MIMEHeader, 8)

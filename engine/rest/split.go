@@ -68,9 +68,6 @@ func splitMultipart(body []byte, boundary string) ([]mpart, bool) {
 			}
 			head, content = part[:k+2], part[k+4:]
 		}
-		if bytes.Count(head, []byte("\n")) != bytes.Count(head, []byte("\r\n")) { // a bare LF ends a header line elsewhere
-			return nil, false
-		}
 		h, ok := plainHeaders(head)
 		if !ok {
 			return nil, false
