@@ -14,7 +14,6 @@ import (
 
 	"github.com/tablebench/tablebench/engine/rest/resttest"
 	"github.com/tablebench/tablebench/workloads"
-	"github.com/tablebench/tablebench/workloads/aztarget"
 )
 
 // cannedChild is set in the child process that serves the canned endpoint
@@ -66,20 +65,10 @@ func BenchmarkHarnessCeiling(b *testing.B) {
 	if err != nil {
 		b.Fatalf("the canned server did not start: %v", err)
 	}
-	endpoint := "http://" + strings.TrimSpace(addr) + "/devstoreaccount1"
-	cfg := aztarget.DefaultConfig()
-	cfg.Getenv = func(k string) string {
-		if k == "TABLEBENCH_CONNECTION_STRING" {
-			return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + aztarget.DevelopmentKey + ";TableEndpoint=" + endpoint + ";"
-		}
-		return ""
-	}
+	conn := devConn("http://" + strings.TrimSpace(addr))
 	for b.Loop() {
 		for _, op := range []string{workloads.OpInsert, workloads.OpGet, workloads.OpBatch} {
-			tg, err := aztarget.New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
+			tg := targetFor(b, conn)
 			spec := workloads.DefaultSpec()
 			spec.Op, spec.Threads, spec.Duration, spec.Warmup, spec.EntitySize = op, 30, 3*time.Second, 0, 1024
 			r, err := workloads.NewRunner(spec, tg)

@@ -17,18 +17,7 @@ import (
 
 func servedTarget(t *testing.T, s *resttest.Server) *aztarget.Target {
 	t.Helper()
-	cfg := aztarget.DefaultConfig()
-	cfg.Getenv = func(k string) string {
-		if k == "TABLEBENCH_CONNECTION_STRING" {
-			return s.ConnectionString
-		}
-		return ""
-	}
-	tg, err := aztarget.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tg
+	return targetFor(t, s.ConnectionString)
 }
 
 func shardSpec(job string, shards int) workloads.Spec {
@@ -156,17 +145,7 @@ func TestSkewFindsTheTick(t *testing.T) {
 		odataError(w, 404, "ResourceNotFound", "The specified resource does not exist.")
 	}))
 	defer frozen.Close()
-	cfg := aztarget.DefaultConfig()
-	cfg.Getenv = func(k string) string {
-		if k == "TABLEBENCH_CONNECTION_STRING" {
-			return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + aztarget.DevelopmentKey + ";TableEndpoint=" + frozen.URL + "/devstoreaccount1;"
-		}
-		return ""
-	}
-	tg, err := aztarget.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tg := targetFor(t, devConn(frozen.URL))
 	start := time.Now()
 	d, err := tg.Skew(context.Background())
 	if err != nil || time.Since(start) > 5*time.Second {

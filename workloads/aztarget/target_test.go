@@ -96,16 +96,28 @@ func newTarget(t *testing.T, f *fake) *aztarget.Target {
 	t.Helper()
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
+	return targetFor(t, devConn(srv.URL))
+}
+
+// devConn is the development account's connection string for a server at
+// url (scheme://host:port).
+func devConn(url string) string {
+	return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + aztarget.DevelopmentKey + ";TableEndpoint=" + url + "/devstoreaccount1;"
+}
+
+// targetFor returns an SDK target that takes conn as its connection string.
+func targetFor(tb testing.TB, conn string) *aztarget.Target {
+	tb.Helper()
 	cfg := aztarget.DefaultConfig()
 	cfg.Getenv = func(k string) string {
 		if k == "TABLEBENCH_CONNECTION_STRING" {
-			return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + aztarget.DevelopmentKey + ";TableEndpoint=" + srv.URL + "/devstoreaccount1;"
+			return conn
 		}
 		return ""
 	}
 	tg, err := aztarget.New(cfg)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return tg
 }
