@@ -126,7 +126,7 @@ func TestAMissingShardIsNamed(t *testing.T) {
 }
 
 // TestSkewFindsTheTick: against a server on this machine (no skew) the
-// estimate is far better than the Date header's whole seconds; a server
+// estimate is better than the Date header's whole seconds; a server
 // whose Date never moves still gets an answer, within about a second.
 func TestSkewFindsTheTick(t *testing.T) {
 	s := resttest.NewServer(t, resttest.Options{})
@@ -135,7 +135,9 @@ func TestSkewFindsTheTick(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d > 100*time.Millisecond || d < -100*time.Millisecond {
+		// Good to two round trips, which a busy machine stretches; whole
+		// seconds alone are off by up to 500 ms.
+		if d > 300*time.Millisecond || d < -300*time.Millisecond {
 			t.Fatalf("skew %v against a server on this machine", d)
 		}
 	}
