@@ -28,24 +28,28 @@ func main() {
 		go tuneGC(time.Second)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	if path := os.Getenv("TABLEBENCH_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "tablebench: TABLEBENCH_CPUPROFILE: %v: name a file that can be written\n", err)
-			os.Exit(2)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(os.Stderr, "tablebench: TABLEBENCH_CPUPROFILE: %v\n", err)
-			os.Exit(2)
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
-	}
+	stopProfile := startProfile(os.Getenv("TABLEBENCH_CPUPROFILE"))
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
-	if code != 0 {
-		pprof.StopCPUProfile()
-		os.Exit(code)
+	stopProfile()
+	os.Exit(code)
+}
+
+// startProfile starts a CPU profile into path, if one is named, and
+// returns what stops it.
+func startProfile(path string) func() {
+	if path == "" {
+		return func() {}
 	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tablebench: TABLEBENCH_CPUPROFILE: %v: name a file that can be written\n", err)
+		os.Exit(2)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // gcPercent returns the collector's target for a live heap: a suite keeps
