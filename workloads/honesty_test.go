@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/clock"
+	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 )
 
@@ -114,6 +115,56 @@ func TestDeadEndpointWarns(t *testing.T) {
 			t.Fatalf("errors %v, warnings %q", res.Errors, res.Warnings)
 		}
 	})
+}
+
+// pausing stops answering at freezeAt and answers everything it holds at
+// resumeAt, as a server stopped and continued does. remote makes it say it
+// is a Table endpoint, not the in-tree engine.
+type pausing struct {
+	freezing
+	resumeAt time.Time
+	remote   bool
+}
+
+func (p pausing) Describe() results.Environment {
+	env := p.Target.(workloads.Describer).Describe() // the engine's
+	if p.remote {
+		env.Target = "table"
+	}
+	return env
+}
+
+func (p pausing) NewSession(seed uint64) workloads.Session { return pauseSession{p} }
+
+type pauseSession struct{ p pausing }
+
+func (s pauseSession) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
+	clock := s.p.Clock()
+	done := clock.Now().Add(5 * time.Millisecond)
+	if now := clock.Now(); !now.Before(s.p.freezeAt) && now.Before(s.p.resumeAt) {
+		done = s.p.resumeAt.Add(5 * time.Millisecond)
+	}
+	return done, clock.SleepUntil(ctx, done)
+}
+
+// TestPausedEndpointWarns: an endpoint that answers nothing for 5 s, then
+// everything late, loses no request, yet the run says it stalled; the
+// in-tree engine's own silences (its model's) are not flagged.
+func TestPausedEndpointWarns(t *testing.T) {
+	for _, remote := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			spec := workloads.DefaultSpec()
+			spec.Threads, spec.Duration, spec.Warmup = 4, 20*time.Second, 0
+			f := frozen(t, false)
+			res := run(t, spec, pausing{freezing: f, resumeAt: f.freezeAt.Add(5 * time.Second), remote: remote})
+			if len(res.Errors) > 0 {
+				t.Fatalf("errors %v: a pause loses nothing", res.Errors)
+			}
+			if warned := hasWarning(res.Warnings, "answered nothing for 4 s from second 9"); warned != remote {
+				t.Fatalf("remote %v: warnings %q", remote, res.Warnings)
+			}
+		})
+	}
 }
 
 // TestHealthyRunHasNoWarnings: a run of the engine in virtual time warns of
