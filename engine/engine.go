@@ -384,25 +384,22 @@ func (rp *rangePartition) get(pk, rk string) *record {
 	return nil
 }
 
-// put stores r, replacing any record with its keys.
-func (rp *rangePartition) put(r *record) {
-	g := rp.data.rowsFor(r.pk)
-	r.pk = g.pk // one copy of the key for all its rows
-	g.rows.put(r, false)
+// put stores r under PartitionKey pk, replacing any record with its keys.
+func (rp *rangePartition) put(pk string, r *record) {
+	rp.data.rowsFor(pk).rows.put(r, false)
 }
 
-// insert stores r with timestamp ts unless its keys are taken, and reports
-// whether it did.
-func (rp *rangePartition) insert(r *record, ts int64) bool {
+// insert stores r under PartitionKey pk with timestamp ts unless its keys
+// are taken, and reports whether it did.
+func (rp *rangePartition) insert(pk string, r *record, ts int64) bool {
 	r.ts = ts
-	g := rp.data.rowsFor(r.pk)
-	r.pk = g.pk
-	return g.rows.put(r, true) == nil
+	return rp.data.rowsFor(pk).rows.put(r, true) == nil
 }
 
-func (rp *rangePartition) remove(r *record) {
-	if g := rp.data.rows(r.pk); g != nil {
-		g.rows.remove(r.rk)
+// remove deletes the record with keys (pk, rk), if there is one.
+func (rp *rangePartition) remove(pk, rk string) {
+	if g := rp.data.rows(pk); g != nil {
+		g.rows.remove(rk)
 		rp.data.drop(g)
 	}
 }

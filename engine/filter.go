@@ -48,19 +48,23 @@ func ParseFilter(s string) (*Filter, error) {
 
 // Match reports whether the entity matches the filter.
 func (f *Filter) Match(e *tables.Entity) bool {
-	return f.match(&record{pk: e.PartitionKey, rk: e.RowKey, ts: e.Timestamp.UnixNano(), props: e.Properties})
+	return f.match(e.PartitionKey, &record{rk: e.RowKey, ts: e.Timestamp.UnixNano(), props: e.Properties})
 }
 
-func (f *Filter) match(r *record) bool { return f.root == nil || f.root.eval(r) }
+// match reports whether the entity of record r, whose PartitionKey is pk,
+// matches the filter.
+func (f *Filter) match(pk string, r *record) bool { return f.root == nil || f.root.eval(pk, r) }
 
-type node interface{ eval(r *record) bool }
+type node interface {
+	eval(pk string, r *record) bool
+}
 
 type andNode struct{ l, r node }
 type orNode struct{ l, r node }
 type notNode struct{ x node }
 type constNode bool
 
-func (n constNode) eval(*record) bool { return bool(n) }
+func (n constNode) eval(string, *record) bool { return bool(n) }
 
 type cmpNode struct {
 	prop string
@@ -68,15 +72,15 @@ type cmpNode struct {
 	lit  tables.Property
 }
 
-func (n andNode) eval(r *record) bool { return n.l.eval(r) && n.r.eval(r) }
-func (n orNode) eval(r *record) bool  { return n.l.eval(r) || n.r.eval(r) }
-func (n notNode) eval(r *record) bool { return !n.x.eval(r) }
+func (n andNode) eval(pk string, r *record) bool { return n.l.eval(pk, r) && n.r.eval(pk, r) }
+func (n orNode) eval(pk string, r *record) bool  { return n.l.eval(pk, r) || n.r.eval(pk, r) }
+func (n notNode) eval(pk string, r *record) bool { return !n.x.eval(pk, r) }
 
-func (n cmpNode) eval(r *record) bool {
+func (n cmpNode) eval(pk string, r *record) bool {
 	var v any
 	switch n.prop {
 	case "PartitionKey":
-		v = r.pk
+		v = pk
 	case "RowKey":
 		v = r.rk
 	case "Timestamp":
@@ -270,33 +274,33 @@ func tighten1(b **string, incl *bool, v string, vIncl bool, dir int) {
 	}
 }
 
-func (kr keyRange) start() *record {
-	r := &record{}
+// start returns the first keys in the range.
+func (kr keyRange) start() (pk, rk string) {
 	if kr.pkLo != nil {
-		r.pk = *kr.pkLo
+		pk = *kr.pkLo
 		if !kr.pkLoIncl {
-			r.pk += "\x00"
+			pk += "\x00"
 		}
 	}
 	if kr.rkLo != nil {
-		r.rk = *kr.rkLo
+		rk = *kr.rkLo
 		if !kr.rkLoIncl {
-			r.rk += "\x00"
+			rk += "\x00"
 		}
 	}
-	return r
+	return pk, rk
 }
 
-// past reports whether r lies beyond the range's end.
-func (kr keyRange) past(r *record) bool {
+// past reports whether the keys (pk, rk) lie beyond the range's end.
+func (kr keyRange) past(pk, rk string) bool {
 	if kr.pkHi != nil {
-		c := compareKeys(r.pk, *kr.pkHi)
+		c := compareKeys(pk, *kr.pkHi)
 		if c > 0 || (c == 0 && !kr.pkHiIncl) {
 			return true
 		}
 	}
 	if kr.rkHi != nil {
-		c := compareKeys(r.rk, *kr.rkHi)
+		c := compareKeys(rk, *kr.rkHi)
 		if c > 0 || (c == 0 && !kr.rkHiIncl) {
 			return true
 		}

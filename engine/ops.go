@@ -63,24 +63,25 @@ func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity,
 	if verr != nil {
 		return tables.Entity{}, verr
 	}
-	err := e.do(ctx, cl.c, t, rec.pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
+	pk := ent.PartitionKey
+	err := e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		if check == nil { // an insert: the tree's own descent finds an existing entity
-			if !rp.insert(rec, rp.stamp(now)) {
+			if !rp.insert(pk, rec, rp.stamp(now)) {
 				return 1, errEntityExists
 			}
 			return 1, nil
 		}
-		if err := check(rp, rec, rp.get(rec.pk, rec.rk)); err != nil {
+		if err := check(rp, rec, rp.get(pk, rec.rk)); err != nil {
 			return 1, err
 		}
 		rec.ts = rp.stamp(now)
-		rp.put(rec)
+		rp.put(pk, rec)
 		return 1, nil
 	})
 	if err != nil {
 		return tables.Entity{}, err
 	}
-	return rec.view(nil), nil
+	return rec.view(pk, nil), nil
 }
 
 // Get returns one entity, with only the selected properties when sel is not
@@ -97,7 +98,7 @@ func (cl Client) Get(ctx context.Context, tableName, pk, rk string, sel []string
 		if r == nil {
 			return 1, errEntityNotFound
 		}
-		out = r.view(sel)
+		out = r.view(pk, sel)
 		return 1, nil
 	})
 	return out, err
@@ -118,7 +119,7 @@ func (cl Client) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) 
 		if err := matches(old, ifMatch); err != nil {
 			return 1, err
 		}
-		rp.remove(old)
+		rp.remove(pk, rk)
 		return 1, nil
 	})
 }
@@ -193,7 +194,7 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 			if err := validateKey("RowKey", op.Entity.RowKey, e.cfg.MaxKeyLength); err != nil {
 				return nil, withIndex(err, i)
 			}
-			recs[i] = &record{pk: pk, rk: op.Entity.RowKey}
+			recs[i] = &record{rk: op.Entity.RowKey}
 			total++
 		} else {
 			r, sz, err := prepare(&op.Entity, e.cfg.MaxKeyLength)
@@ -242,7 +243,7 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 			r := recs[i]
 			switch op.Kind {
 			case tables.BatchDelete:
-				rp.remove(r)
+				rp.remove(pk, r.rk)
 				out[i] = tables.Entity{PartitionKey: pk, RowKey: r.rk}
 				continue
 			case tables.BatchUpdateMerge, tables.BatchUpsertMerge:
@@ -251,8 +252,8 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 				}
 			}
 			r.ts = ts
-			rp.put(r)
-			out[i] = r.view(nil)
+			rp.put(pk, r)
+			out[i] = r.view(pk, nil)
 		}
 		return len(ops), nil
 	})
@@ -275,9 +276,10 @@ func (e *Engine) Load(ctx context.Context, tableName string, entities []tables.E
 		if err != nil {
 			return err
 		}
-		rp := t.lock(rec.pk, false)
+		pk := entities[i].PartitionKey
+		rp := t.lock(pk, false)
 		rec.ts = rp.stamp(e.clock.Now())
-		rp.put(rec)
+		rp.put(pk, rec)
 		rp.mu.Unlock()
 	}
 	return nil

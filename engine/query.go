@@ -26,32 +26,32 @@ func (cl Client) QueryEntities(ctx context.Context, tableName string, q tables.Q
 		limit = tables.MaxPageSize
 	}
 	rng := f.keyRange()
-	start := rng.start()
-	if c := q.Continuation; c != nil && compareRecordKeys(c.PartitionKey, c.RowKey, start.pk, start.rk) > 0 {
-		start = &record{pk: c.PartitionKey, rk: c.RowKey}
+	startPK, startRK := rng.start()
+	if c := q.Continuation; c != nil && compareRecordKeys(c.PartitionKey, c.RowKey, startPK, startRK) > 0 {
+		startPK, startRK = c.PartitionKey, c.RowKey
 	}
 	var page tables.Page
 	budget := -1
 	if p := e.cfg.Profile; p.Model && p.Scan > 0 {
 		budget = int(p.ScanLimit / p.Scan)
 	}
-	qerr := e.do(ctx, cl.c, t, start.pk, opQuery, 0, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
+	qerr := e.do(ctx, cl.c, t, startPK, opQuery, 0, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		var next *tables.Continuation
-		rp.data.ascend(start.pk, start.rk, func(r *record) bool {
-			if rng.past(r) {
+		rp.data.ascend(startPK, startRK, func(pk string, r *record) bool {
+			if rng.past(pk, r.rk) {
 				return false
 			}
 			if len(page.Entities) == limit || page.Scanned == budget {
-				next = &tables.Continuation{PartitionKey: r.pk, RowKey: r.rk}
+				next = &tables.Continuation{PartitionKey: pk, RowKey: r.rk}
 				return false
 			}
 			page.Scanned++
-			if f.match(r) {
-				page.Entities = append(page.Entities, r.view(q.Select))
+			if f.match(pk, r) {
+				page.Entities = append(page.Entities, r.view(pk, q.Select))
 			}
 			return true
 		})
-		if next == nil && rp.hi != "" && !rng.past(&record{pk: rp.hi}) {
+		if next == nil && rp.hi != "" && !rng.past(rp.hi, "") {
 			next = &tables.Continuation{PartitionKey: rp.hi} // the scan goes on in the next range partition
 		}
 		page.Continuation = next

@@ -56,9 +56,9 @@ func (p *partitionRows) drop(g *pkRows) {
 	}
 }
 
-// ascend calls fn on every record at or after (pk, rk) in key order until
-// fn returns false.
-func (p *partitionRows) ascend(pk, rk string, fn func(*record) bool) {
+// ascend calls fn on every record at or after (pk, rk) in key order, with
+// its PartitionKey, until fn returns false.
+func (p *partitionRows) ascend(pk, rk string, fn func(pk string, r *record) bool) {
 	first := true
 	p.order.AscendGreaterOrEqual(&pkRows{pk: pk}, func(g *pkRows) bool {
 		from := ""
@@ -66,7 +66,7 @@ func (p *partitionRows) ascend(pk, rk string, fn func(*record) bool) {
 			from = rk
 		}
 		first = false
-		return g.rows.ascend(from, fn)
+		return g.rows.ascend(from, func(r *record) bool { return fn(g.pk, r) })
 	})
 }
 
@@ -94,11 +94,22 @@ type rowTree struct {
 	prefix string
 }
 
-// Node sizes: a leaf of 64 records is one cache-friendly binary search and
-// about 8 bytes of tree per record when full.
+// Node sizes: a leaf of 63 records is one cache-friendly binary search.
+// Its two arrays hold leafCap entries, one more than a leaf keeps, so the
+// insert that overflows it needs no new array, and 64 pointers or
+// fingerprints are 512 bytes, an allocation size with no slack: a full
+// leaf costs about 18 bytes per record.
 const (
-	maxLeaf  = 64
+	leafCap  = 64
+	maxLeaf  = leafCap - 1
 	maxInner = 64
+	// runSplit is how many inserts in a row, each just after the one
+	// before or one key past it, make a leaf split after the newest instead
+	// of in the middle.
+	// A writer whose keys ascend inside a range others hold (sequence
+	// numbers without padding: r_10, r_100, r_101 before r_11) then leaves
+	// full leaves behind it, as an appending writer does.
+	runSplit = 4
 )
 
 // bnode is a leaf (recs) or an inner node (keys, kids): kids[i] holds the
@@ -111,6 +122,13 @@ type bnode struct {
 	kfps       []uint64 // fingerprint(keys[i])
 	kids       []*bnode
 	prev, next *bnode // leaves only
+	last       int32  // leaves only: where the latest insert went, or -1
+	run        int32  // leaves only: inserts in a row each at most two places after the one before
+}
+
+// newLeaf returns an empty leaf whose arrays hold c entries.
+func newLeaf(c int) *bnode {
+	return &bnode{recs: make([]*record, 0, c), fps: make([]uint64, 0, c), last: -1}
 }
 
 func (n *bnode) leaf() bool { return n.kids == nil }
@@ -316,7 +334,8 @@ func (t *rowTree) get(rk string) *record {
 // keep is true an existing record stays and is returned instead.
 func (t *rowTree) put(r *record, keep bool) (old *record) {
 	if t.root == nil {
-		t.root = &bnode{recs: make([]*record, 0, 4), fps: make([]uint64, 0, 4)}
+		t.root = newLeaf(4) // grows as a slice does, to leafCap at most
+
 	}
 	t.share(r.rk)
 	fp := t.fingerprint(r.rk)
@@ -344,6 +363,12 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 		return old
 	}
 	n.recs, n.fps, n.mixed = slices.Insert(n.recs, i, r), slices.Insert(n.fps, i, fp), n.mixed || fp == noPrint
+	if n.last >= 0 && i > int(n.last) && i <= int(n.last)+2 { // just after it, or one key further on
+		n.run++
+	} else {
+		n.run = 0
+	}
+	n.last = int32(i)
 	t.n++
 	t.splitUp(n, path[:depth], false)
 	return nil
@@ -359,14 +384,23 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 		switch {
 		case n.leaf() && len(n.recs) > maxLeaf:
 			at := len(n.recs) / 2
-			if appended {
+			switch {
+			case appended:
 				at = len(n.recs) - 1
+			case n.run >= runSplit && int(n.last) == len(n.recs)-1:
+				at = int(n.last) // the run goes on in a leaf of its own
+			case n.run >= runSplit:
+				at = int(n.last) + 1 // the run goes on at this leaf's end
 			}
-			c := len(n.recs) - at + maxLeaf/4
-			right = &bnode{recs: make([]*record, 0, c), fps: make([]uint64, 0, c), mixed: n.mixed}
+			right = newLeaf(leafCap)
+			right.mixed = n.mixed
 			right.recs, right.fps = append(right.recs, n.recs[at:]...), append(right.fps, n.fps[at:]...)
 			clear(n.recs[at:])
-			n.recs, n.fps = n.recs[:at:at], n.fps[:at:at]
+			n.recs, n.fps = n.recs[:at], n.fps[:at] // the arrays stay for later inserts
+			if int(n.last) >= at {
+				right.last, right.run = n.last-int32(at), n.run
+				n.last, n.run = -1, 0
+			}
 			right.prev, right.next = n, n.next
 			if n.next != nil {
 				n.next.prev = right
