@@ -356,6 +356,13 @@ const NotSent = results.OutcomeNotSent
 // still completes, or times out, and is recorded.
 func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error {
 	s := &w.r.spec
+	if w.r.virtual() { // every request sleeps on the clock: with one waiter of its own
+		var releaseCtx, releaseStop func()
+		ctx, releaseCtx = clock.Sleeper(ctx)
+		stop, releaseStop = clock.Sleeper(stop)
+		defer releaseCtx()
+		defer releaseStop()
+	}
 	clock := w.r.target.Clock()
 	sess := w.r.target.NewSession(w.rng.Uint64())
 	n := s.EntitiesPerRequest()

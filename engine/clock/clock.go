@@ -5,9 +5,9 @@
 package clock
 
 import (
-	"container/heap"
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -80,6 +80,7 @@ func (c *Scaled) SleepUntil(ctx context.Context, t time.Time) error {
 // never make time pass on their own.
 type Virtual struct {
 	mu      sync.Mutex
+	start   time.Time // waiters keep their time as an offset from it
 	now     time.Time
 	active  int // participants running (not waiting on the clock)
 	drivers int // participants waiting on the clock
@@ -87,7 +88,7 @@ type Virtual struct {
 }
 
 // NewVirtual returns a virtual clock that starts at start.
-func NewVirtual(start time.Time) *Virtual { return &Virtual{now: start} }
+func NewVirtual(start time.Time) *Virtual { return &Virtual{start: start, now: start} }
 
 // Now returns the current model time.
 func (c *Virtual) Now() time.Time {
@@ -111,46 +112,116 @@ func (c *Virtual) Release() {
 	c.mu.Unlock()
 }
 
-type backgroundKey struct{}
+type stateKey struct{}
 
-// bgToken is one background goroutine's state: whether the clock woke it
-// and it has not waited again yet, so time must not pass under it.
-type bgToken struct{ running bool }
+// ctxState is what a context tells a Virtual clock about the goroutine
+// that sleeps with it.
+type ctxState struct {
+	// bg marks a background goroutine; running is whether the clock woke
+	// it and it has not waited again yet, so time must not pass under it.
+	bg, running bool
+	// A sleeper's one waiter, reused by every sleep with the context, so a
+	// sleep allocates nothing and waits on one channel instead of a select.
+	w     *waiter
+	done  <-chan struct{}         // the context's Done
+	clock atomic.Pointer[Virtual] // the one clock w waits on, set by its first sleep
+}
 
 // Background marks ctx as one background goroutine's: on a Virtual it
 // is woken on time but does not make time pass. Each background goroutine
 // needs its own.
 func Background(ctx context.Context) context.Context {
-	return context.WithValue(ctx, backgroundKey{}, &bgToken{})
+	return context.WithValue(ctx, stateKey{}, &ctxState{bg: true})
+}
+
+// Sleeper returns ctx for the one goroutine that will sleep with it (and
+// with contexts that only add values to it): a Virtual clock then reuses
+// one waiter for all its sleeps, which costs a run's every request much
+// less than a new waiter and a select. Other contexts, and a sleep while
+// another goroutine sleeps with the same one, work as before. Call release
+// when the goroutine is done with the context.
+func Sleeper(ctx context.Context) (_ context.Context, release func()) {
+	st := &ctxState{w: &waiter{ch: make(chan struct{}, 1), index: -1}, done: ctx.Done()}
+	st.w.st = st
+	release = func() {}
+	if st.done != nil {
+		// Woken here, not by a select: the sleep then waits on its channel alone.
+		stop := context.AfterFunc(ctx, func() {
+			c := st.clock.Load()
+			if c == nil {
+				return
+			}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if w := st.w; w.index >= 0 {
+				c.q.remove(w.index)
+				w.cancelled = true
+				c.drivers--
+				c.active++
+				c.advance()
+				w.ch <- struct{}{}
+			}
+		})
+		release = func() { stop() }
+	}
+	return context.WithValue(ctx, stateKey{}, st), release
 }
 
 type waiter struct {
-	t     time.Time
-	ch    chan struct{}
-	bg    *bgToken // nil for a participant
-	index int      // in the heap; -1 once woken or removed
+	at        time.Duration // since the clock's start
+	ch        chan struct{} // receives one token when the sleep ends; buffered
+	st        *ctxState     // nil for a participant without a context of its own
+	index     int           // in the heap; -1 once woken or removed
+	cancelled bool          // a Sleeper's waiter woken because its context ended
+	reused    bool          // the Sleeper's own waiter, taken for this sleep
 }
 
 // SleepUntil waits until model time t, or until ctx is done.
 func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
+	st, _ := ctx.Value(stateKey{}).(*ctxState)
+	own := st != nil && st.w != nil && ctx.Done() == st.done && (st.clock.Load() == c || st.clock.CompareAndSwap(nil, c))
 	c.mu.Lock()
 	if !t.After(c.now) {
 		c.mu.Unlock()
 		return ctx.Err()
 	}
-	w := &waiter{t: t, ch: make(chan struct{})}
-	w.bg, _ = ctx.Value(backgroundKey{}).(*bgToken)
-	heap.Push(&c.q, w)
+	var w *waiter
+	if own && !st.w.reused { // the waiter is c's alone, guarded by c.mu
+		if err := ctx.Err(); err != nil { // its wake-up on cancellation may have come and gone
+			c.mu.Unlock()
+			return err
+		}
+		w = st.w
+		w.cancelled, w.reused = false, true
+	} else {
+		w = &waiter{ch: make(chan struct{}, 1)}
+		if st != nil && st.bg {
+			w.st = st
+		}
+	}
+	w.at = t.Sub(c.start)
+	c.q.push(w)
 	switch {
-	case w.bg == nil:
+	case w.st == nil || !w.st.bg:
 		c.active--
 		c.drivers++
-	case w.bg.running:
-		w.bg.running = false
+	case w.st.running:
+		w.st.running = false
 		c.active--
 	}
 	c.advance()
 	c.mu.Unlock()
+	if w.reused {
+		<-w.ch
+		c.mu.Lock()
+		w.reused = false
+		cancelled := w.cancelled
+		c.mu.Unlock()
+		if cancelled {
+			return ctx.Err()
+		}
+		return nil
+	}
 	select {
 	case <-w.ch:
 		return nil
@@ -162,9 +233,8 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 			// keeps a run's last tick from depending on which case select saw.
 			return nil
 		}
-		heap.Remove(&c.q, w.index) // still waiting: leave the queue and run again
-		w.index = -1
-		if w.bg == nil {
+		c.q.remove(w.index) // still waiting: leave the queue and run again
+		if w.st == nil || !w.st.bg {
 			c.drivers--
 			c.active++
 		}
@@ -176,48 +246,88 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 // advance moves time to the next wake-up while every participant waits.
 // Called with c.mu held.
 func (c *Virtual) advance() {
-	for c.active == 0 && c.drivers > 0 && c.q.Len() > 0 {
-		c.now = maxTime(c.now, c.q[0].t)
-		for c.q.Len() > 0 && !c.q[0].t.After(c.now) {
-			w := heap.Pop(&c.q).(*waiter)
-			if w.bg != nil {
-				w.bg.running = true // runs until it waits again
+	for c.active == 0 && c.drivers > 0 && len(c.q) > 0 {
+		if t := c.start.Add(c.q[0].at); t.After(c.now) {
+			c.now = t
+		}
+		at := c.now.Sub(c.start)
+		for len(c.q) > 0 && c.q[0].at <= at {
+			w := c.q.pop()
+			if w.st != nil && w.st.bg {
+				w.st.running = true // runs until it waits again
 			} else {
 				c.drivers--
 			}
 			c.active++
-			close(w.ch)
+			w.ch <- struct{}{}
 		}
 	}
 }
 
+// waiters is a binary min-heap by wake-up time, typed so that its
+// comparisons are of integers and need no interface calls.
 type waiters []*waiter
 
-func (q waiters) Len() int { return len(q) }
-func (q waiters) Less(i, j int) bool {
-	return q[i].t.Before(q[j].t)
-}
-func (q waiters) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].index, q[j].index = i, j
-}
-func (q *waiters) Push(x any) {
-	w := x.(*waiter)
-	w.index = len(*q)
+func (q *waiters) push(w *waiter) {
 	*q = append(*q, w)
+	w.index = len(*q) - 1
+	q.up(w.index)
 }
-func (q *waiters) Pop() any {
-	old := *q
-	w := old[len(old)-1]
-	old[len(old)-1] = nil
+
+func (q *waiters) pop() *waiter {
+	return q.remove(0)
+}
+
+// remove takes out the waiter at i and returns it.
+func (q *waiters) remove(i int) *waiter {
+	h := *q
+	w := h[i]
+	last := len(h) - 1
+	if i != last {
+		h[i] = h[last]
+		h[i].index = i
+	}
+	h[last] = nil
+	*q = h[:last]
+	if i != last {
+		if !q.down(i) {
+			q.up(i)
+		}
+	}
 	w.index = -1
-	*q = old[:len(old)-1]
 	return w
 }
 
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+func (q waiters) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if q[p].at <= q[i].at {
+			return
+		}
+		q[p], q[i] = q[i], q[p]
+		q[p].index, q[i].index = p, i
+		i = p
 	}
-	return b
+}
+
+// down sifts the waiter at i down and reports whether it moved.
+func (q waiters) down(i int) bool {
+	start := i
+	for {
+		l := 2*i + 1
+		if l >= len(q) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(q) && q[r].at < q[l].at {
+			m = r
+		}
+		if q[i].at <= q[m].at {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		q[i].index, q[m].index = i, m
+		i = m
+	}
+	return i > start
 }

@@ -118,3 +118,97 @@ func TestVirtualClockCancel(t *testing.T) {
 		t.Fatalf("clock at %v", c.Now())
 	}
 }
+
+// TestSleeperReusesItsWaiter checks that sleeps with a Sleeper's context
+// wake on time and allocate nothing.
+func TestSleeperReusesItsWaiter(t *testing.T) {
+	c := clock.NewVirtual(epoch)
+	c.Hold(1)
+	defer c.Release()
+	sctx, release := clock.Sleeper(context.Background())
+	defer release()
+	next := epoch
+	allocs := testing.AllocsPerRun(100, func() {
+		next = next.Add(time.Millisecond)
+		if err := c.SleepUntil(sctx, next); err != nil {
+			t.Fatal(err)
+		}
+		if c.Now() != next {
+			t.Fatalf("woke at %v, want %v", c.Now(), next)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("a sleep allocated %v times", allocs)
+	}
+}
+
+// TestSleeperCancel checks that a Sleeper's sleep ends when its context
+// does, before and during the sleep, and that the clock's accounting
+// survives: another participant's sleep still advances time.
+func TestSleeperCancel(t *testing.T) {
+	c := clock.NewVirtual(epoch)
+	c.Hold(2)
+	cctx, cancel := context.WithCancel(ctx)
+	sctx, release := clock.Sleeper(cctx)
+	defer release()
+	vctx := context.WithValue(sctx, struct{}{}, 1) // values added on top keep the waiter
+	errc := make(chan error)
+	go func() {
+		defer c.Release()
+		errc <- c.SleepUntil(vctx, epoch.Add(time.Hour))
+		errc <- c.SleepUntil(sctx, epoch.Add(time.Hour)) // already cancelled
+	}()
+	time.Sleep(10 * time.Millisecond)
+	cancel()
+	for range 2 {
+		select {
+		case err := <-errc:
+			if err != context.Canceled {
+				t.Fatalf("got %v, want %v", err, context.Canceled)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a sleep with a cancelled context did not end")
+		}
+	}
+	c.SleepUntil(ctx, epoch.Add(time.Second))
+	c.Release()
+	if c.Now() != epoch.Add(time.Second) {
+		t.Fatalf("clock at %v", c.Now())
+	}
+}
+
+// TestSleeperShared checks that goroutines wrongly sharing one Sleeper's
+// context still each sleep their own time: the second gets a waiter of
+// its own.
+func TestSleeperShared(t *testing.T) {
+	c := clock.NewVirtual(epoch)
+	sctx, release := clock.Sleeper(ctx)
+	defer release()
+	const n = 8
+	c.Hold(n)
+	var mu sync.Mutex
+	woke := map[time.Duration]int{}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			defer c.Release()
+			for j := range 50 {
+				d := time.Duration(i*1000+j+1) * time.Millisecond
+				if err := c.SleepUntil(sctx, epoch.Add(d)); err != nil {
+					t.Error(err)
+					return
+				}
+				if got := c.Now().Sub(epoch); got != d {
+					t.Errorf("slept until %v, woke at %v", d, got)
+				}
+				mu.Lock()
+				woke[d]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(woke) != n*50 {
+		t.Fatalf("%d wake-ups, want %d", len(woke), n*50)
+	}
+}
