@@ -102,6 +102,7 @@ type Recorder struct {
 	perEntity map[string]*hdr.Histogram  // successful requests' latency / entities
 	maxLag    time.Duration
 	wake      *hdr.Histogram // how late the thread woke for each request, in target time
+	onTime    int64          // wakes not late by a microsecond, kept out of wake: in virtual time all are
 
 	sec     int
 	secCnt  Counts
@@ -121,10 +122,14 @@ func NewRecorder(start, from, to time.Time, live *Live, out chan<- IntervalDelta
 // request: the harness's own lag (timers, scheduling), zero in virtual
 // time.
 func (r *Recorder) Wake(late time.Duration) {
+	if late < time.Microsecond {
+		r.onTime++
+		return
+	}
 	if r.wake == nil {
 		r.wake = NewHistogram()
 	}
-	r.wake.RecordValue(max(late.Microseconds(), 0) + histMin)
+	r.wake.RecordValue(late.Microseconds() + histMin)
 }
 
 // Record records one request (one attempt) of op carrying n entities that

@@ -120,3 +120,32 @@ func TestFormatAndClaimsTable(t *testing.T) {
 		t.Fatalf("%s", b.String())
 	}
 }
+
+// TestHarnessLagCountsOnTimeWakes checks the harness-lag summary: wakes on
+// time count in its percentiles, and a run that never woke late has none.
+func TestHarnessLagCountsOnTimeWakes(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	summary := func(late ...time.Duration) *results.Percentiles {
+		col := results.NewCollector()
+		r := results.NewRecorder(start, start, start.Add(time.Second), &results.Live{}, col.C)
+		for _, l := range late {
+			r.Wake(l)
+		}
+		r.Close()
+		run := &results.Run{ID: "t", Start: start}
+		col.Finish(run, start, 0)
+		if err := results.Summarize(run, []*results.Recorder{r}, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		return run.HarnessLagMs
+	}
+	if p := summary(0, -time.Millisecond, 500*time.Nanosecond); p != nil {
+		t.Fatalf("on-time wakes gave a harness lag: %+v", p)
+	}
+	late := make([]time.Duration, 100)
+	late[99] = 20 * time.Millisecond // one late wake in a hundred
+	p := summary(late...)
+	if p == nil || p.P50 > 0.01 || p.P99 > 0.01 || p.Max < 19.9 {
+		t.Fatalf("99 on-time wakes and one 20 ms late: %+v", p)
+	}
+}

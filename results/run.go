@@ -211,9 +211,11 @@ func Summarize(run *Run, recs []*Recorder, measured time.Duration) error {
 		return byKey[name]
 	}
 	var lag time.Duration
+	var onTime int64
 	for _, r := range recs {
 		run.Totals.add(&r.Totals)
 		lag = max(lag, r.maxLag)
+		onTime += r.onTime
 		if r.wake != nil {
 			wake.add(r.wake)
 		}
@@ -249,6 +251,7 @@ func Summarize(run *Run, recs []*Recorder, measured time.Duration) error {
 	run.PerEntityMs = PercentilesOf(perEntity.hist())
 	run.MaxStartLagMs = float64(lag) / float64(time.Millisecond)
 	if w := wake.hist(); w.TotalCount() > 0 && w.Max() > histMin {
+		w.RecordValues(histMin, onTime)
 		p := PercentilesOf(w)
 		run.HarnessLagMs = &p
 	}
