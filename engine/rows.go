@@ -88,10 +88,6 @@ func (p *partitionRows) adopt(g *pkRows) {
 type rowTree struct {
 	root *bnode
 	n    int
-	// prefix is shared by every RowKey stored (the harness's JobID_VMID_
-	// WorkerID_, an application's tenant or date): fingerprints are taken
-	// after it, where keys differ.
-	prefix string
 }
 
 // Node sizes: a leaf of 63 records is one cache-friendly binary search.
@@ -114,12 +110,19 @@ const (
 
 // bnode is a leaf (recs) or an inner node (keys, kids): kids[i] holds the
 // RowKeys below keys[i], and the last kid those at or above the last key.
+//
+// Every key a node holds starts with its pfx, and its fingerprints are
+// taken after pfx, where its keys differ. Keys in a node are close in
+// order, so they share far more than the keys of the whole tree do:
+// writers sharing a PartitionKey (tb_1_VM_Worker_Index) differ only in the
+// last digits inside a node. A key that does not share pfx shortens it.
 type bnode struct {
+	pfx        string // ASCII
 	recs       []*record
-	fps        []uint64 // leaves only: fingerprint(recs[i].rk), searched before any record is touched
-	mixed      bool     // leaves only: some fingerprint is noPrint (set once, never cleared)
+	fps        []uint64 // leaves only: fingerprint of recs[i].rk, searched before any record is touched
+	mixed      bool     // leaves only: some fingerprint is noPrint
 	keys       []string
-	kfps       []uint64 // fingerprint(keys[i])
+	kfps       []uint64 // fingerprint of keys[i]
 	kids       []*bnode
 	prev, next *bnode // leaves only
 	last       int32  // leaves only: where the latest insert went, or -1
@@ -134,7 +137,14 @@ func newLeaf(c int) *bnode {
 func (n *bnode) leaf() bool { return n.kids == nil }
 
 // childIndex returns the kid of inner node n whose range holds rk.
-func (n *bnode) childIndex(rk string, fp uint64) int {
+func (n *bnode) childIndex(rk string) int {
+	if !strings.HasPrefix(rk, n.pfx) { // below or above every separator
+		if compareKeys(rk, n.pfx) < 0 {
+			return 0
+		}
+		return len(n.keys)
+	}
+	fp := fingerprintAt(rk, len(n.pfx))
 	lo, hi := 0, len(n.keys)
 	for lo < hi { // the first separator above rk
 		m := int(uint(lo+hi) >> 1)
@@ -157,7 +167,17 @@ func (n *bnode) childIndex(rk string, fp uint64) int {
 // search returns where rk is, or would be, in leaf n. Most steps compare
 // fingerprints, which sit together in memory; a record is read only when
 // two fingerprints cannot tell the keys apart.
-func (n *bnode) search(rk string, fp uint64, whole bool) (int, bool) {
+func (n *bnode) search(rk string) (int, bool) {
+	if !strings.HasPrefix(rk, n.pfx) { // below or above every record
+		if compareKeys(rk, n.pfx) < 0 {
+			return 0, false
+		}
+		return len(n.recs), false
+	}
+	fp := fingerprintAt(rk, len(n.pfx))
+	// Keys hold no NUL, so a stored key with the fingerprint of a key whose
+	// rest is shorter than eight bytes is that key: it need not be read.
+	whole := len(rk)-len(n.pfx) < 8
 	if fp != noPrint && !n.mixed {
 		// Every fingerprint orders: find the first at or above fp without
 		// branches, then step over the keys that share its eight bytes.
@@ -214,63 +234,47 @@ func (n *bnode) search(rk string, fp uint64, whole bool) (int, bool) {
 // order is not byte order there, so such keys are always compared whole.
 const noPrint = ^uint64(0)
 
-// fingerprint returns rk's fingerprint in t: of the bytes after t's
-// prefix, or noPrint for a key outside it.
-func (t *rowTree) fingerprint(rk string) uint64 {
-	if !strings.HasPrefix(rk, t.prefix) {
-		return noPrint
-	}
-	return fingerprintAt(rk, len(t.prefix))
-}
+// fingerprint returns key's fingerprint in n, whose prefix it has.
+func (n *bnode) fingerprint(key string) uint64 { return fingerprintAt(key, len(n.pfx)) }
 
-// whole reports whether rk's fingerprint holds all of it after the prefix:
-// fewer than eight bytes, ASCII. Keys hold no NUL, so a stored key with the
-// same fingerprint is then the same key, and it need not be read.
-func (t *rowTree) whole(rk string) bool {
-	return len(rk)-len(t.prefix) < 8 && strings.HasPrefix(rk, t.prefix) // a non-ASCII tail has no fingerprint to match
-}
-
-// share shortens t's prefix to what rk shares with it, and takes the new
-// fingerprints. The first key is the whole prefix; the prefix only
-// shortens, and a large tree that loses it drops it at once, so a tree is
-// refingerprinted a few times while small and at most once when large.
-func (t *rowTree) share(rk string) {
-	if t.n == 0 { // nothing stored to refingerprint
-		t.prefix = rk
+// admit makes n's prefix one that key shares, taking n's fingerprints
+// anew when it shortens. An empty node takes key's ASCII start.
+func (n *bnode) admit(key string) {
+	if len(n.recs) == 0 && len(n.keys) == 0 {
+		n.pfx = key[:asciiLCP(key, key)]
 		return
 	}
-	if strings.HasPrefix(rk, t.prefix) {
-		return
+	if !strings.HasPrefix(key, n.pfx) {
+		n.setPrefix(n.pfx[:asciiLCP(n.pfx, key)])
 	}
-	i := 0
-	for i < len(rk) && i < len(t.prefix) && rk[i] == t.prefix[i] {
-		i++
-	}
-	if t.n > 4096 {
-		i = 0
-	}
-	t.prefix = t.prefix[:i]
-	t.refingerprint(t.root)
 }
 
-func (t *rowTree) refingerprint(n *bnode) {
-	if n == nil {
-		return
-	}
+// setPrefix makes p n's prefix, which every key of n must start with, and
+// takes n's fingerprints after it.
+func (n *bnode) setPrefix(p string) {
+	n.pfx = p
 	if n.leaf() {
 		n.mixed = false
 		for i, r := range n.recs {
-			n.fps[i] = t.fingerprint(r.rk)
+			n.fps[i] = n.fingerprint(r.rk)
 			n.mixed = n.mixed || n.fps[i] == noPrint
 		}
 		return
 	}
 	for i, k := range n.keys {
-		n.kfps[i] = t.fingerprint(k)
+		n.kfps[i] = n.fingerprint(k)
 	}
-	for _, k := range n.kids {
-		t.refingerprint(k)
+}
+
+// asciiLCP returns the length of the longest prefix a and b share that is
+// ASCII: a prefix never ends inside a character, and every fingerprint
+// after it is of whole characters.
+func asciiLCP(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] && a[i] < 0x80 {
+		i++
 	}
+	return i
 }
 
 // fingerprintAt returns the eight bytes of an ASCII key from at,
@@ -305,17 +309,16 @@ type step struct {
 // in path when it is not nil, and returns the leaf, the path's depth, rk's
 // place in the leaf and whether it is there. The tree must have a root.
 func (t *rowTree) find(rk string, path *[maxDepth]step) (n *bnode, depth, i int, found bool) {
-	fp := t.fingerprint(rk)
 	n = t.root
 	for !n.leaf() {
-		i := n.childIndex(rk, fp)
+		i := n.childIndex(rk)
 		if path != nil {
 			path[depth] = step{n, i}
 		}
 		depth++
 		n = n.kids[i]
 	}
-	i, found = n.search(rk, fp, t.whole(rk))
+	i, found = n.search(rk)
 	return n, depth, i, found
 }
 
@@ -335,10 +338,7 @@ func (t *rowTree) get(rk string) *record {
 func (t *rowTree) put(r *record, keep bool) (old *record) {
 	if t.root == nil {
 		t.root = newLeaf(4) // grows as a slice does, to leafCap at most
-
 	}
-	t.share(r.rk)
-	fp := t.fingerprint(r.rk)
 	var path [maxDepth]step
 	depth := 0
 	n := t.root
@@ -349,6 +349,8 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 	}
 	if len(n.recs) > 0 && compareKeys(n.recs[len(n.recs)-1].rk, r.rk) < 0 {
 		// Above every stored RowKey: no comparisons on the way down.
+		n.admit(r.rk)
+		fp := n.fingerprint(r.rk)
 		n.recs, n.fps, n.mixed = append(n.recs, r), append(n.fps, fp), n.mixed || fp == noPrint
 		t.n++
 		t.splitUp(n, path[:depth], true)
@@ -362,6 +364,8 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 		}
 		return old
 	}
+	n.admit(r.rk)
+	fp := n.fingerprint(r.rk)
 	n.recs, n.fps, n.mixed = slices.Insert(n.recs, i, r), slices.Insert(n.fps, i, fp), n.mixed || fp == noPrint
 	if n.last >= 0 && i > int(n.last) && i <= int(n.last)+2 { // just after it, or one key further on
 		n.run++
@@ -407,6 +411,15 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 			}
 			n.next = right
 			sep = right.recs[0].rk
+			// Each half's keys share more than the whole did. A leaf of one
+			// key, where a run goes on, takes what it shares with the key
+			// before it: the keys the run will add share that too.
+			first, last := n.recs[0].rk, n.recs[at-1].rk
+			n.setPrefix(first[:asciiLCP(first, last)])
+			if first, last = sep, right.recs[len(right.recs)-1].rk; len(right.recs) == 1 {
+				first = n.recs[at-1].rk
+			}
+			right.setPrefix(last[:asciiLCP(first, last)])
 		case !n.leaf() && len(n.kids) > maxInner:
 			at := len(n.kids) / 2
 			if appended {
@@ -417,16 +430,25 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 			clear(n.kids[at:])
 			clear(n.keys[at-1:])
 			n.keys, n.kfps, n.kids = n.keys[:at-1:at-1], n.kfps[:at-1:at-1], n.kids[:at:at]
+			for _, h := range []*bnode{n, right} {
+				if len(h.keys) > 0 {
+					first, last := h.keys[0], h.keys[len(h.keys)-1]
+					h.setPrefix(first[:asciiLCP(first, last)])
+				}
+			}
 		default:
 			return
 		}
 		if len(path) == 0 { // a new root above the split
-			t.root = &bnode{keys: []string{sep}, kfps: []uint64{t.fingerprint(sep)}, kids: []*bnode{n, right}}
+			t.root = &bnode{kids: []*bnode{n, right}}
+			t.root.admit(sep)
+			t.root.keys, t.root.kfps = []string{sep}, []uint64{t.root.fingerprint(sep)}
 			return
 		}
 		p := path[len(path)-1]
 		path = path[:len(path)-1]
-		p.n.keys, p.n.kfps = slices.Insert(p.n.keys, p.i, sep), slices.Insert(p.n.kfps, p.i, t.fingerprint(sep))
+		p.n.admit(sep)
+		p.n.keys, p.n.kfps = slices.Insert(p.n.keys, p.i, sep), slices.Insert(p.n.kfps, p.i, p.n.fingerprint(sep))
 		p.n.kids = slices.Insert(p.n.kids, p.i+1, right)
 		n = p.n
 	}

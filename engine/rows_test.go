@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +17,11 @@ func (t *rowTree) check(tb testing.TB) []string {
 	var walk func(n *bnode, lo, hi *string, depth int) int
 	leafDepth := -1
 	walk = func(n *bnode, lo, hi *string, depth int) int {
+		for i := range n.pfx {
+			if n.pfx[i] >= 0x80 {
+				tb.Fatalf("prefix %q is not ASCII", n.pfx)
+			}
+		}
 		if n.leaf() {
 			if leafDepth >= 0 && depth != leafDepth {
 				tb.Fatalf("leaves at depths %d and %d", leafDepth, depth)
@@ -31,7 +37,10 @@ func (t *rowTree) check(tb testing.TB) []string {
 				tb.Fatalf("leaf of %d records in arrays of %d and %d, want at most %d in %d", len(n.recs), cap(n.recs), cap(n.fps), maxLeaf, leafCap)
 			}
 			for i, r := range n.recs {
-				if n.fps[i] != t.fingerprint(r.rk) || n.fps[i] == noPrint && !n.mixed {
+				if !strings.HasPrefix(r.rk, n.pfx) {
+					tb.Fatalf("RowKey %q in a leaf with prefix %q", r.rk, n.pfx)
+				}
+				if n.fps[i] != n.fingerprint(r.rk) || n.fps[i] == noPrint && !n.mixed {
 					tb.Fatalf("fingerprint of %q out of date", r.rk)
 				}
 				if lo != nil && compareKeys(r.rk, *lo) < 0 || hi != nil && compareKeys(r.rk, *hi) >= 0 {
@@ -48,7 +57,10 @@ func (t *rowTree) check(tb testing.TB) []string {
 			tb.Fatalf("inner node with %d kids and %d keys", len(n.kids), len(n.keys))
 		}
 		for i, k := range n.keys {
-			if n.kfps[i] != t.fingerprint(k) {
+			if !strings.HasPrefix(k, n.pfx) {
+				tb.Fatalf("separator %q in a node with prefix %q", k, n.pfx)
+			}
+			if n.kfps[i] != n.fingerprint(k) {
 				tb.Fatalf("fingerprint of separator %q out of date", k)
 			}
 		}
@@ -207,9 +219,11 @@ func TestRowTreeAppendsFillNodes(t *testing.T) {
 	}
 }
 
-// TestRowTreeLosesItsPrefix stores many keys with one prefix, then keys
-// that share less of it: every lookup must still find its key.
-func TestRowTreeLosesItsPrefix(t *testing.T) {
+// TestRowTreeNodePrefixes stores many keys with one prefix, then keys
+// that share less of it, and checks that every lookup finds its key and
+// that a node's prefix is as long as its keys allow: fingerprints are then
+// taken where keys differ, and a lookup reads no record to tell them apart.
+func TestRowTreeNodePrefixes(t *testing.T) {
 	var tr rowTree
 	var keys []string
 	add := func(k string) {
@@ -219,22 +233,64 @@ func TestRowTreeLosesItsPrefix(t *testing.T) {
 	for i := range 3000 {
 		add(fmt.Sprintf("job_1_7_%010d", i))
 	}
-	if tr.prefix != "job_1_7_000000" {
-		t.Fatalf("prefix %q after 3,000 ascending keys", tr.prefix)
+	for i := range 30_000 { // 30 writers sharing one PartitionKey
+		add(fmt.Sprintf("job_2_%d_%010d", i%30, i/30))
 	}
-	add("job_1_8_0000000000") // shorter prefix while small
-	for i := range 3000 {
-		add(fmt.Sprintf("job_1_9_%010d", i))
-	}
-	add("a") // and none, once large
+	add("job_1_8_0000000000")
+	add("a")
 	add("\U0001F600")
+	add("job_\u00e9") // a prefix stops before a character that is not ASCII
 	tr.check(t)
 	for _, k := range keys {
 		if r := tr.get(k); r == nil || r.rk != k {
 			t.Fatalf("get %q = %v", k, r)
 		}
 	}
-	if tr.prefix != "" {
-		t.Fatalf("prefix %q, want none", tr.prefix)
+	// Leaves of one writer's keys share all but the last digits.
+	short := 0
+	for l := tr.root; l != nil; {
+		if !l.leaf() {
+			l = l.kids[0]
+			continue
+		}
+		for ; l != nil; l = l.next {
+			first, last := l.recs[0].rk, l.recs[len(l.recs)-1].rk
+			if len(l.pfx) != asciiLCP(first, last) && len(l.pfx)+8 < len(last) {
+				short++
+			}
+		}
+	}
+	if short > 10 {
+		t.Fatalf("%d leaves with prefixes shorter than their keys share and fingerprints that do not reach the end", short)
+	}
+}
+
+// BenchmarkRowTreeGet reports point lookups in one PartitionKey's rows:
+// one writer's keys, and 30 writers sharing the key, whose RowKeys agree
+// on more than the eight bytes after what all of them share.
+func BenchmarkRowTreeGet(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		key  func(i int) string
+	}{
+		{"one writer", func(i int) string { return fmt.Sprintf("tb_1_1_1_%010d", i) }},
+		{"30 writers", func(i int) string { return fmt.Sprintf("tb_1_%d_%d_%010d", i%3+1, i%10, i/30) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			const n = 90_000
+			var tr rowTree
+			keys := make([]string, n)
+			for i := range n {
+				keys[i] = bc.key(i)
+				tr.put(&record{rk: keys[i]}, true)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			b.ResetTimer()
+			for range b.N {
+				if tr.get(keys[rng.IntN(n)]) == nil {
+					b.Fatal("missing")
+				}
+			}
+		})
 	}
 }
