@@ -281,7 +281,8 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 	if c != nil && c.Rand != nil {
 		a.rng = c.Rand
 	}
-	a.t0 = e.clock.Now()
+	now := e.clock.Now() // one reading: the clock is shared, and each costs its lock
+	a.t0 = now
 	if c != nil && !c.Arrival.IsZero() {
 		a.t0 = c.Arrival
 	}
@@ -322,8 +323,8 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 		}
 		start = rp.unavailableUntil
 	}
-	rp.sched.prune(e.clock.Now().Add(-pruneMargin))
-	rp.queue.prune(e.clock.Now().Add(-pruneMargin))
+	rp.sched.prune(now.Add(-pruneMargin))
+	rp.queue.prune(now.Add(-pruneMargin))
 	a.laneStart = rp.sched.fit(start, 0)
 	if n := rp.queue.ahead(start); n > 0 {
 		if a.rng.Float64() < math.Pow(float64(n)/float64(p.ThrottleAt), p.ThrottleExp) {

@@ -69,7 +69,8 @@ type worker struct {
 	rec     *results.Recorder
 	op      Op
 	batch   []tables.BatchOp
-	txn     string // the transaction id of the insert in flight
+	rks     []string // the batch's RowKeys
+	txn     string   // the transaction id of the insert in flight
 }
 
 // Run runs the spec: it creates the run's table, loads what gets and
@@ -506,9 +507,9 @@ func (w *worker) prepare(clock clock.Clock) {
 		}
 	case OpBatch:
 		pk := w.keys.partitionKey(clock.Now().UnixNano())
-		w.batch = w.batch[:0]
-		for range s.BatchSize {
-			w.batch = append(w.batch, tables.BatchOp{Kind: tables.BatchInsert, Entity: tables.Entity{PartitionKey: pk, RowKey: w.keys.rowKey(), Properties: w.props()}})
+		w.batch, w.rks = w.batch[:0], w.keys.rowKeys(w.rks[:0], s.BatchSize)
+		for _, rk := range w.rks {
+			w.batch = append(w.batch, tables.BatchOp{Kind: tables.BatchInsert, Entity: tables.Entity{PartitionKey: pk, RowKey: rk, Properties: w.props()}})
 		}
 		op.Batch = w.batch
 	case OpGet:

@@ -37,6 +37,7 @@ type keys struct {
 	index   int
 	suffix  string // makes time-ordered keys of different threads distinct
 	rowBuf  []byte
+	ends    []int           // rowKeys: where each key ends in rowBuf
 	loaded  []tables.Entity // get and query: what the thread loaded, in RowKey order
 	readPos int
 }
@@ -67,15 +68,42 @@ func (k *keys) partitionKey(nanos int64) string {
 // rowKey returns the next RowKey, JobID_VMID_WorkerID_Index, the index zero
 // padded so that RowKey order is insertion order.
 func (k *keys) rowKey() string {
-	k.rowBuf = append(k.rowBuf[:0], k.prefix...)
-	n := len(k.rowBuf)
-	k.rowBuf = strconv.AppendInt(k.rowBuf, int64(k.index), 10)
-	if pad := 10 - (len(k.rowBuf) - n); pad > 0 {
-		k.rowBuf = append(k.rowBuf[:n], "0000000000"[:pad]...)
-		k.rowBuf = strconv.AppendInt(k.rowBuf, int64(k.index), 10)
+	k.rowBuf = k.appendRowKey(k.rowBuf[:0])
+	return string(k.rowBuf)
+}
+
+// rowKeys appends the next n RowKeys to dst. They are cut from one string:
+// a batch's keys cost one allocation, and stored together they take less
+// memory than a hundred small strings.
+func (k *keys) rowKeys(dst []string, n int) []string {
+	k.rowBuf = k.rowBuf[:0]
+	k.ends = k.ends[:0]
+	for range n {
+		k.rowBuf = k.appendRowKey(k.rowBuf)
+		k.ends = append(k.ends, len(k.rowBuf))
+	}
+	all, start := string(k.rowBuf), 0
+	for _, end := range k.ends {
+		dst = append(dst, all[start:end])
+		start = end
+	}
+	return dst
+}
+
+// appendRowKey appends the next RowKey to b.
+func (k *keys) appendRowKey(b []byte) []byte {
+	b = append(b, k.prefix...)
+	if i := k.index; i >= 0 && i < 1e10 { // ten digits, written in place
+		b = append(b, "0000000000"...)
+		for j := len(b) - 1; i > 0; j-- {
+			b[j] = byte('0' + i%10)
+			i /= 10
+		}
+	} else {
+		b = strconv.AppendInt(b, int64(i), 10)
 	}
 	k.index++
-	return string(k.rowBuf)
+	return b
 }
 
 // nextRead returns the next loaded entity to read back, in RowKey order.
