@@ -2,6 +2,7 @@ package odata
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -40,6 +41,26 @@ func FuzzScanFlat(f *testing.F) {
 		}
 		if len(fast) != len(got) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q: scanned %v, encoding/json reads %v", body, got, want)
+		}
+	})
+}
+
+// FuzzPlainJSON checks the word-at-a-time scan for text a JSON string
+// holds as it is against the byte loop it stands for.
+func FuzzPlainJSON(f *testing.F) {
+	for _, s := range []string{"", "plain payload text", "a\"b", "a\\b", "tab\there", "é", "0123456789abcdef\x1f", "\x7f\x80", "abcdefgh\xc3\xa9ijklmnop", "abcdefgh\\ijklmnop", strings.Repeat("x", 40) + "\"" + strings.Repeat("y", 9)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := 0
+		for want < len(s) {
+			if c := s[want]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+				break
+			}
+			want++
+		}
+		if got := plainJSON(s); got != want {
+			t.Fatalf("plainJSON(%q) = %d, want %d", s, got, want)
 		}
 	})
 }

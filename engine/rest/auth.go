@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"hash"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -240,7 +242,15 @@ func signedPaths(escapedPath, account string) []string {
 	return []string{escapedPath, "/" + account + rest, rest}
 }
 
-func (s *Server) sign(toSign string) string { return hmacBase64(s.cfg.Key, toSign) }
+// sign returns the signature of toSign with the server's key.
+func (s *Server) sign(toSign string) string {
+	m := s.macs.Get().(hash.Hash)
+	defer s.macs.Put(m)
+	m.Reset()
+	io.WriteString(m, toSign)
+	var sum [sha256.Size]byte
+	return base64.StdEncoding.EncodeToString(m.Sum(sum[:0]))
+}
 
 // hmacBase64 is the service's signature of a string: HMAC-SHA256 with the
 // account key, in base64.

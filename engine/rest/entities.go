@@ -2,7 +2,6 @@ package rest
 
 import (
 	"bytes"
-	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -72,7 +71,13 @@ func (s *Server) insert(q *request, g *grant, table string) {
 }
 
 func entityURL(base, table, pk, rk string) string {
-	return fmt.Sprintf("%s/%s(PartitionKey='%s',RowKey='%s')", base, table, url.PathEscape(odata.QuoteKey(pk)), url.PathEscape(odata.QuoteKey(rk)))
+	return entityURLPrefix(base, table, pk) + url.PathEscape(odata.QuoteKey(rk)) + "')"
+}
+
+// entityURLPrefix is the start of the URLs of the entities with
+// PartitionKey pk, up to the quoted RowKey.
+func entityURLPrefix(base, table, pk string) string {
+	return base + "/" + table + "(PartitionKey='" + url.PathEscape(odata.QuoteKey(pk)) + "',RowKey='"
 }
 
 // entity serves GET, PUT, PATCH, MERGE and DELETE on one entity.

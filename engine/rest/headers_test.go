@@ -3,9 +3,12 @@ package rest
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net/textproto"
 	"reflect"
 	"testing"
+
+	"github.com/google/uuid"
 )
 
 // FuzzPlainHeaders checks the operation header reader against textproto:
@@ -26,11 +29,45 @@ func FuzzPlainHeaders(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: read as %v, which textproto refuses: %v", text, got, err)
 		}
-		if len(got) == 0 && len(want) == 0 {
+		// The same values under every name, in the same order.
+		read := got.mime()
+		if len(read) == 0 && len(want) == 0 {
 			return
 		}
-		if !reflect.DeepEqual(got, want) {
+		if !reflect.DeepEqual(read, want) {
 			t.Fatalf("%q: read as %v, textproto reads %v", text, got, want)
 		}
+		for name, vs := range want {
+			if v := got.Get(name); v != vs[0] {
+				t.Fatalf("%q: Get(%q) = %q, want %q", text, name, v, vs[0])
+			}
+		}
 	})
+}
+
+// TestRequestIDs checks that request IDs are GUIDs, distinct, and carry
+// the counter in their last twelve hex digits.
+func TestRequestIDs(t *testing.T) {
+	s := New(nil, Config{})
+	seen := map[string]bool{}
+	for i := 1; i <= 1000; i++ {
+		id := s.requestID()
+		u, err := uuid.Parse(id)
+		if err != nil || u.String() != id || seen[id] {
+			t.Fatalf("request id %q: %v, seen before %v", id, err, seen[id])
+		}
+		seen[id] = true
+		if want := fmt.Sprintf("%012x", i); id[24:] != want {
+			t.Fatalf("request id %q ends %q, want %q", id, id[24:], want)
+		}
+	}
+}
+
+// mime returns the fields as textproto holds headers, to compare them.
+func (f fields) mime() textproto.MIMEHeader {
+	h := textproto.MIMEHeader{}
+	for _, x := range f {
+		h.Add(x.name, x.value)
+	}
+	return h
 }

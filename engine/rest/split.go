@@ -2,14 +2,13 @@ package rest
 
 import (
 	"bytes"
-	"net/textproto"
 	"strings"
 )
 
 // mpart is one part of a multipart body: its headers and its content, a
 // slice of the body.
 type mpart struct {
-	header textproto.MIMEHeader
+	header fields
 	body   []byte
 }
 

@@ -39,7 +39,7 @@ func FuzzSplitMultipart(f *testing.F) {
 			if err != nil {
 				t.Fatalf("%q: part %d: %v", body, i, err)
 			}
-			if i >= len(parts) || !bytes.Equal(content, parts[i].body) || !reflect.DeepEqual(map[string][]string(p.Header), map[string][]string(parts[i].header)) && !(len(p.Header) == 0 && len(parts[i].header) == 0) {
+			if i >= len(parts) || !bytes.Equal(content, parts[i].body) || !reflect.DeepEqual(map[string][]string(p.Header), map[string][]string(parts[i].header.mime())) && !(len(p.Header) == 0 && len(parts[i].header) == 0) {
 				t.Fatalf("%q: part %d differs from what multipart reads", body, i)
 			}
 		}
