@@ -557,13 +557,14 @@ func (s *Server) batchFailure(q *request, e *tables.Error) {
 // batchWriter writes a changeset's response: one part per operation, in
 // one buffer.
 type batchWriter struct {
-	b            bytes.Buffer
+	b            *bytes.Buffer
 	outer, inner string
 	parts        int
 }
 
 func (s *Server) newBatchWriter(size int) *batchWriter {
-	w := &batchWriter{outer: "batchresponse_" + uuid.NewString(), inner: "changesetresponse_" + uuid.NewString()}
+	w := &batchWriter{b: bodies.Get().(*bytes.Buffer), outer: "batchresponse_" + uuid.NewString(), inner: "changesetresponse_" + uuid.NewString()}
+	w.b.Reset()
 	w.b.Grow(size)
 	w.b.WriteString("--" + w.outer + "\r\nContent-Type: multipart/mixed; boundary=" + w.inner + "\r\n\r\n")
 	return w
@@ -577,7 +578,7 @@ func (w *batchWriter) part() *bytes.Buffer {
 	}
 	w.parts++
 	w.b.WriteString("--" + w.inner + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
-	return &w.b
+	return w.b
 }
 
 // send ends the changeset and the batch and writes the response.
@@ -589,6 +590,9 @@ func (w *batchWriter) send(q *request) {
 	q.w.Header().Set("Content-Type", "multipart/mixed; boundary="+w.outer)
 	q.w.WriteHeader(http.StatusAccepted)
 	q.w.Write(w.b.Bytes())
+	if w.b.Cap() <= maxPooledBody { // written: response writers copy what they are given
+		bodies.Put(w.b)
+	}
 }
 
 func capitalize(s string) string {

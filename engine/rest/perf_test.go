@@ -102,8 +102,8 @@ func BenchmarkServers(b *testing.B) {
 	// Rounds of short windows, the three servers in turn, so that a drift in
 	// what else the machine does lands on all of them; each ratio is taken
 	// within one round, and the median and range over the rounds reported.
-	const rounds = 3
-	d := 2 * time.Second
+	const rounds = 5
+	d := 3 * time.Second
 	for b.Loop() {
 		for _, op := range []string{"insert", "get", "batch100"} {
 			var vsCanned, vsAzurite []float64
