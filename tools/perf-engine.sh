@@ -5,7 +5,7 @@
 set -euo pipefail
 base=${PERF_BASE:?set PERF_BASE to the release to compare with, a tag or commit}
 count=${PERF_COUNT:-5}
-bench=${PERF_BENCH:-'^Benchmark(Insert|Get|Batch100|MemoryPerEntity)$'}
+bench=${PERF_BENCH:-'^Benchmark(Insert|Get|Batch100|MemoryPerEntity|MemoryPerStoredEntity)$'}
 if ! git rev-parse --verify --quiet "$base^{commit}" >/dev/null; then
 	echo "perf: release $base is not in this clone: fetch its tag, or set PERF_BASE to a commit" >&2
 	exit 2

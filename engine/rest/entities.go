@@ -56,10 +56,9 @@ func (s *Server) insert(q *request, g *grant, table string) {
 		return
 	}
 	h := q.w.Header()
-	h.Set("ETag", stored.ETag())
-	loc := entityURL(q.base, table, stored.PartitionKey, stored.RowKey)
-	h.Set("Location", loc)
-	h.Set("DataServiceId", loc)
+	h["Etag"] = []string{stored.ETag()}
+	loc := []string{entityURL(q.base, table, stored.PartitionKey, stored.RowKey)}
+	h["Location"], h["Dataserviceid"] = loc, loc
 	if noContent(q.r) {
 		h.Set("Preference-Applied", "return-no-content")
 		q.w.WriteHeader(http.StatusNoContent)
@@ -103,7 +102,7 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 			s.failErr(q, err)
 			return
 		}
-		q.w.Header().Set("ETag", ent.ETag())
+		q.w.Header()["Etag"] = []string{ent.ETag()}
 		var b bytes.Buffer
 		odata.WriteEntity(&b, &ent, q.meta, q.base, s.cfg.Account, table, true, sel)
 		s.writeJSON(q, http.StatusOK, b.Bytes())

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"net/http/httptest"
 	"net/textproto"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // FuzzPlainHeaders checks the operation header reader against textproto:
@@ -70,4 +73,28 @@ func (f fields) mime() textproto.MIMEHeader {
 		h.Add(x.name, x.value)
 	}
 	return h
+}
+
+// TestMetricsOutcomes checks how a finished request is counted, from its
+// status and its error code, through the cached counters.
+func TestMetricsOutcomes(t *testing.T) {
+	m := newMetrics()
+	for _, tc := range []struct {
+		status int
+		code   string
+		want   string
+	}{{200, "", "success"}, {503, "ServerBusy", "throttled"}, {500, "OperationTimedOut", "throttled"}, {500, "InternalError", "server_error"}, {404, "ResourceNotFound", "client_error"}, {503, "ServerBusy", "throttled"}} {
+		rec := httptest.NewRecorder()
+		sw := &statusWriter{ResponseWriter: rec}
+		if tc.code != "" {
+			sw.Header().Set("x-ms-error-code", tc.code)
+		}
+		sw.WriteHeader(tc.status)
+		m.observe(&request{op: "get"}, sw, time.Now())
+	}
+	for outcome, want := range map[string]float64{"success": 1, "throttled": 3, "server_error": 1, "client_error": 1} {
+		if got := testutil.ToFloat64(m.requests.WithLabelValues("get", outcome)); got != want {
+			t.Errorf("get %s: %v, want %v", outcome, got, want)
+		}
+	}
 }

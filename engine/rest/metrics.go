@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,9 @@ type promMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	injected *prometheus.CounterVec
+	// counts and times hold the vectors' children by label, found once:
+	// a vector hashes its labels on every lookup.
+	counts, times sync.Map
 }
 
 func newMetrics() *promMetrics {
@@ -78,7 +82,10 @@ func (m *promMetrics) observe(q *request, sw *statusWriter, start time.Time) {
 		op = "other"
 	}
 	outcome := "success"
-	code := sw.Header().Get("x-ms-error-code")
+	var code string
+	if v := sw.Header()["X-Ms-Error-Code"]; len(v) > 0 {
+		code = v[0]
+	}
 	switch {
 	case q.injected == faults.KindStatus || q.injected == faults.KindReset || q.injected == faults.KindTruncate:
 		outcome = "injected"
@@ -89,8 +96,17 @@ func (m *promMetrics) observe(q *request, sw *statusWriter, start time.Time) {
 	case sw.status >= 400:
 		outcome = "client_error"
 	}
-	m.requests.WithLabelValues(op, outcome).Inc()
-	m.latency.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	key := op + "/" + outcome
+	c, ok := m.counts.Load(key)
+	if !ok {
+		c, _ = m.counts.LoadOrStore(key, m.requests.WithLabelValues(op, outcome))
+	}
+	c.(prometheus.Counter).Inc()
+	t, ok := m.times.Load(op)
+	if !ok {
+		t, _ = m.times.LoadOrStore(op, m.latency.WithLabelValues(op))
+	}
+	t.(prometheus.Observer).Observe(time.Since(start).Seconds())
 	if q.injected != "" {
 		m.injected.WithLabelValues(q.injected).Inc()
 	}

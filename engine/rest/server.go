@@ -166,6 +166,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// Shared header values: net/http neither changes nor keeps a response's
+// header values, and one that is added to is copied.
+var (
+	hdrNosniff        = []string{"nosniff"}
+	hdrNoCache        = []string{"no-cache"}
+	hdrDefaultVersion = []string{"2019-02-02"}
+	hdrDSV            = []string{"3.0;"}
+	hdrContentTypes   = map[string][]string{}
+)
+
+func init() {
+	for _, meta := range []string{odata.NoMetadata, odata.MinimalMetadata, odata.FullMetadata} {
+		hdrContentTypes[meta] = []string{contentTypeOf(meta)}
+	}
+}
+
 // bodies are request body buffers, reused: a batch of 100 entities is tens
 // of KiB, and growing a new buffer to that for every batch was a good part
 // of the served engine's allocation. Buffers grown past maxPooledBody are
@@ -178,18 +194,22 @@ const maxPooledBody = 1 << 20
 func (s *Server) dispatch(q *request) {
 	w, r := q.w, q.r
 	h := w.Header()
-	h.Set("x-ms-request-id", q.id)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-cache")
+	// Headers every response carries are set under their canonical names,
+	// the constant ones from shared values, as net/http's Set would store them.
+	h["X-Ms-Request-Id"] = []string{q.id}
+	h["X-Content-Type-Options"] = hdrNosniff
+	h["Cache-Control"] = hdrNoCache
 	if q.version != "" && !validVersion(q.version) {
 		h.Set("x-ms-version", "2019-02-02")
 		s.fail(q, tables.BadRequest("InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-version "+strconv.Quote(q.version)+" is not a service version (use a version such as 2019-02-02)."))
 		return
 	}
-	if q.version == "" {
-		q.version = "2019-02-02"
+	if q.version == "" || q.version == hdrDefaultVersion[0] {
+		q.version = hdrDefaultVersion[0]
+		h["X-Ms-Version"] = hdrDefaultVersion
+	} else {
+		h["X-Ms-Version"] = []string{q.version}
 	}
-	h.Set("x-ms-version", q.version)
 	path := r.URL.EscapedPath()
 	if path == MetricsPath && r.Method == http.MethodGet && r.URL.RawQuery == "" && r.Header.Get("Authorization") == "" {
 		q.op = "metrics"
@@ -412,7 +432,10 @@ func metadataLevel(r *http.Request, vals url.Values) string {
 	return odata.MinimalMetadata
 }
 
-func (s *Server) contentType(meta string) string {
+func (s *Server) contentType(meta string) string { return contentTypeOf(meta) }
+
+// contentTypeOf is the Content-Type of a JSON response at a metadata level.
+func contentTypeOf(meta string) string {
 	return "application/json;odata=" + meta + ";streaming=true;charset=utf-8"
 }
 
@@ -444,8 +467,13 @@ func (s *Server) readBody(q *request) ([]byte, bool) {
 }
 
 func (s *Server) writeJSON(q *request, status int, body []byte) {
-	q.w.Header().Set("Content-Type", s.contentType(q.meta))
-	q.w.Header().Set("DataServiceVersion", "3.0;")
+	h := q.w.Header()
+	if ct, ok := hdrContentTypes[q.meta]; ok {
+		h["Content-Type"] = ct
+	} else {
+		h.Set("Content-Type", s.contentType(q.meta))
+	}
+	h["Dataserviceversion"] = hdrDSV
 	q.w.WriteHeader(status)
 	q.w.Write(body)
 }

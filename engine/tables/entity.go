@@ -159,12 +159,48 @@ func ParseDateTime(s string) (time.Time, bool) {
 
 // FormatTimestamp formats t as the service does: UTC with 7 fractional digits.
 func FormatTimestamp(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
+	var b [40]byte
+	return string(appendTimestamp(b[:0], t, ":"))
 }
 
 // FormatETag returns the ETag of an entity last written at t.
 func FormatETag(t time.Time) string {
-	return `W/"datetime'` + strings.ReplaceAll(FormatTimestamp(t), ":", "%3A") + `'"`
+	var b [64]byte
+	return string(append(appendTimestamp(append(b[:0], `W/"datetime'`...), t, "%3A"), `'"`...))
+}
+
+// appendTimestamp appends t as FormatTimestamp does, with colon between
+// hours, minutes and seconds. Every entity a response returns carries two,
+// so it writes the digits itself; years outside 0-9999 take time.Format.
+func appendTimestamp(b []byte, t time.Time, colon string) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return append(b, strings.ReplaceAll(t.Format("2006-01-02T15:04:05.0000000Z"), ":", colon)...)
+	}
+	hour, min, sec := t.Clock()
+	digits := func(b []byte, v, n int) []byte { // v in n digits, zero-padded
+		b = append(b, "0000000"[:n]...)
+		for i := len(b) - 1; v > 0; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+		return b
+	}
+	b = digits(b, year, 4)
+	b = append(b, '-')
+	b = digits(b, int(month), 2)
+	b = append(b, '-')
+	b = digits(b, day, 2)
+	b = append(b, 'T')
+	b = digits(b, hour, 2)
+	b = append(b, colon...)
+	b = digits(b, min, 2)
+	b = append(b, colon...)
+	b = digits(b, sec, 2)
+	b = append(b, '.')
+	b = digits(b, t.Nanosecond()/100, 7)
+	return append(b, 'Z')
 }
 
 // UTF16Len returns the length of s in UTF-16 code units, which is how the
