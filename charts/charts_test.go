@@ -37,7 +37,7 @@ func stored(t *testing.T) (*results.Set, []workloads.Figure) {
 		rec.Close()
 		r := &results.Run{ID: workloads.RunID(15, fr.Series, fr.X), Series: fr.Series, X: fr.X, Start: start}
 		col.Finish(r, start, 0)
-		if err := results.Summarize(r, []*results.Recorder{rec}, 10*time.Second); err != nil {
+		if err := results.Summarize(r, col, []*results.Recorder{rec}, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		set.Runs = append(set.Runs, r)

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,7 +31,7 @@ func NoAnswer(outcome string) bool {
 
 // Histogram range: latencies are recorded in microseconds, from 1 µs to an
 // hour, to two significant digits (1% resolution), which keeps a histogram
-// near 30 KiB so every worker can own one per operation and outcome.
+// near 30 KiB: a run holds one a second and one per operation and outcome.
 const (
 	histMin    = 1
 	histMax    = int64(time.Hour / time.Microsecond)
@@ -54,12 +55,23 @@ type Live struct {
 type IntervalDelta struct {
 	Second int
 	Counts Counts
-	// Values are the latencies (µs) of every request completed in the
-	// second. A worker completes few requests a second, so handing over
-	// the values costs far less than a histogram to merge.
-	Values []int64
+	// Samples are the latencies of every request completed in the second.
+	// The collector records them, in the second's histogram and the run's:
+	// a worker only appends, and a few hot histograms in one goroutine cost
+	// far less than hundreds of workers' own, each written a value at a
+	// time and all merged at the end.
+	Samples []Sample
 	// Hist is the collector's histogram of the second.
 	Hist *hdr.Histogram
+}
+
+// Sample is one request's latency as a worker hands it to the collector.
+type Sample struct {
+	US        int64 // latency in µs
+	PerEntity int64 // latency per entity in µs; 0 unless the request succeeded with entities
+	// The run's histograms the sample counts in: nil for a request due
+	// outside the measured window.
+	key, perEntityKey *histKey
 }
 
 // Counts are the counters of a run or of a part of it.
@@ -97,25 +109,42 @@ type Recorder struct {
 	live            *Live
 	out             chan<- IntervalDelta
 
-	Totals    Counts
-	hists     map[histKey]*hdr.Histogram // measured window, by operation and outcome
-	perEntity map[string]*hdr.Histogram  // successful requests' latency / entities
-	maxLag    time.Duration
-	wake      *hdr.Histogram // how late the thread woke for each request, in target time
-	onTime    int64          // wakes not late by a microsecond, kept out of wake: in virtual time all are
+	Totals Counts
+	last   *histKey // the key of the last request in the window, which most often the next one shares
+	maxLag time.Duration
+	wake   *hdr.Histogram // how late the thread woke for each request, in target time
+	onTime int64          // wakes not late by a microsecond, kept out of wake: in virtual time all are
 
 	sec     int
 	secCnt  Counts
-	secVals []int64
+	secVals []Sample
 }
 
+// histKey names a run histogram: an operation and an outcome, or the
+// operation's per-entity latency.
 type histKey struct{ op, outcome string }
+
+// perEntityOutcome is the outcome part of a per-entity histogram's key.
+const perEntityOutcome = "per-entity"
+
+// histKeys interns histogram keys, so that samples carry a pointer and the
+// collector finds a histogram by it without hashing strings.
+var histKeys sync.Map // histKey -> *histKey
+
+// keyFor returns the interned key of op and outcome.
+func keyFor(op, outcome string) *histKey {
+	k := histKey{op, outcome}
+	if p, ok := histKeys.Load(k); ok {
+		return p.(*histKey)
+	}
+	p, _ := histKeys.LoadOrStore(k, &k)
+	return p.(*histKey)
+}
 
 // NewRecorder returns a recorder for a run that starts at start and is
 // measured in [from, to). Finished seconds go to out; live counters to live.
 func NewRecorder(start, from, to time.Time, live *Live, out chan<- IntervalDelta) *Recorder {
-	return &Recorder{start: start, from: from, to: to, live: live, out: out,
-		hists: map[histKey]*hdr.Histogram{}, perEntity: map[string]*hdr.Histogram{}, sec: -1}
+	return &Recorder{start: start, from: from, to: to, live: live, out: out, sec: -1}
 }
 
 // Wake records how late, past its schedule, the thread woke to send a
@@ -154,28 +183,20 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 		r.flushSecond()
 		r.sec = sec
 	}
-	r.secVals = append(r.secVals, us)
 	count(&r.secCnt, n, outcome, lag, retry)
-	if due.Before(r.from) || !due.Before(r.to) {
-		return
-	}
-	count(&r.Totals, n, outcome, lag, retry)
-	r.maxLag = max(r.maxLag, lag)
-	k := histKey{op, outcome}
-	h := r.hists[k]
-	if h == nil {
-		h = NewHistogram()
-		r.hists[k] = h
-	}
-	h.RecordValue(us)
-	if ok && n > 0 {
-		pe := r.perEntity[op]
-		if pe == nil {
-			pe = NewHistogram()
-			r.perEntity[op] = pe
+	sm := Sample{US: us}
+	if !due.Before(r.from) && due.Before(r.to) {
+		count(&r.Totals, n, outcome, lag, retry)
+		r.maxLag = max(r.maxLag, lag)
+		if r.last == nil || r.last.op != op || r.last.outcome != outcome {
+			r.last = keyFor(op, outcome)
 		}
-		pe.RecordValue(max(us/int64(n), histMin))
+		sm.key = r.last
+		if ok && n > 0 {
+			sm.PerEntity, sm.perEntityKey = max(us/int64(n), histMin), keyFor(op, perEntityOutcome)
+		}
 	}
+	r.secVals = append(r.secVals, sm)
 }
 
 func count(c *Counts, n int, outcome string, lag time.Duration, retry bool) {
@@ -205,10 +226,22 @@ func count(c *Counts, n int, outcome string, lag time.Duration, retry bool) {
 
 func (r *Recorder) flushSecond() {
 	if r.sec >= 0 && r.secCnt.Requests > 0 {
-		r.out <- IntervalDelta{Second: r.sec, Counts: r.secCnt, Values: r.secVals}
-		r.secVals = make([]int64, 0, cap(r.secVals)) // the collector owns the sent values
+		r.out <- IntervalDelta{Second: r.sec, Counts: r.secCnt, Samples: r.secVals}
+		r.secVals = newSamples() // the collector owns the sent samples, and returns them to the pool
 	}
 	r.secCnt, r.secVals = Counts{}, r.secVals[:0]
+}
+
+// samples are sample slices: a worker hands one to the collector every
+// second of a run, which returns it when recorded.
+var samples = sync.Pool{New: func() any { return new([]Sample) }}
+
+func newSamples() []Sample { return (*samples.Get().(*[]Sample))[:0] }
+
+func putSamples(s []Sample) {
+	if cap(s) <= 1<<16 {
+		samples.Put(&s)
+	}
 }
 
 // Close hands the last second to the collector.

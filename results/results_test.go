@@ -33,7 +33,7 @@ func TestRecorderAndSummary(t *testing.T) {
 	}
 	run := &results.Run{ID: "t", Start: start}
 	col.Finish(run, start, 2)
-	if err := results.Summarize(run, recs, 10*time.Second); err != nil {
+	if err := results.Summarize(run, col, recs, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	// Requests due in the last 50 ms complete in second 12: counted by when
@@ -134,7 +134,7 @@ func TestHarnessLagCountsOnTimeWakes(t *testing.T) {
 		r.Close()
 		run := &results.Run{ID: "t", Start: start}
 		col.Finish(run, start, 0)
-		if err := results.Summarize(run, []*results.Recorder{r}, time.Second); err != nil {
+		if err := results.Summarize(run, col, []*results.Recorder{r}, time.Second); err != nil {
 			t.Fatal(err)
 		}
 		return run.HarnessLagMs

@@ -133,16 +133,29 @@ func PercentilesOf(h *hdr.Histogram) Percentiles {
 // Collector merges the workers' finished seconds. Its channel is buffered so
 // that a worker's once-a-second hand-off does not wait.
 type Collector struct {
-	C    chan IntervalDelta
-	secs map[int]*IntervalDelta
-	done chan struct{}
+	C     chan IntervalDelta
+	secs  map[int]*IntervalDelta
+	hists map[*histKey]*hdr.Histogram // the measured window's, by operation and outcome
+	done  chan struct{}
 }
 
 // NewCollector starts a collector.
 func NewCollector() *Collector {
-	c := &Collector{C: make(chan IntervalDelta, 4096), secs: map[int]*IntervalDelta{}, done: make(chan struct{})}
+	c := &Collector{C: make(chan IntervalDelta, 4096), secs: map[int]*IntervalDelta{}, hists: map[*histKey]*hdr.Histogram{}, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
+		var lastKey *histKey
+		var last *hdr.Histogram
+		hist := func(k *histKey) *hdr.Histogram {
+			if k != lastKey {
+				lastKey, last = k, c.hists[k]
+				if last == nil {
+					last = NewHistogram()
+					c.hists[k] = last
+				}
+			}
+			return last
+		}
 		for d := range c.C {
 			s := c.secs[d.Second]
 			if s == nil {
@@ -150,9 +163,16 @@ func NewCollector() *Collector {
 				c.secs[d.Second] = s
 			}
 			s.Counts.add(&d.Counts)
-			for _, v := range d.Values {
-				s.Hist.RecordValue(v)
+			for _, v := range d.Samples {
+				s.Hist.RecordValue(v.US)
+				if v.key != nil {
+					hist(v.key).RecordValue(v.US)
+				}
+				if v.perEntityKey != nil {
+					hist(v.perEntityKey).RecordValue(v.PerEntity)
+				}
 			}
+			putSamples(d.Samples)
 		}
 	}()
 	return c
@@ -200,16 +220,10 @@ func (d *IntervalDelta) otherErrors() int64 {
 }
 
 // Summarize fills the run's totals, rates and latency summaries from its
-// workers' recorders over a measured window of measured.
-func Summarize(run *Run, recs []*Recorder, measured time.Duration) error {
+// workers' recorders and the latencies col collected, over a measured
+// window of measured. Call it after col.Finish.
+func Summarize(run *Run, col *Collector, recs []*Recorder, measured time.Duration) error {
 	var all, ok, perEntity, wake histSum
-	byKey := map[string]*histSum{}
-	sum := func(name string) *histSum {
-		if byKey[name] == nil {
-			byKey[name] = &histSum{}
-		}
-		return byKey[name]
-	}
 	var lag time.Duration
 	var onTime int64
 	for _, r := range recs {
@@ -219,18 +233,18 @@ func Summarize(run *Run, recs []*Recorder, measured time.Duration) error {
 		if r.wake != nil {
 			wake.add(r.wake)
 		}
-		for k, h := range r.hists {
-			x := h.Export() // once for the three sums
-			all.addCounts(x.Counts)
-			if k.outcome == OutcomeOK {
-				ok.addCounts(x.Counts)
-			}
-			sum(k.op + "/" + k.outcome).addCounts(x.Counts)
-		}
-		for op, h := range r.perEntity {
-			x := h.Export()
-			perEntity.addCounts(x.Counts)
-			sum(op + "/per-entity").addCounts(x.Counts)
+	}
+	byKey := map[string]*hdr.Histogram{}
+	for k, h := range col.hists {
+		byKey[k.op+"/"+k.outcome] = h
+		switch {
+		case k.outcome == perEntityOutcome:
+			perEntity.add(h)
+		case k.outcome == OutcomeOK:
+			ok.add(h)
+			all.add(h)
+		default:
+			all.add(h)
 		}
 	}
 	t := run.Totals
@@ -258,7 +272,7 @@ func Summarize(run *Run, recs []*Recorder, measured time.Duration) error {
 	run.Histograms = map[string]string{}
 	var enc hlogEncoder
 	for name, h := range byKey {
-		b, err := enc.encode(h.hist())
+		b, err := enc.encode(h)
 		if err != nil {
 			return fmt.Errorf("encoding histogram %s: %w", name, err)
 		}

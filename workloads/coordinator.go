@@ -216,7 +216,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	for _, w := range workers {
 		recs = append(recs, w.rec)
 	}
-	if err := results.Summarize(run, recs, max(0, end.Sub(from))); err != nil {
+	if err := results.Summarize(run, collector, recs, max(0, end.Sub(from))); err != nil {
 		return nil, err
 	}
 	if span := end.Sub(start); span > 0 {
