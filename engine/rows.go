@@ -122,7 +122,7 @@ type bnode struct {
 	fps        []uint64 // leaves only: fingerprint of recs[i].rk, searched before any record is touched
 	mixed      bool     // leaves only: some fingerprint is noPrint
 	keys       []string
-	kfps       []uint64 // fingerprint of keys[i]
+	kfps       []kprint // fingerprint of keys[i]
 	kids       []*bnode
 	prev, next *bnode // leaves only
 	last       int32  // leaves only: where the latest insert went, or -1
@@ -144,15 +144,18 @@ func (n *bnode) childIndex(rk string) int {
 		}
 		return len(n.keys)
 	}
-	fp := fingerprintAt(rk, len(n.pfx))
+	fp := n.kprint(rk)
 	lo, hi := 0, len(n.keys)
 	for lo < hi { // the first separator above rk
 		m := int(uint(lo+hi) >> 1)
 		f := n.kfps[m]
 		var atOrBelow bool
-		if f != fp && f != noPrint && fp != noPrint {
-			atOrBelow = f < fp
-		} else {
+		switch {
+		case f[0] != fp[0] && f[0] != noPrint && fp[0] != noPrint:
+			atOrBelow = f[0] < fp[0]
+		case f[0] == fp[0] && fp[0] != noPrint && f[1] != fp[1] && f[1] != noPrint && fp[1] != noPrint:
+			atOrBelow = f[1] < fp[1]
+		default:
 			atOrBelow = compareKeys(n.keys[m], rk) <= 0
 		}
 		if atOrBelow {
@@ -262,7 +265,7 @@ func (n *bnode) setPrefix(p string) {
 		return
 	}
 	for i, k := range n.keys {
-		n.kfps[i] = n.fingerprint(k)
+		n.kfps[i] = n.kprint(k)
 	}
 }
 
@@ -282,6 +285,9 @@ func asciiLCP(a, b string) int {
 // keys do. Keys hold no control characters, so padding sorts below every
 // real byte, as a prefix sorts below a longer key.
 func fingerprintAt(rk string, at int) uint64 {
+	if at >= len(rk) {
+		return 0
+	}
 	rk = rk[at:]
 	var f uint64
 	for i := range 8 {
@@ -292,6 +298,22 @@ func fingerprintAt(rk string, at int) uint64 {
 			}
 			f |= uint64(rk[i])
 		}
+	}
+	return f
+}
+
+// kprint is a separator's fingerprint: sixteen bytes after its node's
+// prefix, in two fingerprints. An inner node's separators span more of the
+// key space than a leaf's keys, so they share a shorter prefix; with
+// writers sharing a PartitionKey, eight bytes after it tell writers apart
+// but not one writer's keys.
+type kprint [2]uint64
+
+// kprint returns key's separator fingerprint in n, whose prefix it has.
+func (n *bnode) kprint(key string) kprint {
+	f := kprint{fingerprintAt(key, len(n.pfx)), fingerprintAt(key, len(n.pfx)+8)}
+	if f[0] == noPrint {
+		f[1] = noPrint
 	}
 	return f
 }
@@ -442,13 +464,13 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 		if len(path) == 0 { // a new root above the split
 			t.root = &bnode{kids: []*bnode{n, right}}
 			t.root.admit(sep)
-			t.root.keys, t.root.kfps = []string{sep}, []uint64{t.root.fingerprint(sep)}
+			t.root.keys, t.root.kfps = []string{sep}, []kprint{t.root.kprint(sep)}
 			return
 		}
 		p := path[len(path)-1]
 		path = path[:len(path)-1]
 		p.n.admit(sep)
-		p.n.keys, p.n.kfps = slices.Insert(p.n.keys, p.i, sep), slices.Insert(p.n.kfps, p.i, p.n.fingerprint(sep))
+		p.n.keys, p.n.kfps = slices.Insert(p.n.keys, p.i, sep), slices.Insert(p.n.kfps, p.i, p.n.kprint(sep))
 		p.n.kids = slices.Insert(p.n.kids, p.i+1, right)
 		n = p.n
 	}

@@ -60,7 +60,7 @@ func (t *rowTree) check(tb testing.TB) []string {
 			if !strings.HasPrefix(k, n.pfx) {
 				tb.Fatalf("separator %q in a node with prefix %q", k, n.pfx)
 			}
-			if n.kfps[i] != n.fingerprint(k) {
+			if n.kfps[i] != n.kprint(k) {
 				tb.Fatalf("fingerprint of separator %q out of date", k)
 			}
 		}

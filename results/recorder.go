@@ -111,6 +111,7 @@ type Recorder struct {
 
 	Totals Counts
 	last   *histKey // the key of the last request in the window, which most often the next one shares
+	lastPE *histKey // and of its per-entity latency
 	maxLag time.Duration
 	wake   *hdr.Histogram // how late the thread woke for each request, in target time
 	onTime int64          // wakes not late by a microsecond, kept out of wake: in virtual time all are
@@ -193,7 +194,10 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 		}
 		sm.key = r.last
 		if ok && n > 0 {
-			sm.PerEntity, sm.perEntityKey = max(us/int64(n), histMin), keyFor(op, perEntityOutcome)
+			if r.lastPE == nil || r.lastPE.op != op {
+				r.lastPE = keyFor(op, perEntityOutcome)
+			}
+			sm.PerEntity, sm.perEntityKey = max(us/int64(n), histMin), r.lastPE
 		}
 	}
 	r.secVals = append(r.secVals, sm)
