@@ -1,8 +1,9 @@
 package engine
 
 import (
+	"encoding/binary"
 	"slices"
-	"strings"
+	"unsafe"
 
 	"github.com/google/btree"
 )
@@ -117,7 +118,8 @@ const (
 // writers sharing a PartitionKey (tb_1_VM_Worker_Index) differ only in the
 // last digits inside a node. A key that does not share pfx shortens it.
 type bnode struct {
-	pfx        string // ASCII
+	pfx        string         // ASCII
+	pw         [pwords]uint64 // pfx's first bytes, little-endian and zero-padded: see hasPrefix
 	recs       []*record
 	fps        []uint64 // leaves only: fingerprint of recs[i].rk, searched before any record is touched
 	mixed      bool     // leaves only: some fingerprint is noPrint
@@ -138,7 +140,7 @@ func (n *bnode) leaf() bool { return n.kids == nil }
 
 // childIndex returns the kid of inner node n whose range holds rk.
 func (n *bnode) childIndex(rk string) int {
-	if !strings.HasPrefix(rk, n.pfx) { // below or above every separator
+	if !n.hasPrefix(rk) { // below or above every separator
 		if compareKeys(rk, n.pfx) < 0 {
 			return 0
 		}
@@ -171,7 +173,7 @@ func (n *bnode) childIndex(rk string) int {
 // fingerprints, which sit together in memory; a record is read only when
 // two fingerprints cannot tell the keys apart.
 func (n *bnode) search(rk string) (int, bool) {
-	if !strings.HasPrefix(rk, n.pfx) { // below or above every record
+	if !n.hasPrefix(rk) { // below or above every record
 		if compareKeys(rk, n.pfx) < 0 {
 			return 0, false
 		}
@@ -244,10 +246,10 @@ func (n *bnode) fingerprint(key string) uint64 { return fingerprintAt(key, len(n
 // anew when it shortens. An empty node takes key's ASCII start.
 func (n *bnode) admit(key string) {
 	if len(n.recs) == 0 && len(n.keys) == 0 {
-		n.pfx = key[:asciiLCP(key, key)]
+		n.setPrefix(key[:asciiLCP(key, key)])
 		return
 	}
-	if !strings.HasPrefix(key, n.pfx) {
+	if !n.hasPrefix(key) {
 		n.setPrefix(n.pfx[:asciiLCP(n.pfx, key)])
 	}
 }
@@ -256,6 +258,10 @@ func (n *bnode) admit(key string) {
 // takes n's fingerprints after it.
 func (n *bnode) setPrefix(p string) {
 	n.pfx = p
+	n.pw = [pwords]uint64{}
+	for i := 0; i < len(p) && i < 8*pwords; i++ {
+		n.pw[i/8] |= uint64(p[i]) << (8 * (i % 8))
+	}
 	if n.leaf() {
 		n.mixed = false
 		for i, r := range n.recs {
@@ -267,6 +273,35 @@ func (n *bnode) setPrefix(p string) {
 	for i, k := range n.keys {
 		n.kfps[i] = n.kprint(k)
 	}
+}
+
+// pwords is how many words of a node's prefix the node holds itself.
+const pwords = 3
+
+// hasPrefix reports whether key starts with n's prefix. It compares words of
+// the key with the words the node holds instead of reading the prefix,
+// which is cut from some key stored elsewhere in memory: a lookup reads
+// every node's prefix on its way down, and those reads missed the cache.
+func (n *bnode) hasPrefix(key string) bool {
+	p := len(n.pfx)
+	if len(key) < p {
+		return false
+	}
+	b := unsafe.Slice(unsafe.StringData(key), len(key)) // read only: word loads without a copy
+	i := 0
+	for ; i+8 <= p && i < 8*pwords; i += 8 {
+		if binary.LittleEndian.Uint64(b[i:i+8]) != n.pw[i/8] {
+			return false
+		}
+	}
+	if i == 8*pwords {
+		return key[i:p] == n.pfx[i:]
+	}
+	var w uint64 // fewer than eight bytes left
+	for j := i; j < p; j++ {
+		w |= uint64(b[j]) << (8 * (j - i))
+	}
+	return w == n.pw[i/8]
 }
 
 // asciiLCP returns the length of the longest prefix a and b share that is

@@ -22,6 +22,12 @@ func (t *rowTree) check(tb testing.TB) []string {
 				tb.Fatalf("prefix %q is not ASCII", n.pfx)
 			}
 		}
+		if want := (&bnode{}); true {
+			want.setPrefix(n.pfx)
+			if want.pw != n.pw {
+				tb.Fatalf("prefix %q held as %x, want %x", n.pfx, n.pw, want.pw)
+			}
+		}
 		if n.leaf() {
 			if leafDepth >= 0 && depth != leafDepth {
 				tb.Fatalf("leaves at depths %d and %d", leafDepth, depth)
@@ -292,5 +298,30 @@ func BenchmarkRowTreeGet(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestHasPrefix checks the word-at-a-time prefix test against
+// strings.HasPrefix for prefixes and keys of every length around the
+// words the node holds.
+func TestHasPrefix(t *testing.T) {
+	base := "tb_1_3_7_0000012345_abcdefghijklmnopqrstuvwxyz"
+	for p := 0; p <= len(base); p++ {
+		var n bnode
+		n.setPrefix(base[:p])
+		for k := 0; k <= len(base); k++ {
+			for _, key := range []string{base[:k], base[:k] + "x", strings.ToUpper(base[:k])} {
+				if got, want := n.hasPrefix(key), strings.HasPrefix(key, base[:p]); got != want {
+					t.Fatalf("prefix %q, key %q: %v, want %v", base[:p], key, got, want)
+				}
+			}
+			if k < p { // one byte changed inside the prefix
+				key := []byte(base[:p])
+				key[k] ^= 1
+				if n.hasPrefix(string(key)) {
+					t.Fatalf("prefix %q matched %q", base[:p], key)
+				}
+			}
+		}
 	}
 }
