@@ -201,15 +201,7 @@ func TestRowTreeAppendsFillNodes(t *testing.T) {
 		}
 		tr.check(t)
 		leaves := 0
-		for l := tr.root; l != nil; {
-			if !l.leaf() {
-				l = l.kids[0]
-				continue
-			}
-			for ; l != nil; l = l.next {
-				leaves++
-			}
-		}
+		tr.eachLeaf(func(*bnode) { leaves++ })
 		if fill := float64(n) / float64(leaves*maxLeaf); fill < tc.wantFill {
 			t.Fatalf("%s: leaves filled to %.0f%%, want at least %.0f%%", tc.name, 100*fill, 100*tc.wantFill)
 		}
@@ -254,18 +246,12 @@ func TestRowTreeNodePrefixes(t *testing.T) {
 	}
 	// Leaves of one writer's keys share all but the last digits.
 	short := 0
-	for l := tr.root; l != nil; {
-		if !l.leaf() {
-			l = l.kids[0]
-			continue
+	tr.eachLeaf(func(l *bnode) {
+		first, last := l.recs[0].rk, l.recs[len(l.recs)-1].rk
+		if len(l.pfx) != asciiLCP(first, last) && len(l.pfx)+8 < len(last) {
+			short++
 		}
-		for ; l != nil; l = l.next {
-			first, last := l.recs[0].rk, l.recs[len(l.recs)-1].rk
-			if len(l.pfx) != asciiLCP(first, last) && len(l.pfx)+8 < len(last) {
-				short++
-			}
-		}
-	}
+	})
 	if short > 10 {
 		t.Fatalf("%d leaves with prefixes shorter than their keys share and fingerprints that do not reach the end", short)
 	}
@@ -323,5 +309,16 @@ func TestHasPrefix(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// eachLeaf calls fn on every leaf, left to right, along the leaf chain.
+func (t *rowTree) eachLeaf(fn func(*bnode)) {
+	l := t.root
+	for l != nil && !l.leaf() {
+		l = l.kids[0]
+	}
+	for ; l != nil; l = l.next {
+		fn(l)
 	}
 }

@@ -96,26 +96,45 @@ func TestVirtualClockBackgroundDoesNotDrive(t *testing.T) {
 	}
 }
 
+// TestVirtualClockCancel checks that a sleep ends when its context does,
+// during the sleep and, for a Sleeper's, before it, and that the clock's
+// accounting survives: another participant's sleep still advances time to
+// its own wake-up, not the cancelled one's.
 func TestVirtualClockCancel(t *testing.T) {
-	c := clock.NewVirtual(epoch)
-	c.Hold(2)
-	cctx, cancel := context.WithCancel(ctx)
-	errc := make(chan error)
-	go func() {
-		defer c.Release()
-		errc <- c.SleepUntil(cctx, epoch.Add(time.Hour))
-	}()
-	time.Sleep(10 * time.Millisecond)
-	cancel()
-	if err := <-errc; err != context.Canceled {
-		t.Fatalf("got %v", err)
-	}
-	// The cancelled sleeper left the queue: the other participant's sleep
-	// advances to its own time, not the hour.
-	c.SleepUntil(ctx, epoch.Add(time.Second))
-	c.Release()
-	if c.Now() != epoch.Add(time.Second) {
-		t.Fatalf("clock at %v", c.Now())
+	for _, sleeper := range []bool{false, true} {
+		c := clock.NewVirtual(epoch)
+		c.Hold(2)
+		cctx, cancel := context.WithCancel(ctx)
+		sctx := cctx
+		if sleeper {
+			var release func()
+			sctx, release = clock.Sleeper(cctx)
+			defer release()
+		}
+		vctx := context.WithValue(sctx, struct{}{}, 1) // values added on top keep a Sleeper's waiter
+		errc := make(chan error, 2)
+		go func() {
+			defer c.Release()
+			errc <- c.SleepUntil(vctx, epoch.Add(time.Hour))
+			errc <- c.SleepUntil(sctx, epoch.Add(time.Hour)) // already cancelled
+		}()
+		time.Sleep(10 * time.Millisecond)
+		cancel()
+		for range 2 {
+			select {
+			case err := <-errc:
+				if err != context.Canceled {
+					t.Fatalf("sleeper %v: got %v, want %v", sleeper, err, context.Canceled)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("sleeper %v: a sleep with a cancelled context did not end", sleeper)
+			}
+		}
+		c.SleepUntil(ctx, epoch.Add(time.Second))
+		c.Release()
+		if c.Now() != epoch.Add(time.Second) {
+			t.Fatalf("sleeper %v: clock at %v", sleeper, c.Now())
+		}
 	}
 }
 
@@ -139,41 +158,6 @@ func TestSleeperReusesItsWaiter(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("a sleep allocated %v times", allocs)
-	}
-}
-
-// TestSleeperCancel checks that a Sleeper's sleep ends when its context
-// does, before and during the sleep, and that the clock's accounting
-// survives: another participant's sleep still advances time.
-func TestSleeperCancel(t *testing.T) {
-	c := clock.NewVirtual(epoch)
-	c.Hold(2)
-	cctx, cancel := context.WithCancel(ctx)
-	sctx, release := clock.Sleeper(cctx)
-	defer release()
-	vctx := context.WithValue(sctx, struct{}{}, 1) // values added on top keep the waiter
-	errc := make(chan error)
-	go func() {
-		defer c.Release()
-		errc <- c.SleepUntil(vctx, epoch.Add(time.Hour))
-		errc <- c.SleepUntil(sctx, epoch.Add(time.Hour)) // already cancelled
-	}()
-	time.Sleep(10 * time.Millisecond)
-	cancel()
-	for range 2 {
-		select {
-		case err := <-errc:
-			if err != context.Canceled {
-				t.Fatalf("got %v, want %v", err, context.Canceled)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("a sleep with a cancelled context did not end")
-		}
-	}
-	c.SleepUntil(ctx, epoch.Add(time.Second))
-	c.Release()
-	if c.Now() != epoch.Add(time.Second) {
-		t.Fatalf("clock at %v", c.Now())
 	}
 }
 
