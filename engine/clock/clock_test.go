@@ -111,7 +111,7 @@ func TestVirtualClockCancel(t *testing.T) {
 			sctx, release = clock.Sleeper(cctx)
 			defer release()
 		}
-		vctx := context.WithValue(sctx, struct{}{}, 1) // values added on top keep a Sleeper's waiter
+		vctx := context.WithValue(sctx, otherKey{}, 1) // values added on top keep a Sleeper's waiter
 		errc := make(chan error, 2)
 		go func() {
 			defer c.Release()
@@ -196,3 +196,6 @@ func TestSleeperShared(t *testing.T) {
 		t.Fatalf("%d wake-ups, want %d", len(woke), n*50)
 	}
 }
+
+// otherKey is a context value of some other package's.
+type otherKey struct{}
