@@ -128,7 +128,7 @@ func BenchmarkMemoryPerStoredEntity(b *testing.B) {
 	memoryPerEntity(b, func(i int) tables.Entity {
 		p := []byte(payload)
 		e := ent(pk, fmt.Sprintf("tb_1_7_%010d", i), tables.String("Payload", string(p)))
-		if size := 4 + 2*(len(e.PartitionKey)+len(e.RowKey)) + 8 + 2*len("Payload") + 2*len(p) + 4; size != 1024 {
+		if size := e.Size(); size != 1024 {
 			b.Fatalf("the entity weighs %d bytes, not 1024", size)
 		}
 		return e

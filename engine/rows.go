@@ -179,7 +179,7 @@ func (n *bnode) search(rk string) (int, bool) {
 		}
 		return len(n.recs), false
 	}
-	fp := fingerprintAt(rk, len(n.pfx))
+	fp := n.fingerprint(rk)
 	// Keys hold no NUL, so a stored key with the fingerprint of a key whose
 	// rest is shorter than eight bytes is that key: it need not be read.
 	whole := len(rk)-len(n.pfx) < 8
@@ -243,15 +243,16 @@ const noPrint = ^uint64(0)
 func (n *bnode) fingerprint(key string) uint64 { return fingerprintAt(key, len(n.pfx)) }
 
 // admit makes n's prefix one that key shares, taking n's fingerprints
-// anew when it shortens. An empty node takes key's ASCII start.
-func (n *bnode) admit(key string) {
-	if len(n.recs) == 0 && len(n.keys) == 0 {
+// anew when it shortens, and returns key's fingerprint in n. An empty node
+// takes key's ASCII start.
+func (n *bnode) admit(key string) uint64 {
+	switch {
+	case len(n.recs) == 0 && len(n.keys) == 0:
 		n.setPrefix(key[:asciiLCP(key, key)])
-		return
-	}
-	if !n.hasPrefix(key) {
+	case !n.hasPrefix(key):
 		n.setPrefix(n.pfx[:asciiLCP(n.pfx, key)])
 	}
+	return n.fingerprint(key)
 }
 
 // setPrefix makes p n's prefix, which every key of n must start with, and
@@ -406,8 +407,7 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 	}
 	if len(n.recs) > 0 && compareKeys(n.recs[len(n.recs)-1].rk, r.rk) < 0 {
 		// Above every stored RowKey: no comparisons on the way down.
-		n.admit(r.rk)
-		fp := n.fingerprint(r.rk)
+		fp := n.admit(r.rk)
 		n.recs, n.fps, n.mixed = append(n.recs, r), append(n.fps, fp), n.mixed || fp == noPrint
 		t.n++
 		t.splitUp(n, path[:depth], true)
@@ -421,8 +421,7 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 		}
 		return old
 	}
-	n.admit(r.rk)
-	fp := n.fingerprint(r.rk)
+	fp := n.admit(r.rk)
 	n.recs, n.fps, n.mixed = slices.Insert(n.recs, i, r), slices.Insert(n.fps, i, fp), n.mixed || fp == noPrint
 	if n.last >= 0 && i > int(n.last) && i <= int(n.last)+2 { // just after it, or one key further on
 		n.run++

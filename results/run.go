@@ -282,20 +282,17 @@ func Summarize(run *Run, col *Collector, recs []*Recorder, measured time.Duratio
 }
 
 // histSum adds histograms of the one geometry NewHistogram makes, count by
-// count: the library's Merge walks every bucket and records each again,
-// which made summarizing a run of a few hundred workers a real cost.
+// count: the library's Merge walks every bucket and records each again.
 type histSum struct {
 	snap *hdr.Snapshot
 }
 
-func (s *histSum) add(h *hdr.Histogram) { s.addCounts(h.Export().Counts) }
-
-// addCounts adds the counts of a histogram NewHistogram made.
-func (s *histSum) addCounts(counts []int64) {
+// add adds a histogram NewHistogram made.
+func (s *histSum) add(h *hdr.Histogram) {
 	if s.snap == nil {
 		s.snap = NewHistogram().Export()
 	}
-	for i, c := range counts {
+	for i, c := range h.Export().Counts {
 		s.snap.Counts[i] += c
 	}
 }

@@ -53,6 +53,15 @@ func (s *Server) Metrics() http.Handler {
 	return promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
 }
 
+// cached returns the value under key in c, made by mk the first time.
+func cached(c *sync.Map, key string, mk func() any) any {
+	if v, ok := c.Load(key); ok {
+		return v
+	}
+	v, _ := c.LoadOrStore(key, mk())
+	return v
+}
+
 // statusWriter remembers the status a handler answered.
 type statusWriter struct {
 	http.ResponseWriter
@@ -96,17 +105,8 @@ func (m *promMetrics) observe(q *request, sw *statusWriter, start time.Time) {
 	case sw.status >= 400:
 		outcome = "client_error"
 	}
-	key := op + "/" + outcome
-	c, ok := m.counts.Load(key)
-	if !ok {
-		c, _ = m.counts.LoadOrStore(key, m.requests.WithLabelValues(op, outcome))
-	}
-	c.(prometheus.Counter).Inc()
-	t, ok := m.times.Load(op)
-	if !ok {
-		t, _ = m.times.LoadOrStore(op, m.latency.WithLabelValues(op))
-	}
-	t.(prometheus.Observer).Observe(time.Since(start).Seconds())
+	cached(&m.counts, op+"/"+outcome, func() any { return m.requests.WithLabelValues(op, outcome) }).(prometheus.Counter).Inc()
+	cached(&m.times, op, func() any { return m.latency.WithLabelValues(op) }).(prometheus.Observer).Observe(time.Since(start).Seconds())
 	if q.injected != "" {
 		m.injected.WithLabelValues(q.injected).Inc()
 	}
