@@ -139,14 +139,14 @@ func validPropertyName(name string) bool {
 // The record keeps e's Properties slice when nothing in it needs to change,
 // so a writer's shared, generated properties are stored once: callers must
 // not change a slice they have written (see Client).
-func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
+func prepare(e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
 	pkLen, err := keyUnits("PartitionKey", e.PartitionKey, maxKeyLen)
 	if err != nil {
-		return nil, 0, err
+		return record{}, 0, err
 	}
 	rkLen, err := keyUnits("RowKey", e.RowKey, maxKeyLen)
 	if err != nil {
-		return nil, 0, err
+		return record{}, 0, err
 	}
 	size := 4 + 2*(pkLen+rkLen)
 	props := slices.Clip(e.Properties) // kept as it is, unless a Timestamp must go
@@ -156,34 +156,34 @@ func prepare(e *tables.Entity, maxKeyLen int) (*record, int, *tables.Error) {
 	}
 	for i, p := range props {
 		if p.Name == "PartitionKey" || p.Name == "RowKey" {
-			return nil, 0, tables.BadRequest(tables.CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+p.Name+" is a key and cannot also be a property.")
+			return record{}, 0, tables.BadRequest(tables.CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+p.Name+" is a key and cannot also be a property.")
 		}
 		nameLen, err := nameUnits(i, p.Name)
 		if err != nil {
-			return nil, 0, err
+			return record{}, 0, err
 		}
 		vsize, err := validateValue(p)
 		if err != nil {
-			return nil, 0, err
+			return record{}, 0, err
 		}
 		size += 8 + 2*nameLen + vsize
 	}
 	if len(props) > tables.MaxProperties {
-		return nil, 0, tables.BadRequest(tables.CodeTooManyProperties, "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties.")
+		return record{}, 0, tables.BadRequest(tables.CodeTooManyProperties, "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties.")
 	}
 	for i := 1; i < len(props); i++ {
 		for j := 0; j < i; j++ {
 			if props[i].Name == props[j].Name {
-				return nil, 0, tables.BadRequest(tables.CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+props[i].Name+".")
+				return record{}, 0, tables.BadRequest(tables.CodeDuplicatePropertiesSpecified, "A property is specified more than one time: "+props[i].Name+".")
 			}
 		}
 	}
-	r := &record{rk: e.RowKey, props: props}
+	r := record{rk: e.RowKey, props: props}
 	if len(props) == 0 {
 		r.props = nil
 	}
 	if size > tables.MaxEntitySize {
-		return nil, 0, tables.BadRequest(tables.CodeEntityTooLarge, fmt.Sprintf("The entity is larger than the maximum allowed size (1MB): %d bytes.", size))
+		return record{}, 0, tables.BadRequest(tables.CodeEntityTooLarge, fmt.Sprintf("The entity is larger than the maximum allowed size (1MB): %d bytes.", size))
 	}
 	return r, size, nil
 }

@@ -66,16 +66,16 @@ func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity,
 	pk := ent.PartitionKey
 	err := e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		if check == nil { // an insert: the tree's own descent finds an existing entity
-			if !rp.insert(pk, rec, rp.stamp(now)) {
+			if !rp.insert(pk, &rec, rp.stamp(now)) {
 				return 1, errEntityExists
 			}
 			return 1, nil
 		}
-		if err := check(rp, rec, rp.get(pk, rec.rk)); err != nil {
+		if err := check(rp, &rec, rp.get(pk, rec.rk)); err != nil {
 			return 1, err
 		}
 		rec.ts = rp.stamp(now)
-		rp.put(pk, rec)
+		rp.put(pk, &rec)
 		return 1, nil
 	})
 	if err != nil {
@@ -174,7 +174,10 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 		return nil, terr
 	}
 	pk := ops[0].Entity.PartitionKey
-	recs := make([]*record, len(ops))
+	// The batch's records share one array, which stays while any of them is
+	// stored: one allocation instead of one per entity, for 48 bytes per
+	// entity the batch deleted or replaced until its last record goes.
+	recs := make([]record, len(ops))
 	seen := make(map[string]struct{}, len(ops))
 	var total float64
 	var size int
@@ -194,7 +197,7 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 			if err := validateKey("RowKey", op.Entity.RowKey, e.cfg.MaxKeyLength); err != nil {
 				return nil, withIndex(err, i)
 			}
-			recs[i] = &record{rk: op.Entity.RowKey}
+			recs[i] = record{rk: op.Entity.RowKey}
 			total++
 		} else {
 			r, sz, err := prepare(&op.Entity, e.cfg.MaxKeyLength)
@@ -221,9 +224,13 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		// Check every operation against the state the earlier ones leave,
 		// then apply all of them: nothing is applied if one fails.
+		// The key's rows are looked up once for the whole batch, and
+		// forgotten at its end if it leaves them empty.
+		g := rp.data.rowsFor(pk)
+		defer rp.data.drop(g)
 		olds := make([]*record, len(ops))
 		for i, op := range ops {
-			old := rp.get(pk, recs[i].rk)
+			old := g.rows.get(recs[i].rk)
 			olds[i] = old
 			var err *tables.Error
 			switch op.Kind {
@@ -240,10 +247,10 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 		}
 		ts := rp.stamp(now)
 		for i, op := range ops {
-			r := recs[i]
+			r := &recs[i]
 			switch op.Kind {
 			case tables.BatchDelete:
-				rp.remove(pk, r.rk)
+				g.rows.remove(r.rk)
 				out[i] = tables.Entity{PartitionKey: pk, RowKey: r.rk}
 				continue
 			case tables.BatchUpdateMerge, tables.BatchUpsertMerge:
@@ -252,7 +259,7 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 				}
 			}
 			r.ts = ts
-			rp.put(pk, r)
+			g.rows.put(r, false)
 			out[i] = r.view(pk, nil)
 		}
 		return len(ops), nil
@@ -279,7 +286,7 @@ func (e *Engine) Load(ctx context.Context, tableName string, entities []tables.E
 		pk := entities[i].PartitionKey
 		rp := t.lock(pk, false)
 		rec.ts = rp.stamp(e.clock.Now())
-		rp.put(pk, rec)
+		rp.put(pk, &rec)
 		rp.mu.Unlock()
 	}
 	return nil
