@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // check walks t and fails on any broken invariant: keys in order within and
@@ -320,5 +323,47 @@ func (t *rowTree) eachLeaf(fn func(*bnode)) {
 	}
 	for ; l != nil; l = l.next {
 		fn(l)
+	}
+}
+
+// TestBatchForgetsEmptyKeys checks that a batch which leaves a
+// PartitionKey without rows, by failing on a new key or by deleting a
+// key's last rows, leaves no empty set of rows behind for scans and splits
+// to walk.
+func TestBatchForgetsEmptyKeys(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Profile = None()
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	if err := e.CreateTable(ctx, "keys"); err != nil {
+		t.Fatal(err)
+	}
+	ins := func(pk, rk string) tables.BatchOp {
+		return tables.BatchOp{Kind: tables.BatchInsert, Entity: tables.Entity{PartitionKey: pk, RowKey: rk}}
+	}
+	del := func(pk, rk string) tables.BatchOp {
+		return tables.BatchOp{Kind: tables.BatchDelete, Entity: tables.Entity{PartitionKey: pk, RowKey: rk}, IfMatch: "*"}
+	}
+	if _, err := e.Batch(ctx, "keys", []tables.BatchOp{ins("fresh", "a"), del("fresh", "missing")}); err == nil {
+		t.Fatal("a delete of a missing entity succeeded")
+	}
+	if _, err := e.Batch(ctx, "keys", []tables.BatchOp{ins("solo", "a"), ins("solo", "b")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Batch(ctx, "keys", []tables.BatchOp{del("solo", "a"), del("solo", "b")}); err != nil {
+		t.Fatal(err)
+	}
+	tb, _ := e.table("keys")
+	for _, rp := range *tb.parts.Load() {
+		rp.mu.RLock()
+		n, ordered := len(rp.data.byKey), rp.data.order.Len()
+		rp.mu.RUnlock()
+		if n != 0 || ordered != 0 {
+			t.Fatalf("range partition %d keeps %d keys (%d in order) with no rows", rp.id, n, ordered)
+		}
 	}
 }

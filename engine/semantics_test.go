@@ -400,6 +400,35 @@ func TestBatch(t *testing.T) {
 		_, err = e.Get(ctx, "people", "p", "gone", nil)
 		wantCode(t, err, 404, tables.CodeResourceNotFound)
 	})
+	keysOf := func(pk string) []string {
+		t.Helper()
+		p, err := e.QueryEntities(ctx, "people", tables.Query{Filter: "PartitionKey eq '" + pk + "'"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rks []string
+		for _, x := range p.Entities {
+			rks = append(rks, x.RowKey)
+		}
+		return rks
+	}
+	t.Run("a batch deleting a key's last row, then writing it again", func(t *testing.T) {
+		e.Insert(ctx, "people", ent("solo", "only"))
+		_, err := e.Batch(ctx, "people", []tables.BatchOp{{Kind: tables.BatchDelete, Entity: ent("solo", "only"), IfMatch: "*"}, ins("solo", "next")})
+		wantCode(t, err, 0, "")
+		if rks := keysOf("solo"); !slices.Equal(rks, []string{"next"}) {
+			t.Fatalf("rows = %v, want [next]", rks)
+		}
+		_, err = e.Batch(ctx, "people", []tables.BatchOp{{Kind: tables.BatchDelete, Entity: ent("solo", "next"), IfMatch: "*"}})
+		wantCode(t, err, 0, "")
+		if rks := keysOf("solo"); len(rks) != 0 {
+			t.Fatalf("rows = %v, want none", rks)
+		}
+		e.Insert(ctx, "people", ent("solo", "again"))
+		if rks := keysOf("solo"); !slices.Equal(rks, []string{"again"}) {
+			t.Fatalf("rows = %v, want [again]", rks)
+		}
+	})
 }
 
 func TestErrorValues(t *testing.T) {
