@@ -32,10 +32,17 @@ type batchOp struct {
 // subRequest is one operation of a batch: an HTTP request inside a
 // multipart part.
 type subRequest struct {
-	method string
-	url    *url.URL
-	header fields
-	body   []byte
+	method   string
+	path     string // escaped, as url.URL.EscapedPath gives it
+	rawQuery string
+	header   fields
+	body     []byte
+}
+
+// query returns the operation's query parameters.
+func (sub *subRequest) query() url.Values {
+	v, _ := url.ParseQuery(sub.rawQuery)
+	return v
 }
 
 // fields are the headers of an operation or a part, in the order sent: a
@@ -79,17 +86,26 @@ func parseSubRequest(raw []byte) (*subRequest, error) {
 	}
 	head = bytes.TrimLeft(head, "\r\n")
 	line, rest, _ := bytes.Cut(head, []byte("\n"))
-	fields := strings.Fields(string(bytes.TrimRight(line, "\r")))
-	if len(fields) != 3 || !strings.HasPrefix(fields[2], "HTTP/") {
-		return nil, fmt.Errorf("the request line %q is not METHOD URL HTTP/1.1", string(line))
+	line = bytes.TrimRight(line, "\r")
+	method, target, ok := plainRequestLine(line)
+	if !ok {
+		fields := strings.Fields(string(line))
+		if len(fields) != 3 || !strings.HasPrefix(fields[2], "HTTP/") {
+			return nil, fmt.Errorf("the request line %q is not METHOD URL HTTP/1.1", string(line))
+		}
+		method, target = strings.ToUpper(fields[0]), fields[1]
 	}
-	target := fields[1]
-	if !strings.Contains(target, "://") && !strings.HasPrefix(target, "/") {
-		target = "/" + target // a URL relative to the service root
-	}
-	u, err := url.ParseRequestURI(target)
-	if err != nil {
-		return nil, fmt.Errorf("the URL %q is not valid", fields[1])
+	sub := &subRequest{method: method}
+	if sub.path, ok = plainTarget(target); !ok {
+		t := target
+		if !strings.Contains(t, "://") && !strings.HasPrefix(t, "/") {
+			t = "/" + t // a URL relative to the service root
+		}
+		u, err := url.ParseRequestURI(t)
+		if err != nil {
+			return nil, fmt.Errorf("the URL %q is not valid", target)
+		}
+		sub.path, sub.rawQuery = u.EscapedPath(), u.RawQuery
 	}
 	mh, ok := plainHeaders(rest)
 	if !ok { // folded lines, odd names or bad syntax: textproto decides
@@ -109,11 +125,93 @@ func parseSubRequest(raw []byte) (*subRequest, error) {
 			body = body[:n]
 		}
 	}
-	sub := &subRequest{method: strings.ToUpper(fields[0]), url: u, header: mh, body: body}
+	sub.header, sub.body = mh, body
 	if m := sub.header.Get("X-HTTP-Method"); m != "" && sub.method == http.MethodPost {
 		sub.method = strings.ToUpper(m)
 	}
 	return sub, nil
+}
+
+// plainRequestLine reads a request line of printable ASCII words split by
+// single spaces, METHOD URL HTTP/x, as every SDK writes it, without the
+// copies strings.Fields makes; anything else reports false and is left to
+// it.
+func plainRequestLine(line []byte) (method, target string, ok bool) {
+	sp1, sp2, spaces := -1, -1, 0
+	for i, c := range line {
+		switch {
+		case c == ' ':
+			spaces++
+			if sp1 < 0 {
+				sp1 = i
+			} else {
+				sp2 = i
+			}
+		case c <= ' ' || c >= 0x7f:
+			return "", "", false
+		}
+	}
+	if spaces != 2 || sp1 == 0 || sp2 == sp1+1 || sp2 == len(line)-1 || !bytes.HasPrefix(line[sp2+1:], []byte("HTTP/")) {
+		return "", "", false
+	}
+	return methodName(line[:sp1]), string(line[sp1+1 : sp2]), true
+}
+
+// methodName returns an operation's method in upper case, as a constant
+// for the methods a batch holds.
+func methodName(m []byte) string {
+	switch string(m) {
+	case http.MethodPost:
+		return http.MethodPost
+	case http.MethodPut:
+		return http.MethodPut
+	case "MERGE":
+		return "MERGE"
+	case http.MethodPatch:
+		return http.MethodPatch
+	case http.MethodDelete:
+		return http.MethodDelete
+	case http.MethodGet:
+		return http.MethodGet
+	}
+	return strings.ToUpper(string(m))
+}
+
+// plainTarget returns the escaped path of an absolute http or https URL
+// whose host is a name or IPv4 address with an optional port and whose
+// path holds only characters that stand for themselves: the form SDKs
+// send, and what url.ParseRequestURI then EscapedPath give for it. Any
+// other URL (a query, percent escapes, userinfo, a relative or odd form)
+// reports false and is left to url.ParseRequestURI.
+func plainTarget(t string) (string, bool) {
+	rest, ok := strings.CutPrefix(t, "http://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(t, "https://"); !ok {
+			return "", false
+		}
+	}
+	slash := strings.IndexByte(rest, '/')
+	if slash <= 0 {
+		return "", false
+	}
+	host, path := rest[:slash], rest[slash:]
+	port := false
+	for i := 0; i < len(host); i++ {
+		switch c := host[i]; {
+		case c >= '0' && c <= '9':
+		case !port && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == '-'):
+		case !port && c == ':':
+			port = true
+		default:
+			return "", false
+		}
+	}
+	for i := 0; i < len(path); i++ {
+		if c := path[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0) {
+			return "", false
+		}
+	}
+	return path, true
 }
 
 // plainHeaders reads CRLF-ended "Name: value" lines whose names are
@@ -160,7 +258,7 @@ func plainHeaders(text []byte) (fields, bool) {
 
 // resource returns the sub-request's resource, percent-decoded once.
 func (s *Server) subResource(sub *subRequest) (string, *tables.Error) {
-	_, res := s.route(sub.url.EscapedPath())
+	_, res := s.route(sub.path)
 	dec, err := url.PathUnescape(res)
 	if err != nil || !utf8.ValidString(dec) {
 		return "", tables.BadRequest(tables.CodeInvalidInput, "An operation's URL is not valid percent-encoded UTF-8.")
@@ -478,16 +576,16 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 		return
 	}
 	inner := &request{w: q.w, r: q.r, id: q.id, base: q.base, version: q.version, meta: odata.MinimalMetadata}
-	if strings.Contains(sub.header.Get("Accept")+sub.url.Query().Get("$format"), "nometadata") {
+	if strings.Contains(sub.header.Get("Accept")+sub.query().Get("$format"), "nometadata") {
 		inner.meta = odata.NoMetadata
-	} else if strings.Contains(sub.header.Get("Accept")+sub.url.Query().Get("$format"), "fullmetadata") {
+	} else if strings.Contains(sub.header.Get("Accept")+sub.query().Get("$format"), "fullmetadata") {
 		inner.meta = odata.FullMetadata
 	}
 	var status = http.StatusOK
 	var body []byte
 	var extra string
 	var fail *tables.Error
-	op, pk := faults.OpQuery, filterPK(sub.url.Query().Get("$filter"))
+	op, pk := faults.OpQuery, filterPK(sub.query().Get("$filter"))
 	if hasKeys {
 		op, pk = faults.OpGet, keys[0]
 	}
@@ -496,7 +594,7 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 	}
 	if hasKeys {
 		if fail = g.authorize(actRead, table, keys[0], keys[1]); fail == nil {
-			sel := selectList(sub.url.Query().Get("$select"))
+			sel := selectList(sub.query().Get("$select"))
 			ent, err := s.e.Get(q.r.Context(), table, keys[0], keys[1], sel)
 			if err != nil {
 				fail = serviceError(err)
@@ -507,7 +605,7 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 			}
 		}
 	} else if fail = g.authorize(actQuery, table, "", ""); fail == nil {
-		page, sel, err := s.queryPage(inner, table, sub.url.Query())
+		page, sel, err := s.queryPage(inner, table, sub.query())
 		if err != nil {
 			fail = err
 		} else {
