@@ -228,7 +228,11 @@ func scanString(b []byte, i int) (string, int, bool) {
 	}
 	i++
 	start := i
-	for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+	for i < len(b) { // to the first quote, backslash or control character
+		i += plainJSON(unsafe.String(&b[i], len(b)-i)) // eight bytes at a time while ASCII
+		if i == len(b) || b[i] < 0x80 {
+			break
+		}
 		i++
 	}
 	if i < len(b) && b[i] == '"' {

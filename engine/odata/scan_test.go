@@ -2,6 +2,7 @@ package odata
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -16,6 +17,10 @@ func FuzzScanFlat(f *testing.F) {
 		`{"x":"\ud800"}`, `{"x":"\udc00\ud800"}`, `{"a":1,"a":2}`, `{"a":{"b":1}}`, `{"a":[1]}`,
 		`{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e}`, `{"a":tru}`, `{"a":1}x`, `{}`, `{"a":"` + "\x01" + `"}`,
 		`{"a":"\u0000"}`, `{"a":1,}`, `{,}`, `[1]`,
+		// Long strings, read eight bytes at a time: a quote, an escape, a
+		// control character or a multi-byte character after the first words.
+		`{"Payload":"abcdefghijklmnopqrstu\"vwxyz0123456789é0123456789\n0123456789"}`,
+		`{"Payload":"abcdefghijklmnop` + "\x1f" + `qrstuvwxyz"}`, `{"Payload":"ééééééééé€€€€€€abcdefghijk😀abcdefghijklmnop"}`,
 	} {
 		f.Add(s)
 	}
@@ -43,6 +48,29 @@ func FuzzScanFlat(f *testing.F) {
 			t.Fatalf("%q: scanned %v, encoding/json reads %v", body, got, want)
 		}
 	})
+}
+
+// TestScanFlatReadsLongStrings checks that the scanner itself reads long
+// strings with escapes and multi-byte characters anywhere in them, rather
+// than leaving them to encoding/json, and reads them as it does.
+func TestScanFlatReadsLongStrings(t *testing.T) {
+	x := strings.Repeat("abcdefgh", 3)
+	for _, v := range []string{x, x + `\"` + x, x + "é" + x + `\n` + x, "€" + x + "😀" + x + `\u00e9`, x + `\\` + x + `\/`} {
+		body := `{"PartitionKey":"p","RowKey":"` + x + `","Payload":"` + v + `"}`
+		fast, ok := scanFlat([]byte(body))
+		if !ok {
+			t.Fatalf("%s: left to encoding/json", body)
+		}
+		general, err := decodeGeneral([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range general {
+			if i := slices.IndexFunc(fast, func(f field) bool { return f.name == g.name }); i < 0 || fast[i].v != g.v {
+				t.Fatalf("%s: %s scanned as %v, encoding/json reads %q", body, g.name, fast, g.v)
+			}
+		}
+	}
 }
 
 // FuzzPlainJSON checks the word-at-a-time scan for text a JSON string
