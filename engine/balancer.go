@@ -155,7 +155,7 @@ func (e *Engine) Partitions(tableName string) ([]PartitionLoad, error) {
 		return nil, err
 	}
 	var out []PartitionLoad
-	for _, rp := range *t.parts.Load() {
+	for _, rp := range t.parts.Load().parts {
 		rp.mu.RLock()
 		out = append(out, PartitionLoad{Table: t.name, Lo: rp.lo, Hi: rp.hi, Server: rp.srv.id, Utilization: rp.util})
 		rp.mu.RUnlock()
@@ -211,7 +211,7 @@ func (b *balancer) tick(now time.Time) {
 	slices.Sort(names)
 	for _, name := range names {
 		t := tables[name]
-		for _, rp := range *t.parts.Load() {
+		for _, rp := range t.parts.Load().parts {
 			rp.mu.Lock()
 			w := rp.win
 			rp.win = window{sample: w.sample[:0:0]}
@@ -359,10 +359,10 @@ func (b *balancer) split(c candidate, now time.Time) {
 	}
 	rp.retired = true
 	rp.data = newPartitionRows() // the children own the records now
-	old := *t.parts.Load()
+	old := t.parts.Load().parts
 	i := slices.Index(old, rp)
 	parts := slices.Concat(old[:i], children, old[i+1:])
-	t.parts.Store(&parts)
+	t.parts.Store(newPartitionMap(parts))
 	rp.mu.Unlock()
 	b.record(Event{Time: now, Kind: EventSplit, Table: t.name, Lo: rp.lo, Hi: rp.hi, At: at, From: rp.srv.id, To: rp.srv.id, Until: now.Add(pause)})
 	others := 0

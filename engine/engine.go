@@ -269,8 +269,25 @@ func (e *Engine) table(name string) (*table, *tables.Error) {
 // PartitionKeys.
 type table struct {
 	name  string
-	parts atomic.Pointer[[]*rangePartition] // sorted by lo, copy on write
-	mu    sync.Mutex                        // serializes splits
+	parts atomic.Pointer[partitionMap] // copy on write
+	mu    sync.Mutex                   // serializes splits
+}
+
+// partitionMap is a table's range partitions sorted by low key, with each
+// low key's fingerprint beside it: locating a key compares fingerprints
+// in one array instead of reading each partition's key elsewhere in
+// memory, which every operation does.
+type partitionMap struct {
+	parts []*rangePartition
+	lo    []uint64 // fingerprintAt(parts[i].lo, 0)
+}
+
+func newPartitionMap(parts []*rangePartition) *partitionMap {
+	m := &partitionMap{parts: parts, lo: make([]uint64, len(parts))}
+	for i, rp := range parts {
+		m.lo[i] = fingerprintAt(rp.lo, 0)
+	}
+	return m
 }
 
 func (e *Engine) newTable(name string) *table {
@@ -290,7 +307,7 @@ func (e *Engine) newTable(name string) *table {
 		}
 		parts[i] = e.newRangePartition(t, lo, hi, srv)
 	}
-	t.parts.Store(&parts)
+	t.parts.Store(newPartitionMap(parts))
 	return t
 }
 
@@ -310,14 +327,24 @@ func presplitBounds(k int) []string {
 }
 
 func (t *table) locate(pk string) *rangePartition {
-	parts := *t.parts.Load()
-	i, _ := slices.BinarySearchFunc(parts, pk, func(rp *rangePartition, pk string) int {
-		if compareKeys(rp.lo, pk) > 0 {
-			return 1
+	m := t.parts.Load()
+	fp := fingerprintAt(pk, 0)
+	lo, hi := 1, len(m.parts) // the first partition's low key is "", at or below every key
+	for lo < hi {             // the first partition whose low key is above pk
+		i := int(uint(lo+hi) >> 1)
+		var above bool
+		if f := m.lo[i]; f != fp && f != noPrint && fp != noPrint {
+			above = f > fp
+		} else {
+			above = compareKeys(m.parts[i].lo, pk) > 0
 		}
-		return -1
-	})
-	return parts[i-1]
+		if above {
+			hi = i
+		} else {
+			lo = i + 1
+		}
+	}
+	return m.parts[lo-1]
 }
 
 // lock returns the live range partition holding pk, locked for writing (or

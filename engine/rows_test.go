@@ -358,12 +358,47 @@ func TestBatchForgetsEmptyKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb, _ := e.table("keys")
-	for _, rp := range *tb.parts.Load() {
+	for _, rp := range tb.parts.Load().parts {
 		rp.mu.RLock()
 		n, ordered := len(rp.data.byKey), rp.data.order.Len()
 		rp.mu.RUnlock()
 		if n != 0 || ordered != 0 {
 			t.Fatalf("range partition %d keeps %d keys (%d in order) with no rows", rp.id, n, ordered)
+		}
+	}
+}
+
+// TestLocate checks the fingerprint search for a key's range partition
+// against a scan of the low keys, with the low keys splits make: hex
+// bounds, a key and the key just above it (top+"\x00"), shared prefixes
+// longer than a fingerprint, and keys that are not ASCII.
+func TestLocate(t *testing.T) {
+	los := []string{"", "1", "4", "4abcdefgh", "4abcdefgh\x00", "4abcdefghz", "8", "8\x00", "a", "é", "éa", "\U0001F600"}
+	parts := make([]*rangePartition, len(los))
+	for i, lo := range los {
+		parts[i] = &rangePartition{lo: lo}
+	}
+	tb := &table{}
+	tb.parts.Store(newPartitionMap(parts))
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"0", "1", "4", "8", "a", "abcdefgh", "z", "\x00", "é", "\U0001F600", "-"}
+	keys := slices.Clone(los)
+	for range 5000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(4) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		keys = append(keys, b.String())
+	}
+	for _, k := range keys {
+		want := parts[0]
+		for _, rp := range parts {
+			if compareKeys(rp.lo, k) <= 0 {
+				want = rp
+			}
+		}
+		if got := tb.locate(k); got != want {
+			t.Fatalf("locate(%q) = partition from %q, want from %q", k, got.lo, want.lo)
 		}
 	}
 }
