@@ -23,12 +23,6 @@ import (
 	"github.com/tablebench/tablebench/engine/tables"
 )
 
-// batchOp is one parsed operation of a changeset.
-type batchOp struct {
-	op        tables.BatchOp
-	noContent bool
-}
-
 // subRequest is one operation of a batch: an HTTP request inside a
 // multipart part.
 type subRequest struct {
@@ -96,7 +90,7 @@ func parseSubRequest(raw []byte) (*subRequest, error) {
 		method, target = strings.ToUpper(fields[0]), fields[1]
 	}
 	sub := &subRequest{method: method}
-	if sub.path, ok = plainTarget(target); !ok {
+	if sub.path, sub.rawQuery, ok = plainTarget(target); !ok {
 		t := target
 		if !strings.Contains(t, "://") && !strings.HasPrefix(t, "/") {
 			t = "/" + t // a URL relative to the service root
@@ -177,24 +171,26 @@ func methodName(m []byte) string {
 	return strings.ToUpper(string(m))
 }
 
-// plainTarget returns the escaped path of an absolute http or https URL
-// whose host is a name or IPv4 address with an optional port and whose
-// path holds only characters that stand for themselves: the form SDKs
-// send, and what url.ParseRequestURI then EscapedPath give for it. Any
-// other URL (a query, percent escapes, userinfo, a relative or odd form)
-// reports false and is left to url.ParseRequestURI.
-func plainTarget(t string) (string, bool) {
+// plainTarget returns the escaped path and the raw query of an absolute
+// http or https URL whose host is a name or IPv4 address with an optional
+// port and whose path holds only characters that stand for themselves: the
+// form SDKs send, and what url.ParseRequestURI then EscapedPath and
+// RawQuery give for it. Any other URL (percent escapes or odd characters in
+// the path, userinfo, a relative form) reports false and is left to
+// url.ParseRequestURI.
+func plainTarget(t string) (path, query string, ok bool) {
 	rest, ok := strings.CutPrefix(t, "http://")
 	if !ok {
 		if rest, ok = strings.CutPrefix(t, "https://"); !ok {
-			return "", false
+			return "", "", false
 		}
 	}
 	slash := strings.IndexByte(rest, '/')
 	if slash <= 0 {
-		return "", false
+		return "", "", false
 	}
-	host, path := rest[:slash], rest[slash:]
+	host := rest[:slash]
+	path, query, _ = strings.Cut(rest[slash:], "?")
 	port := false
 	for i := 0; i < len(host); i++ {
 		switch c := host[i]; {
@@ -203,15 +199,20 @@ func plainTarget(t string) (string, bool) {
 		case !port && c == ':':
 			port = true
 		default:
-			return "", false
+			return "", "", false
 		}
 	}
 	for i := 0; i < len(path); i++ {
 		if c := path[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0) {
-			return "", false
+			return "", "", false
 		}
 	}
-	return path, true
+	for i := 0; i < len(query); i++ { // taken as it is, as url.ParseRequestURI takes it, but for control characters
+		if c := query[i]; c < 0x20 || c == 0x7f {
+			return "", "", false
+		}
+	}
+	return path, query, true
 }
 
 // plainHeaders reads CRLF-ended "Name: value" lines whose names are
@@ -219,18 +220,20 @@ func plainTarget(t string) (string, bool) {
 // without the buffered reader textproto needs per operation. Anything else
 // reports false and is left to textproto.
 func plainHeaders(text []byte) (fields, bool) {
-	crlf := bytes.Count(text, []byte("\r\n"))
-	if bytes.Count(text, []byte("\r")) != crlf || bytes.Count(text, []byte("\n")) != crlf { // a bare CR or LF
-		return nil, false
-	}
 	// One string holds every name and value: an operation's headers cost
-	// two allocations, not a few each.
+	// two allocations, not a few each. One pass checks and splits them.
 	str := string(text)
-	h := make(fields, 0, crlf+1)
+	h := make(fields, 0, 8)
 	for len(str) > 0 {
-		var line string
-		line, str, _ = strings.Cut(str, "\n")
-		line = strings.TrimSuffix(line, "\r")
+		line := str
+		if nl := strings.IndexByte(str, '\n'); nl >= 0 {
+			if nl == 0 || str[nl-1] != '\r' { // a bare LF
+				return nil, false
+			}
+			line, str = str[:nl-1], str[nl+1:]
+		} else {
+			str = ""
+		}
 		if len(line) == 0 {
 			if len(strings.TrimSpace(str)) == 0 {
 				break
@@ -246,7 +249,7 @@ func plainHeaders(text []byte) (fields, bool) {
 				return nil, false
 			}
 		}
-		for i := colon + 1; i < len(line); i++ {
+		for i := colon + 1; i < len(line); i++ { // a bare CR is a control character too
 			if c := line[i]; c < 0x20 && c != '\t' || c == 0x7f {
 				return nil, false
 			}
@@ -268,9 +271,10 @@ func (s *Server) subResource(sub *subRequest) (string, *tables.Error) {
 
 // parsedBatch is a $batch body: one changeset, or one query.
 type parsedBatch struct {
-	table string
-	ops   []batchOp
-	query *subRequest
+	table     string
+	ops       []tables.BatchOp
+	noContent []bool // ops[i] asked for no entity in its response
+	query     *subRequest
 }
 
 // parseBatch reads a $batch body: one changeset of application/http parts,
@@ -285,9 +289,9 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
 		return bad("The batch request's Content-Type must be multipart/mixed with a boundary.")
 	}
-	if ops, ok := splitChangeset(body, params["boundary"]); ok { // what SDKs send, without copies
+	if ops, n, ok := splitChangeset(body, params["boundary"]); ok { // what SDKs send, without copies
 		pb := &parsedBatch{}
-		if perr := s.parseChangeset(pb, ops, g); perr != nil {
+		if perr := s.parseChangeset(pb, ops, n, g); perr != nil {
 			return nil, perr
 		}
 		return pb, nil
@@ -317,7 +321,7 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 		}
 		pb.query = sub
 	case cmt == "multipart/mixed" && cparams["boundary"] != "":
-		if perr := s.parseChangeset(pb, readParts(multipart.NewReader(cs, cparams["boundary"])), g); perr != nil {
+		if perr := s.parseChangeset(pb, readParts(multipart.NewReader(cs, cparams["boundary"])), 0, g); perr != nil {
 			return nil, perr
 		}
 	default:
@@ -330,20 +334,20 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 }
 
 // splitChangeset returns the operations of a batch that is one changeset,
-// split in memory, or false when the batch is anything else or takes the
-// general reader.
-func splitChangeset(body []byte, boundary string) (func() ([]byte, error), bool) {
+// split in memory, and how many there are, or false when the batch is
+// anything else or takes the general reader.
+func splitChangeset(body []byte, boundary string) (func() ([]byte, error), int, bool) {
 	outer, ok := splitMultipart(body, boundary)
 	if !ok || len(outer) != 1 {
-		return nil, false
+		return nil, 0, false
 	}
 	cmt, cparams, err := mime.ParseMediaType(outer[0].header.Get("Content-Type"))
 	if err != nil || cmt != "multipart/mixed" || cparams["boundary"] == "" {
-		return nil, false
+		return nil, 0, false
 	}
 	ops, ok := splitMultipart(outer[0].body, cparams["boundary"])
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
 	i := 0
 	return func() ([]byte, error) {
@@ -352,7 +356,7 @@ func splitChangeset(body []byte, boundary string) (func() ([]byte, error), bool)
 		}
 		i++
 		return ops[i-1].body, nil
-	}, true
+	}, len(ops), true
 }
 
 // readParts returns the contents of a multipart reader's parts, one per
@@ -374,7 +378,9 @@ func readParts(r *multipart.Reader) func() ([]byte, error) {
 	}
 }
 
-func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), g *grant) *tables.Error {
+// parseChangeset reads the operations next returns into pb; n is how many
+// there are, when known, or 0.
+func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), n int, g *grant) *tables.Error {
 	bad := func(format string, args ...any) *tables.Error {
 		return tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf(format, args...))
 	}
@@ -382,6 +388,8 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), g 
 		e.Index = i
 		return e
 	}
+	n = min(n, tables.MaxBatchOps)
+	pb.ops, pb.noContent = make([]tables.BatchOp, 0, n), make([]bool, 0, n)
 	for i := 0; ; i++ {
 		raw, err := next()
 		if err == io.EOF {
@@ -405,7 +413,8 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), g 
 		if perr != nil {
 			return at(perr, i)
 		}
-		op := batchOp{noContent: strings.Contains(sub.header.Get("Prefer"), "return-no-content")}
+		var op tables.BatchOp
+		noContent := strings.Contains(sub.header.Get("Prefer"), "return-no-content")
 		ifMatch := sub.header.Get("If-Match")
 		act := actUpdate
 		switch sub.method {
@@ -413,20 +422,20 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), g 
 			if hasKeys {
 				return at(bad("An insert is a POST to the table, without keys in the URL."), i)
 			}
-			op.op.Kind, act = tables.BatchInsert, actInsert
+			op.Kind, act = tables.BatchInsert, actInsert
 		case http.MethodPut, http.MethodPatch, "MERGE":
 			if !hasKeys {
 				return at(bad("An update names its entity in the URL."), i)
 			}
 			switch {
 			case sub.method == http.MethodPut && ifMatch == "":
-				op.op.Kind, act = tables.BatchUpsertReplace, actUpsert
+				op.Kind, act = tables.BatchUpsertReplace, actUpsert
 			case sub.method == http.MethodPut:
-				op.op.Kind = tables.BatchUpdateReplace
+				op.Kind = tables.BatchUpdateReplace
 			case ifMatch == "":
-				op.op.Kind, act = tables.BatchUpsertMerge, actUpsert
+				op.Kind, act = tables.BatchUpsertMerge, actUpsert
 			default:
-				op.op.Kind = tables.BatchUpdateMerge
+				op.Kind = tables.BatchUpdateMerge
 			}
 		case http.MethodDelete:
 			if !hasKeys {
@@ -435,14 +444,14 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), g 
 			if ifMatch == "" {
 				return at(bad("A delete needs If-Match: \"*\" or the entity's ETag."), i)
 			}
-			op.op.Kind, act = tables.BatchDelete, actDelete
-			op.op.Entity = tables.Entity{PartitionKey: keys[0], RowKey: keys[1]}
+			op.Kind, act = tables.BatchDelete, actDelete
+			op.Entity = tables.Entity{PartitionKey: keys[0], RowKey: keys[1]}
 		case http.MethodGet:
 			return at(bad("A query cannot be part of a changeset: send it alone in its batch."), i)
 		default:
 			return at(bad("%s is not an operation a changeset can hold.", sub.method), i)
 		}
-		op.op.IfMatch = ifMatch
+		op.IfMatch = ifMatch
 		if sub.method != http.MethodDelete {
 			var urlKeys *[2]string
 			if hasKeys {
@@ -455,11 +464,11 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), g 
 			if hasKeys && (ent.PartitionKey != keys[0] || ent.RowKey != keys[1]) {
 				return at(bad("The keys in the operation's body do not match its URL."), i)
 			}
-			op.op.Entity = ent
+			op.Entity = ent
 		}
 		// Authorization holds for every operation of a batch, each on its own
 		// table and keys; the request as a whole is refused.
-		if aerr := g.authorize(act, t, op.op.Entity.PartitionKey, op.op.Entity.RowKey); aerr != nil {
+		if aerr := g.authorize(act, t, op.Entity.PartitionKey, op.Entity.RowKey); aerr != nil {
 			return aerr
 		}
 		if pb.table == "" {
@@ -467,7 +476,7 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), g 
 		} else if !strings.EqualFold(pb.table, t) {
 			return bad("All operations of a batch must be on one table: %s and %s.", pb.table, t)
 		}
-		pb.ops = append(pb.ops, op)
+		pb.ops, pb.noContent = append(pb.ops, op), append(pb.noContent, noContent)
 	}
 	if len(pb.ops) == 0 {
 		return bad("The batch request contains no operations.")
@@ -494,14 +503,10 @@ func (s *Server) batch(q *request, g *grant) {
 		return
 	}
 	ops, table := pb.ops, pb.table
-	eops := make([]tables.BatchOp, len(ops))
-	for i := range ops {
-		eops[i] = ops[i].op
-	}
-	if len(eops) > 0 && s.point(q, faults.OpBatch, table, eops[0].Entity.PartitionKey) {
+	if len(ops) > 0 && s.point(q, faults.OpBatch, table, ops[0].Entity.PartitionKey) {
 		return
 	}
-	stored, err := s.e.Batch(q.r.Context(), table, eops)
+	stored, err := s.e.Batch(q.r.Context(), table, ops)
 	if err != nil {
 		if e, isEngine := tables.AsError(err); isEngine && e.Index >= 0 {
 			s.batchFailure(q, e)
@@ -534,15 +539,15 @@ func (s *Server) batch(q *request, g *grant) {
 			locPrefix = entityURLPrefix(q.base, table, ent.PartitionKey)
 		}
 		b := w.part()
-		insert := op.op.Kind == tables.BatchInsert
-		withBody := insert && !op.noContent
+		insert := op.Kind == tables.BatchInsert
+		withBody := insert && !pb.noContent[i]
 		if withBody {
 			b.WriteString("HTTP/1.1 201 Created\r\n")
 		} else {
 			b.WriteString("HTTP/1.1 204 No Content\r\n")
 		}
 		b.WriteString("X-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n")
-		if op.noContent {
+		if pb.noContent[i] {
 			b.WriteString("Preference-Applied: return-no-content\r\n")
 		}
 		b.WriteString("DataServiceVersion: 3.0;\r\n")
@@ -550,7 +555,7 @@ func (s *Server) batch(q *request, g *grant) {
 			loc := locPrefix + url.PathEscape(odata.QuoteKey(ent.RowKey)) + "')"
 			b.WriteString("Location: " + loc + "\r\nDataServiceId: " + loc + "\r\n")
 		}
-		if op.op.Kind != tables.BatchDelete {
+		if op.Kind != tables.BatchDelete {
 			b.WriteString("ETag: " + etag + "\r\n")
 		}
 		if withBody {

@@ -20,7 +20,8 @@ type mpart struct {
 // mime/multipart then reads or refuses with its own message. Preamble and
 // epilogue are ignored, as mime/multipart ignores them.
 func splitMultipart(body []byte, boundary string) ([]mpart, bool) {
-	dash := []byte("--" + boundary)
+	delim := []byte("\r\n--" + boundary) // a delimiter inside the body, after a part's content
+	dash := delim[2:]
 	i := 0
 	for { // the first delimiter line
 		j := bytes.Index(body[i:], dash)
@@ -50,7 +51,7 @@ func splitMultipart(body []byte, boundary string) ([]mpart, bool) {
 			return nil, false
 		}
 		start := j + 2
-		end := bytes.Index(body[start:], append([]byte("\r\n"), dash...))
+		end := bytes.Index(body[start:], delim)
 		if end < 0 {
 			return nil, false
 		}
