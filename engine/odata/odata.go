@@ -43,7 +43,8 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 	if !utf8.Valid(body) {
 		return e, tables.BadRequest(tables.CodeInvalidInput, "The request body is not valid UTF-8.")
 	}
-	fields, ok := scanFlat(body)
+	var buf [8]field // an entity's members, on the stack for the usual few
+	fields, ok := scanFlat(body, buf[:0])
 	if !ok { // nested values, odd escapes, repeated names or bad JSON: the general decoder decides
 		var err *tables.Error
 		if fields, err = decodeGeneral(body); err != nil {
@@ -101,7 +102,7 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 			}
 		}
 		if e.Properties == nil {
-			e.Properties = make([]tables.Property, 0, len(fields)-len(types))
+			e.Properties = make([]tables.Property, 0, properties(fields))
 		}
 		p, err := decodeValue(unique.Make(k).Value(), v, edm) // one copy of each name for every entity stored
 		if err != nil {
@@ -110,6 +111,18 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 		e.Properties = append(e.Properties, p)
 	}
 	return e, nil
+}
+
+// properties returns how many of an entity's members are properties, to
+// size the slice that is stored with it.
+func properties(fields []field) int {
+	n := 0
+	for _, f := range fields {
+		if k := f.name; !(k == "PartitionKey" || k == "RowKey" || k == "Timestamp" || strings.HasPrefix(k, "odata.") || strings.Contains(k, "@odata.") || f.v == nil) {
+			n++
+		}
+	}
+	return n
 }
 
 // field is one member of an entity's JSON object, its value as
@@ -145,18 +158,19 @@ func decodeGeneral(body []byte) ([]field, *tables.Error) {
 // value, a raw control character, an escape of a lone surrogate, a repeated
 // name, a syntax error, trailing data), which decodeGeneral then reads or
 // refuses with encoding/json's own message.
-func scanFlat(b []byte) ([]field, bool) {
+//
+// The members are appended to fields, which may have room for them.
+func scanFlat(b []byte, fields []field) ([]field, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
-	fields := make([]field, 0, 8)
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return fields, skipSpace(b, i+1) == len(b)
 	}
 	for {
-		name, j, ok := scanString(b, i)
+		name, j, ok := scanName(b, i)
 		if !ok {
 			return nil, false
 		}
@@ -209,6 +223,17 @@ func scanFlat(b []byte) ([]field, bool) {
 		}
 		i = skipSpace(b, i+1)
 	}
+}
+
+// scanName reads a member's name as scanString does, without a copy for
+// the keys' names, which every entity has.
+func scanName(b []byte, i int) (string, int, bool) {
+	for _, k := range [...]string{"PartitionKey", "RowKey"} {
+		if end := i + len(k) + 2; end <= len(b) && b[i] == '"' && b[end-1] == '"' && string(b[i+1:end-1]) == k {
+			return k, end, true
+		}
+	}
+	return scanString(b, i)
 }
 
 func skipSpace(b []byte, i int) int {

@@ -28,7 +28,7 @@ func FuzzScanFlat(f *testing.F) {
 		if !utf8.ValidString(body) { // DecodeEntity refuses it first
 			return
 		}
-		fast, ok := scanFlat([]byte(body))
+		fast, ok := scanFlat([]byte(body), nil)
 		if !ok {
 			return
 		}
@@ -57,7 +57,7 @@ func TestScanFlatReadsLongStrings(t *testing.T) {
 	x := strings.Repeat("abcdefgh", 3)
 	for _, v := range []string{x, x + `\"` + x, x + "é" + x + `\n` + x, "€" + x + "😀" + x + `\u00e9`, x + `\\` + x + `\/`} {
 		body := `{"PartitionKey":"p","RowKey":"` + x + `","Payload":"` + v + `"}`
-		fast, ok := scanFlat([]byte(body))
+		fast, ok := scanFlat([]byte(body), nil)
 		if !ok {
 			t.Fatalf("%s: left to encoding/json", body)
 		}
