@@ -1,10 +1,15 @@
 package rest_test
 
 import (
+	"bufio"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -81,20 +86,100 @@ func rate(b *testing.B, conn string, op string, d time.Duration) float64 {
 	return float64(n.Load()) / d.Seconds()
 }
 
+// serverChild names, in a child process of the test binary, the server it
+// runs for BenchmarkServers: "engine" or "canned".
+const serverChild = "TABLEBENCH_TEST_SERVER_CHILD"
+
+func TestMain(m *testing.M) {
+	if kind := os.Getenv(serverChild); kind != "" {
+		os.Exit(serveChild(kind))
+	}
+	os.Exit(m.Run())
+}
+
+// server returns the handler of the served engine (profile none, as
+// `tablebench serve --profile none` runs it) or of the canned server.
+func server(kind string) (http.Handler, error) {
+	switch kind {
+	case "canned":
+		return resttest.Canned(), nil
+	case "engine":
+		cfg := engine.DefaultConfig()
+		cfg.Profile, cfg.PreSplit = engine.None(), 16
+		e, err := engine.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		key, _ := base64.StdEncoding.DecodeString(rest.DevKey)
+		return rest.New(e, rest.Config{Account: rest.DevAccount, Key: key}), nil
+	}
+	return nil, fmt.Errorf("no server %q: use engine or canned", kind)
+}
+
+// serveChild serves kind on a free port, which it prints, until its
+// standard input closes: the parent's end, even if the parent dies.
+func serveChild(kind string) int {
+	h, err := server(kind)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(ln.Addr())
+	go http.Serve(ln, h)
+	io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// startServer runs kind for the benchmark and returns its URL: in a child
+// process, as Azurite and `tablebench serve` run, or in this process when
+// TABLEBENCH_PERF_IN_PROCESS=1, where its collector also pays for the
+// client's garbage and the client's for its heap.
+func startServer(b *testing.B, kind string) string {
+	if os.Getenv("TABLEBENCH_PERF_IN_PROCESS") == "1" {
+		h, err := server(kind)
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		b.Cleanup(srv.Close)
+		return srv.URL
+	}
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), serverChild+"="+kind)
+	child.Stderr = os.Stderr
+	in, err := child.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := child.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); child.Wait() })
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("the %s server did not start: %v", kind, err)
+	}
+	return "http://" + strings.TrimSpace(addr)
+}
+
 // BenchmarkServers puts the served engine (profile none) beside Azurite and
 // a canned server under the same aztables load: 30 goroutines of single
 // inserts, gets and batches of 100, 1 KiB entities, on this machine, in one
-// run. Run it with `make perf`.
+// run. Each server runs in a process of its own, as Azurite does and as
+// users run `tablebench serve`; TABLEBENCH_PERF_IN_PROCESS=1 runs the
+// engine and the canned server inside the benchmark's process instead.
+// Run it with `make perf`.
 func BenchmarkServers(b *testing.B) {
-	cfg := engine.DefaultConfig()
-	cfg.Profile, cfg.PreSplit = engine.None(), 16
-	e, _ := engine.New(cfg)
-	defer e.Close()
-	key, _ := base64.StdEncoding.DecodeString(rest.DevKey)
-	ours := httptest.NewServer(rest.New(e, rest.Config{Account: rest.DevAccount, Key: key}))
-	defer ours.Close()
-	cannedSrv := httptest.NewServer(resttest.Canned())
-	defer cannedSrv.Close()
+	oursURL, cannedURL := startServer(b, "engine"), startServer(b, "canned")
 	_, azConn := azurite.Start(b)
 	conn := func(url string) string {
 		return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + rest.DevKey + ";TableEndpoint=" + url + "/devstoreaccount1;"
@@ -102,16 +187,16 @@ func BenchmarkServers(b *testing.B) {
 	// Rounds of short windows, the three servers in turn, so that a drift in
 	// what else the machine does lands on all of them; each ratio is taken
 	// within one round, and the median and range over the rounds reported.
-	const rounds = 5
+	const rounds = 7
 	d := 3 * time.Second
 	for b.Loop() {
 		for _, op := range []string{"insert", "get", "batch100"} {
 			var vsCanned, vsAzurite []float64
 			var o, a, c float64
 			for round := range rounds {
-				o, a, c = rate(b, conn(ours.URL), op, d), rate(b, azConn, op, d), rate(b, conn(cannedSrv.URL), op, d)
+				o, a, c = rate(b, conn(oursURL), op, d), rate(b, azConn, op, d), rate(b, conn(cannedURL), op, d)
 				if round%2 == 1 { // and the other order, so no server always follows the same one
-					c, a, o = rate(b, conn(cannedSrv.URL), op, d), rate(b, azConn, op, d), rate(b, conn(ours.URL), op, d)
+					c, a, o = rate(b, conn(cannedURL), op, d), rate(b, azConn, op, d), rate(b, conn(oursURL), op, d)
 				}
 				vsCanned, vsAzurite = append(vsCanned, 100*o/c), append(vsAzurite, o/a)
 			}
