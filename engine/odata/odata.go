@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -104,7 +105,7 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 		if e.Properties == nil {
 			e.Properties = make([]tables.Property, 0, properties(fields))
 		}
-		p, err := decodeValue(unique.Make(k).Value(), v, edm) // one copy of each name for every entity stored
+		p, err := decodeValue(k, v, edm) // k is interned by both readers
 		if err != nil {
 			return e, err
 		}
@@ -147,7 +148,7 @@ func decodeGeneral(body []byte) ([]field, *tables.Error) {
 	}
 	fields := make([]field, 0, len(raw))
 	for k, v := range raw {
-		fields = append(fields, field{k, v})
+		fields = append(fields, field{unique.Make(k).Value(), v}) // one copy of each name for every entity stored
 	}
 	slices.SortFunc(fields, func(a, b field) int { return strings.Compare(a.name, b.name) }) // a stable order for a map's
 	return fields, nil
@@ -170,7 +171,7 @@ func scanFlat(b []byte, fields []field) ([]field, bool) {
 		return fields, skipSpace(b, i+1) == len(b)
 	}
 	for {
-		name, j, ok := scanName(b, i)
+		name, j, ok := scanName(b, i, len(fields))
 		if !ok {
 			return nil, false
 		}
@@ -225,15 +226,42 @@ func scanFlat(b []byte, fields []field) ([]field, bool) {
 	}
 }
 
-// scanName reads a member's name as scanString does, without a copy for
-// the keys' names, which every entity has.
-func scanName(b []byte, i int) (string, int, bool) {
+// names remembers, per position in an entity's object, the last member
+// name read there, interned: entities of one workload share their schema,
+// so a name is most often the one read at its place before. Only names a
+// JSON string holds as they are (plainJSON) are kept, so that matching the
+// name's bytes between quotes is reading it.
+var names [16]atomic.Pointer[string]
+
+// scanName reads the name of the member at position pos as scanString
+// does, and returns it interned: without a copy for the keys' names and
+// for a name read at its place before.
+func scanName(b []byte, i, pos int) (string, int, bool) {
+	quoted := func(k string) (int, bool) {
+		end := i + len(k) + 2
+		return end, end <= len(b) && b[i] == '"' && b[end-1] == '"' && string(b[i+1:end-1]) == k
+	}
 	for _, k := range [...]string{"PartitionKey", "RowKey"} {
-		if end := i + len(k) + 2; end <= len(b) && b[i] == '"' && b[end-1] == '"' && string(b[i+1:end-1]) == k {
+		if end, ok := quoted(k); ok {
 			return k, end, true
 		}
 	}
-	return scanString(b, i)
+	if pos < len(names) {
+		if p := names[pos].Load(); p != nil {
+			if end, ok := quoted(*p); ok {
+				return *p, end, true
+			}
+		}
+	}
+	name, j, ok := scanString(b, i)
+	if !ok {
+		return "", 0, false
+	}
+	name = unique.Make(name).Value() // one copy of each name for every entity stored
+	if pos < len(names) && plainJSON(name) == len(name) {
+		names[pos].Store(&name)
+	}
+	return name, j, true
 }
 
 func skipSpace(b []byte, i int) int {
@@ -424,7 +452,7 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 	case "":
 		switch x := v.(type) {
 		case string:
-			return tables.String(name, x), nil
+			return tables.Property{Name: name, Type: tables.EdmString, Value: v}, nil // the value as boxed already, not boxed again
 		case bool:
 			return tables.Bool(name, x), nil
 		case json.Number:
@@ -445,8 +473,8 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 		}
 		return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("Property %q holds a JSON object or array, which a table entity cannot store.", name))
 	case "Edm.String":
-		if s, ok := v.(string); ok {
-			return tables.String(name, s), nil
+		if _, ok := v.(string); ok {
+			return tables.Property{Name: name, Type: tables.EdmString, Value: v}, nil
 		}
 	case "Edm.Int32", "Edm.Int64":
 		var s string

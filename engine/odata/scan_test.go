@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // FuzzScanFlat checks the one-pass scanner against encoding/json: whatever
@@ -91,4 +92,41 @@ func FuzzPlainJSON(f *testing.F) {
 			t.Fatalf("plainJSON(%q) = %d, want %d", s, got, want)
 		}
 	})
+}
+
+// TestNamesReadAtTheirPlace checks the cache of names by position: a
+// name matched there is the name, and one that only starts like it, one
+// written with escapes or one that is not plain JSON is read in full.
+// Property names come out interned, one copy for every entity.
+func TestNamesReadAtTheirPlace(t *testing.T) {
+	bodies := []string{
+		`{"PartitionKey":"p","RowKey":"r","Payload":"a"}`,
+		`{"PartitionKey":"p","RowKey":"r","Payload":"b"}`,
+		`{"PartitionKey":"p","RowKey":"r","Payload2":"c"}`,
+		`{"PartitionKey":"p","RowKey":"r","Pay\u006coad":"d"}`,
+		`{"PartitionKey":"p","RowKey":"r","Pay\"load":"e"}`,
+		`{"PartitionKey":"p","RowKey":"r","Pay\"load":"f"}`,
+		`{"PartitionKey":"p","RowKey":"r","Pay":"g"}`,
+		`{"Payload":"h","PartitionKey":"p","RowKey":"r"}`,
+		`{"PartitionKey":"p","RowKey":"r","a\\b":"i"}`,
+		`{"PartitionKey":"p","RowKey":"r","a\b":"j"}`,
+	}
+	want := []string{"Payload", "Payload", "Payload2", "Payload", `Pay"load`, `Pay"load`, "Pay", "Payload", `a\b`, "a\b"}
+	var first *byte
+	for i, body := range bodies {
+		e, err := DecodeEntity([]byte(body), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if len(e.Properties) != 1 || e.Properties[0].Name != want[i] {
+			t.Fatalf("%s: properties %v, want one named %q", body, e.Properties, want[i])
+		}
+		if e.Properties[0].Name == "Payload" {
+			if p := unsafe.StringData(e.Properties[0].Name); first == nil {
+				first = p
+			} else if p != first {
+				t.Fatalf("%s: the name Payload is a copy of its own", body)
+			}
+		}
+	}
 }
