@@ -552,11 +552,19 @@ func (s *Server) batch(q *request, g *grant) {
 		}
 		b.WriteString("DataServiceVersion: 3.0;\r\n")
 		if insert {
-			loc := locPrefix + url.PathEscape(odata.QuoteKey(ent.RowKey)) + "')"
-			b.WriteString("Location: " + loc + "\r\nDataServiceId: " + loc + "\r\n")
+			// Written piece by piece: a concatenation is a string per part.
+			key := url.PathEscape(odata.QuoteKey(ent.RowKey))
+			for _, h := range [...]string{"Location: ", "DataServiceId: "} {
+				b.WriteString(h)
+				b.WriteString(locPrefix)
+				b.WriteString(key)
+				b.WriteString("')\r\n")
+			}
 		}
 		if op.Kind != tables.BatchDelete {
-			b.WriteString("ETag: " + etag + "\r\n")
+			b.WriteString("ETag: ")
+			b.WriteString(etag)
+			b.WriteString("\r\n")
 		}
 		if withBody {
 			b.WriteString("Content-Type: " + s.contentType(odata.MinimalMetadata) + "\r\n\r\n")
@@ -680,7 +688,9 @@ func (w *batchWriter) part() *bytes.Buffer {
 		w.b.WriteString("\r\n") // the CRLF before a boundary belongs to the boundary, not the part
 	}
 	w.parts++
-	w.b.WriteString("--" + w.inner + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+	w.b.WriteString("--")
+	w.b.WriteString(w.inner)
+	w.b.WriteString("\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
 	return w.b
 }
 

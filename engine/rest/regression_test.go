@@ -487,3 +487,57 @@ func TestReusedBodiesLeaveStoredValuesAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchResponseParts checks each part of a batch response as the
+// service writes it: the status, Preference-Applied for return-no-content,
+// Location and DataServiceId naming the entity with its quote doubled and
+// percent-encoded, the ETag every write shares, and the entity for an insert
+// that asked for it.
+func TestBatchResponseParts(t *testing.T) {
+	r := newRaw(t)
+	r.table("parts")
+	json := `Content-Type: application/json` + "\r\n"
+	ctype, body := batch(
+		r.op("POST", "/parts", json+"Prefer: return-no-content\r\n", `{"PartitionKey":"p","RowKey":"it's","N":1}`),
+		r.op("POST", "/parts", json, `{"PartitionKey":"p","RowKey":"b c","N":2}`),
+		r.op("PUT", "/parts(PartitionKey='p',RowKey='u')", json, `{"N":3}`),
+	)
+	got := r.submit(ctype, body)
+	if got.status != 202 {
+		t.Fatalf("status %d: %s", got.status, got.body)
+	}
+	parts := strings.Split(got.body, "HTTP/1.1 ")[1:]
+	if len(parts) != 3 {
+		t.Fatalf("%d parts in %s", len(parts), got.body)
+	}
+	etag := ""
+	for i, want := range []struct {
+		status, key string
+		noContent   bool
+	}{{"204 No Content", "it''s", true}, {"201 Created", "b c", false}, {"204 No Content", "", false}} {
+		p := parts[i]
+		if !strings.HasPrefix(p, want.status+"\r\n") {
+			t.Fatalf("part %d: %q, want status %s", i, p, want.status)
+		}
+		if strings.Contains(p, "Preference-Applied: return-no-content\r\n") != want.noContent {
+			t.Fatalf("part %d: Preference-Applied is %v, want %v: %q", i, !want.noContent, want.noContent, p)
+		}
+		if want.key != "" {
+			loc := r.base + "/parts(PartitionKey='p',RowKey='" + url.PathEscape(want.key) + "')"
+			if !strings.Contains(p, "\r\nLocation: "+loc+"\r\nDataServiceId: "+loc+"\r\n") {
+				t.Fatalf("part %d: want Location and DataServiceId %s: %q", i, loc, p)
+			}
+		} else if strings.Contains(p, "Location:") {
+			t.Fatalf("part %d: an update has no Location: %q", i, p)
+		}
+		_, after, ok := strings.Cut(p, "\r\nETag: ")
+		tag, _, _ := strings.Cut(after, "\r\n")
+		if !ok || !strings.HasPrefix(tag, `W/"datetime'`) || etag != "" && tag != etag {
+			t.Fatalf("part %d: ETag %q, the batch's is %q", i, tag, etag)
+		}
+		etag = tag
+		if hasEntity := strings.Contains(p, `"RowKey":"b c"`); hasEntity != (i == 1) {
+			t.Fatalf("part %d: entity in the response is %v: %q", i, hasEntity, p)
+		}
+	}
+}
