@@ -70,8 +70,10 @@ func fieldsOf(h textproto.MIMEHeader) fields {
 
 // parseSubRequest reads an application/http part. Its body runs to the part's
 // end, since clients need not send a Content-Length; a bodiless operation's
-// headers may run straight into the boundary, without a blank line.
-func parseSubRequest(raw []byte) (*subRequest, error) {
+// headers may run straight into the boundary, without a blank line. Its
+// headers are appended to scratch[:0] when they take the plain reader: a
+// caller reading operations one after another reuses one slice.
+func parseSubRequest(raw []byte, scratch fields) (*subRequest, error) {
 	head, body := raw, []byte(nil)
 	if i := bytes.Index(raw, []byte("\r\n\r\n")); i >= 0 {
 		head, body = raw[:i], raw[i+4:]
@@ -101,7 +103,7 @@ func parseSubRequest(raw []byte) (*subRequest, error) {
 		}
 		sub.path, sub.rawQuery = u.EscapedPath(), u.RawQuery
 	}
-	mh, ok := plainHeaders(rest)
+	mh, ok := plainHeaders(rest, scratch[:0])
 	if !ok { // folded lines, odd names or bad syntax: textproto decides
 		// A fresh slice: appending to rest would write over the body after it.
 		hdrText := append(slices.Clip(bytes.TrimRight(rest, "\r\n")), "\r\n\r\n"...)
@@ -215,15 +217,14 @@ func plainTarget(t string) (path, query string, ok bool) {
 	return path, query, true
 }
 
-// plainHeaders reads CRLF-ended "Name: value" lines whose names are
+// plainHeaders appends to h the CRLF-ended "Name: value" lines whose names are
 // letters, digits and dashes, as every SDK writes an operation's headers,
 // without the buffered reader textproto needs per operation. Anything else
 // reports false and is left to textproto.
-func plainHeaders(text []byte) (fields, bool) {
+func plainHeaders(text []byte, h fields) (fields, bool) {
 	// One string holds every name and value: an operation's headers cost
-	// two allocations, not a few each. One pass checks and splits them.
+	// one allocation, not a few each. One pass checks and splits them.
 	str := string(text)
-	h := make(fields, 0, 8)
 	for len(str) > 0 {
 		line := str
 		if nl := strings.IndexByte(str, '\n'); nl >= 0 {
@@ -312,7 +313,7 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 		if err != nil {
 			return bad("The batch could not be read: %v.", err)
 		}
-		sub, err := parseSubRequest(raw)
+		sub, err := parseSubRequest(raw, nil)
 		if err != nil {
 			return bad("The batch's query is not an HTTP request: %v.", err)
 		}
@@ -390,6 +391,7 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), n 
 	}
 	n = min(n, tables.MaxBatchOps)
 	pb.ops, pb.noContent = make([]tables.BatchOp, 0, n), make([]bool, 0, n)
+	var scratch fields // an operation's headers, read anew into it for the next
 	for i := 0; ; i++ {
 		raw, err := next()
 		if err == io.EOF {
@@ -401,7 +403,7 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), n 
 		if len(pb.ops) == tables.MaxBatchOps {
 			return bad("The batch request operation exceeds the maximum 100 changes per change set.")
 		}
-		sub, err := parseSubRequest(raw)
+		sub, err := parseSubRequest(raw, scratch)
 		if err != nil {
 			return bad("Operation %d of the changeset is not an HTTP request: %v.", i, err)
 		}
@@ -477,6 +479,7 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), n 
 			return bad("All operations of a batch must be on one table: %s and %s.", pb.table, t)
 		}
 		pb.ops, pb.noContent = append(pb.ops, op), append(pb.noContent, noContent)
+		scratch = sub.header
 	}
 	if len(pb.ops) == 0 {
 		return bad("The batch request contains no operations.")

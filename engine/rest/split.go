@@ -35,6 +35,7 @@ func splitMultipart(body []byte, boundary string) ([]mpart, bool) {
 		i += j + 1
 	}
 	var parts []mpart
+	var arena fields // every part's headers, in one array
 	for {
 		j := i + len(dash)
 		if bytes.HasPrefix(body[j:], []byte("--")) { // the close delimiter, ending its line
@@ -68,10 +69,12 @@ func splitMultipart(body []byte, boundary string) ([]mpart, bool) {
 			}
 			head, content = part[:k+2], part[k+4:]
 		}
-		h, ok := plainHeaders(head)
-		if !ok {
+		from := len(arena)
+		var ok bool
+		if arena, ok = plainHeaders(head, arena); !ok {
 			return nil, false
 		}
+		h := arena[from:len(arena):len(arena)] // capped: a later part's headers append to arena, not to h
 		switch strings.ToLower(h.Get("Content-Transfer-Encoding")) {
 		case "", "binary", "8bit", "7bit":
 		default:

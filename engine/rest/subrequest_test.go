@@ -79,12 +79,12 @@ func TestPlainFormsAreRead(t *testing.T) {
 		"http://h/acct/people(PartitionKey='a%2Fb',RowKey='%C3%A9')": "/acct/people(PartitionKey='a%2Fb',RowKey='%C3%A9')",
 		"http://h/acct/people()?$filter=RowKey%20eq%20'x'":           "/acct/people()",
 	} {
-		sub, err := parseSubRequest([]byte("GET " + target + " HTTP/1.1\r\nAccept: application/json\r\n\r\n"))
+		sub, err := parseSubRequest([]byte("GET "+target+" HTTP/1.1\r\nAccept: application/json\r\n\r\n"), nil)
 		if err != nil || sub.path != want || sub.method != "GET" {
 			t.Errorf("%q: got %+v, %v; want path %q", target, sub, err, want)
 		}
 	}
-	sub, _ := parseSubRequest([]byte("GET http://h/acct/people()?$filter=RowKey%20eq%20'x'&$top=5 HTTP/1.1\r\n\r\n"))
+	sub, _ := parseSubRequest([]byte("GET http://h/acct/people()?$filter=RowKey%20eq%20'x'&$top=5 HTTP/1.1\r\n\r\n"), nil)
 	if q := sub.query(); q.Get("$filter") != "RowKey eq 'x'" || q.Get("$top") != "5" {
 		t.Errorf("query read as %v", q)
 	}
@@ -118,6 +118,44 @@ func BenchmarkParseBatch(b *testing.B) {
 		pb, err := s.parseBatch(ct, body, nil)
 		if err != nil || len(pb.ops) != 100 {
 			b.Fatalf("%v, %d operations", err, len(pb.ops))
+		}
+	}
+}
+
+// TestOperationsKeepTheirHeaders checks that each operation of a changeset
+// keeps its own If-Match and Prefer, though their headers are read into one
+// reused slice, and that the parts' headers split as written.
+func TestOperationsKeepTheirHeaders(t *testing.T) {
+	const cs = "changeset_x"
+	var b strings.Builder
+	b.WriteString("--batch_x\r\nContent-Type: multipart/mixed; boundary=" + cs + "\r\n\r\n")
+	tags := []string{`W/"datetime'2026-01-01T00%3A00%3A00Z'"`, "*", `W/"datetime'2026-01-02T00%3A00%3A00Z'"`}
+	for i, tag := range tags {
+		b.WriteString("--" + cs + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+		prefer := ""
+		if i == 1 {
+			prefer = "Prefer: return-no-content\r\n"
+		}
+		fmt.Fprintf(&b, "MERGE http://h/devstoreaccount1/t(PartitionKey='p',RowKey='r%d') HTTP/1.1\r\nIf-Match: %s\r\n%sContent-Type: application/json\r\n\r\n{\"N\":%d}\r\n", i, tag, prefer, i)
+	}
+	b.WriteString("--" + cs + "--\r\n--batch_x--\r\n")
+	s := New(nil, Config{Account: DevAccount})
+	pb, err := s.parseBatch("multipart/mixed; boundary=batch_x", []byte(b.String()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, op := range pb.ops {
+		if op.IfMatch != tags[i] || pb.noContent[i] != (i == 1) || op.Entity.RowKey != fmt.Sprint("r", i) {
+			t.Fatalf("operation %d: If-Match %q, no content %v, RowKey %q", i, op.IfMatch, pb.noContent[i], op.Entity.RowKey)
+		}
+	}
+	parts, ok := splitMultipart([]byte(b.String()[len("--batch_x\r\nContent-Type: multipart/mixed; boundary="+cs+"\r\n\r\n"):]), cs)
+	if !ok || len(parts) != 3 {
+		t.Fatalf("split into %d parts, %v", len(parts), ok)
+	}
+	for i, p := range parts {
+		if len(p.header) != 2 || p.header.Get("Content-Type") != "application/http" || p.header.Get("Content-Transfer-Encoding") != "binary" {
+			t.Fatalf("part %d: headers %v", i, p.header)
 		}
 	}
 }
