@@ -73,7 +73,7 @@ func fieldsOf(h textproto.MIMEHeader) fields {
 // headers may run straight into the boundary, without a blank line. Its
 // headers are appended to scratch[:0] when they take the plain reader: a
 // caller reading operations one after another reuses one slice.
-func parseSubRequest(raw []byte, scratch fields) (*subRequest, error) {
+func parseSubRequest(raw []byte, scratch fields) (subRequest, error) {
 	head, body := raw, []byte(nil)
 	if i := bytes.Index(raw, []byte("\r\n\r\n")); i >= 0 {
 		head, body = raw[:i], raw[i+4:]
@@ -87,11 +87,11 @@ func parseSubRequest(raw []byte, scratch fields) (*subRequest, error) {
 	if !ok {
 		fields := strings.Fields(string(line))
 		if len(fields) != 3 || !strings.HasPrefix(fields[2], "HTTP/") {
-			return nil, fmt.Errorf("the request line %q is not METHOD URL HTTP/1.1", string(line))
+			return subRequest{}, fmt.Errorf("the request line %q is not METHOD URL HTTP/1.1", string(line))
 		}
 		method, target = strings.ToUpper(fields[0]), fields[1]
 	}
-	sub := &subRequest{method: method}
+	sub := subRequest{method: method}
 	if sub.path, sub.rawQuery, ok = plainTarget(target); !ok {
 		t := target
 		if !strings.Contains(t, "://") && !strings.HasPrefix(t, "/") {
@@ -99,7 +99,7 @@ func parseSubRequest(raw []byte, scratch fields) (*subRequest, error) {
 		}
 		u, err := url.ParseRequestURI(t)
 		if err != nil {
-			return nil, fmt.Errorf("the URL %q is not valid", target)
+			return subRequest{}, fmt.Errorf("the URL %q is not valid", target)
 		}
 		sub.path, sub.rawQuery = u.EscapedPath(), u.RawQuery
 	}
@@ -112,7 +112,7 @@ func parseSubRequest(raw []byte, scratch fields) (*subRequest, error) {
 		}
 		th, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(hdrText))).ReadMIMEHeader()
 		if err != nil {
-			return nil, fmt.Errorf("its headers are not valid: %v", err)
+			return subRequest{}, fmt.Errorf("its headers are not valid: %v", err)
 		}
 		mh = fieldsOf(th)
 	}
@@ -320,7 +320,7 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 		if sub.method != http.MethodGet {
 			return bad("An operation outside a changeset must be a query (GET); put writes in a changeset.")
 		}
-		pb.query = sub
+		pb.query = &sub
 	case cmt == "multipart/mixed" && cparams["boundary"] != "":
 		if perr := s.parseChangeset(pb, readParts(multipart.NewReader(cs, cparams["boundary"])), 0, g); perr != nil {
 			return nil, perr
@@ -407,7 +407,7 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), n 
 		if err != nil {
 			return bad("Operation %d of the changeset is not an HTTP request: %v.", i, err)
 		}
-		res, rerr := s.subResource(sub)
+		res, rerr := s.subResource(&sub)
 		if rerr != nil {
 			return at(rerr, i)
 		}
