@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/tablebench/tablebench/engine/tables"
+	"hash/maphash"
 	"math"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // units returns an entity's cost toward the throughput targets: its size
@@ -178,7 +180,7 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 	// stored: one allocation instead of one per entity, for 48 bytes per
 	// entity the batch deleted or replaced until its last record goes.
 	recs := make([]record, len(ops))
-	seen := make(map[string]struct{}, len(ops))
+	var seen rowKeySet
 	var total float64
 	var size int
 	for i := range ops {
@@ -186,10 +188,9 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 		if op.Entity.PartitionKey != pk {
 			return nil, withIndex(tables.BadRequest(tables.CodeCommandsInBatchActOnDifferentPK, "All commands in a batch must operate on the same partition."), i)
 		}
-		if _, dup := seen[op.Entity.RowKey]; dup {
+		if !seen.add(ops, i) {
 			return nil, withIndex(tables.BadRequest(tables.CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."), i)
 		}
-		seen[op.Entity.RowKey] = struct{}{}
 		if op.Kind == tables.BatchDelete {
 			if err := validateKey("PartitionKey", pk, e.cfg.MaxKeyLength); err != nil {
 				return nil, withIndex(err, i)
@@ -290,4 +291,27 @@ func (e *Engine) Load(ctx context.Context, tableName string, entities []tables.E
 		rp.mu.Unlock()
 	}
 	return nil
+}
+
+// rowKeySet is the RowKeys of a batch's operations, for finding one that
+// repeats: an open-addressed table of operation indexes on the stack, as a
+// map cost an allocation and more hashing per batch.
+type rowKeySet [256]uint8 // 1 + an operation's index, or 0; a batch fills at most 100
+
+var rowKeySeed = maphash.MakeSeed()
+
+// add adds the RowKey of ops[i] and reports whether it was new: false
+// when an earlier operation has it.
+func (s *rowKeySet) add(ops []tables.BatchOp, i int) bool {
+	k := ops[i].Entity.RowKey
+	for h := maphash.String(rowKeySeed, k); ; h++ {
+		slot := &s[h%uint64(len(s))]
+		if *slot == 0 {
+			*slot = uint8(i + 1)
+			return true
+		}
+		if ops[*slot-1].Entity.RowKey == k {
+			return false
+		}
+	}
 }

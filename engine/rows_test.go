@@ -402,3 +402,37 @@ func TestLocate(t *testing.T) {
 		}
 	}
 }
+
+// TestRowKeySet checks the batch's set of RowKeys against a map: 100
+// distinct keys are all new, and a key that repeats is found at its
+// second place, whatever the keys share.
+func TestRowKeySet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 200 {
+		ops := make([]tables.BatchOp, 100)
+		seen := map[string]int{}
+		want := -1
+		for i := range ops {
+			k := fmt.Sprintf("tb_1_7_%010d", rng.IntN(40+round*10))
+			if round%2 == 0 { // distinct keys
+				k = fmt.Sprintf("k%d", i)
+			}
+			ops[i].Entity.RowKey = k
+			if _, dup := seen[k]; dup && want < 0 {
+				want = i
+			}
+			seen[k] = i
+		}
+		var s rowKeySet
+		got := -1
+		for i := range ops {
+			if !s.add(ops, i) {
+				got = i
+				break
+			}
+		}
+		if got != want {
+			t.Fatalf("round %d: first repeat at %d, want %d", round, got, want)
+		}
+	}
+}
