@@ -183,8 +183,10 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 	var seen rowKeySet
 	var total float64
 	var size int
+	inserts := true // every operation an insert
 	for i := range ops {
 		op := &ops[i]
+		inserts = inserts && op.Kind == tables.BatchInsert
 		if op.Entity.PartitionKey != pk {
 			return nil, withIndex(tables.BadRequest(tables.CodeCommandsInBatchActOnDifferentPK, "All commands in a batch must operate on the same partition."), i)
 		}
@@ -223,13 +225,30 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 	}
 	out := make([]tables.Entity, len(ops))
 	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
-		// Check every operation against the state the earlier ones leave,
-		// then apply all of them: nothing is applied if one fails.
 		// The key's rows are looked up once for the whole batch, and
 		// forgotten at its end if it leaves them empty.
 		g := rp.data.rowsFor(pk)
 		defer rp.data.drop(g)
-		olds := make([]*record, len(ops))
+		if inserts {
+			// Inserts, as most batches are: each is stored as it is checked,
+			// one descent of the tree each, and the ones before are taken
+			// out again if one finds its entity there.
+			ts := rp.stamp(now)
+			for i := range recs {
+				recs[i].ts = ts
+				if g.rows.put(&recs[i], true) != nil {
+					for j := range i {
+						g.rows.remove(recs[j].rk)
+					}
+					return len(ops), withIndex(errEntityExists, i)
+				}
+				out[i] = recs[i].view(pk, nil)
+			}
+			return len(ops), nil
+		}
+		// Check every operation against the state the earlier ones leave,
+		// then apply all of them: nothing is applied if one fails.
+		var olds [tables.MaxBatchOps]*record
 		for i, op := range ops {
 			old := g.rows.get(recs[i].rk)
 			olds[i] = old

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -434,5 +435,42 @@ func TestRowKeySet(t *testing.T) {
 		if got != want {
 			t.Fatalf("round %d: first repeat at %d, want %d", round, got, want)
 		}
+	}
+}
+
+// TestFailedInsertBatchLeavesNothing checks that a batch of inserts that
+// fails on its last entity, after the others split leaves, takes them all
+// out again and leaves a sound tree.
+func TestFailedInsertBatchLeavesNothing(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Profile = None()
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	if err := e.CreateTable(ctx, "undo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Insert(ctx, "undo", tables.Entity{PartitionKey: "p", RowKey: "r099"}); err != nil {
+		t.Fatal(err)
+	}
+	ops := make([]tables.BatchOp, 100)
+	for i := range ops {
+		ops[i] = tables.BatchOp{Kind: tables.BatchInsert, Entity: tables.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%03d", i)}}
+	}
+	// ops[99], r099, is there already
+	_, err = e.Batch(ctx, "undo", ops)
+	var te *tables.Error
+	if !errors.As(err, &te) || te.Code != tables.CodeEntityAlreadyExists || te.Index != 99 {
+		t.Fatalf("got %v, want EntityAlreadyExists at 99", err)
+	}
+	tb, _ := e.table("undo")
+	rp := tb.locate("p")
+	rp.mu.RLock()
+	defer rp.mu.RUnlock()
+	if keys := rp.data.rows("p").rows.check(t); !slices.Equal(keys, []string{"r099"}) {
+		t.Fatalf("after the failed batch the key holds %v, want [r099]", keys)
 	}
 }
