@@ -703,7 +703,11 @@ func (w *batchWriter) send(q *request) {
 		w.b.WriteString("\r\n")
 	}
 	w.b.WriteString("--" + w.inner + "--\r\n--" + w.outer + "--\r\n")
-	q.w.Header().Set("Content-Type", "multipart/mixed; boundary="+w.outer)
+	h := q.w.Header()
+	h.Set("Content-Type", "multipart/mixed; boundary="+w.outer)
+	// Its length is known: the response goes out in one write, not in
+	// chunks and a closing chunk.
+	h["Content-Length"] = []string{strconv.Itoa(w.b.Len())}
 	q.w.WriteHeader(http.StatusAccepted)
 	q.w.Write(w.b.Bytes())
 	if w.b.Cap() <= maxPooledBody { // written: response writers copy what they are given

@@ -541,3 +541,21 @@ func TestBatchResponseParts(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchResponseLength checks that a batch response larger than
+// net/http buffers is sent whole, with its length, rather than in chunks.
+func TestBatchResponseLength(t *testing.T) {
+	r := newRaw(t)
+	r.table("length")
+	var ops []string
+	for i := range 40 {
+		ops = append(ops, r.op("POST", "/length", "Content-Type: application/json\r\n", fmt.Sprintf(`{"PartitionKey":"p","RowKey":"%03d","S":"%s"}`, i, strings.Repeat("x", 100))))
+	}
+	got := r.submit(batch(ops...))
+	if got.status != 202 || len(got.body) < 8<<10 {
+		t.Fatalf("status %d, %d bytes", got.status, len(got.body))
+	}
+	if cl := got.header.Get("Content-Length"); cl != fmt.Sprint(len(got.body)) {
+		t.Fatalf("Content-Length %q for a body of %d bytes", cl, len(got.body))
+	}
+}
