@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -135,10 +136,12 @@ func serveChild(kind string) int {
 	return 0
 }
 
-// startServer runs kind for the benchmark and returns its URL: in a child
-// process, as Azurite and `tablebench serve` run, or in this process when
-// TABLEBENCH_PERF_IN_PROCESS=1, where its collector also pays for the
-// client's garbage and the client's for its heap.
+// startServer runs kind for the benchmark and returns its URL: the engine
+// as `tablebench serve --profile none` (built from this tree) and the
+// canned server as a child of the test binary, each a process of its own as
+// Azurite is; or both in this process when TABLEBENCH_PERF_IN_PROCESS=1,
+// where their collector also pays for the client's garbage and the
+// client's for their heap.
 func startServer(b *testing.B, kind string) string {
 	if os.Getenv("TABLEBENCH_PERF_IN_PROCESS") == "1" {
 		h, err := server(kind)
@@ -148,6 +151,9 @@ func startServer(b *testing.B, kind string) string {
 		srv := httptest.NewServer(h)
 		b.Cleanup(srv.Close)
 		return srv.URL
+	}
+	if kind == "engine" {
+		return startServe(b)
 	}
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), serverChild+"="+kind)
@@ -171,12 +177,48 @@ func startServer(b *testing.B, kind string) string {
 	return "http://" + strings.TrimSpace(addr)
 }
 
-// BenchmarkServers puts the served engine (profile none) beside Azurite and
-// a canned server under the same aztables load: 30 goroutines of single
-// inserts, gets and batches of 100, 1 KiB entities, on this machine, in one
-// run. Each server runs in a process of its own, as Azurite does and as
-// users run `tablebench serve`; TABLEBENCH_PERF_IN_PROCESS=1 runs the
-// engine and the canned server inside the benchmark's process instead.
+// startServe builds the tablebench command from this tree, runs `serve
+// --profile none` on a free port and returns its URL, less the account.
+func startServe(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "tablebench")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/tablebench/tablebench/cmd/tablebench").CombinedOutput(); err != nil {
+		b.Fatalf("building tablebench: %v\n%s", err, out)
+	}
+	child := exec.Command(bin, "serve", "--profile", "none", "--addr", "127.0.0.1:0")
+	child.Stderr = os.Stderr
+	child.SysProcAttr = childAttr() // it ends with the benchmark, even one that is killed
+	out, err := child.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	b.Cleanup(func() {
+		child.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			child.Process.Kill()
+			<-done
+		}
+	})
+	line, err := bufio.NewReader(out).ReadString('\n') // serving the engine (profile none) at URL/ACCOUNT
+	go func() { io.Copy(io.Discard, out); child.Wait(); close(done) }()
+	_, url, found := strings.Cut(strings.TrimSpace(line), " at ")
+	if err != nil || !found || !strings.HasSuffix(url, "/"+rest.DevAccount) {
+		b.Fatalf("tablebench serve did not start: %q, %v", line, err)
+	}
+	return strings.TrimSuffix(url, "/"+rest.DevAccount)
+}
+
+// BenchmarkServers puts the served engine (`tablebench serve --profile
+// none`) beside Azurite and a canned server under the same aztables load:
+// 30 goroutines of single inserts, gets and batches of 100, 1 KiB entities,
+// on this machine, in one run. Each server runs in a process of its own;
+// TABLEBENCH_PERF_IN_PROCESS=1 runs the engine and the canned server inside
+// the benchmark's process instead.
 // Run it with `make perf`.
 func BenchmarkServers(b *testing.B) {
 	oursURL, cannedURL := startServer(b, "engine"), startServer(b, "canned")

@@ -56,7 +56,7 @@ func Start(t testing.TB) (endpoint, connectionString string) {
 	cmd := exec.Command(bin, "--tableHost", "127.0.0.1", "--tablePort", strconv.Itoa(port), "--inMemoryPersistence",
 		"--disableTelemetry", "--skipApiVersionCheck", "--disableProductStyleUrl", "--silent")
 	cmd.Dir = t.TempDir() // nothing persists, but anything it writes stays out of the tree
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	out := &safeLog{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
