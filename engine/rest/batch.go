@@ -50,7 +50,7 @@ type field struct{ name, value string }
 // "" when there is none.
 func (f fields) Get(name string) string {
 	for _, x := range f {
-		if strings.EqualFold(x.name, name) {
+		if len(x.name) == len(name) && strings.EqualFold(x.name, name) {
 			return x.value
 		}
 	}
@@ -133,22 +133,18 @@ func parseSubRequest(raw []byte, scratch fields) (subRequest, error) {
 // copies strings.Fields makes; anything else reports false and is left to
 // it.
 func plainRequestLine(line []byte) (method, target string, ok bool) {
-	sp1, sp2, spaces := -1, -1, 0
-	for i, c := range line {
-		switch {
-		case c == ' ':
-			spaces++
-			if sp1 < 0 {
-				sp1 = i
-			} else {
-				sp2 = i
-			}
-		case c <= ' ' || c >= 0x7f:
+	sp1 := bytes.IndexByte(line, ' ')
+	if sp1 <= 0 {
+		return "", "", false
+	}
+	sp2 := bytes.IndexByte(line[sp1+1:], ' ') + sp1 + 1
+	if sp2 <= sp1+1 || bytes.IndexByte(line[sp2+1:], ' ') >= 0 || !bytes.HasPrefix(line[sp2+1:], []byte("HTTP/")) {
+		return "", "", false
+	}
+	for _, c := range line { // printable ASCII, and the two spaces
+		if c < ' ' || c >= 0x7f {
 			return "", "", false
 		}
-	}
-	if spaces != 2 || sp1 == 0 || sp2 == sp1+1 || sp2 == len(line)-1 || !bytes.HasPrefix(line[sp2+1:], []byte("HTTP/")) {
-		return "", "", false
 	}
 	return methodName(line[:sp1]), string(line[sp1+1 : sp2]), true
 }
@@ -217,6 +213,14 @@ func plainTarget(t string) (path, query string, ok bool) {
 	return path, query, true
 }
 
+// nameChars are the bytes plainHeaders takes in a header name.
+var nameChars = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-'
+	}
+	return t
+}()
+
 // plainHeaders appends to h the CRLF-ended "Name: value" lines whose names are
 // letters, digits and dashes, as every SDK writes an operation's headers,
 // without the buffered reader textproto needs per operation. Anything else
@@ -246,7 +250,7 @@ func plainHeaders(text []byte, h fields) (fields, bool) {
 			return nil, false
 		}
 		for i := range colon {
-			if c := line[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			if !nameChars[line[i]] {
 				return nil, false
 			}
 		}
