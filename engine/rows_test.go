@@ -327,22 +327,30 @@ func (t *rowTree) eachLeaf(fn func(*bnode)) {
 	}
 }
 
-// TestBatchForgetsEmptyKeys checks that a batch which leaves a
-// PartitionKey without rows, by failing on a new key or by deleting a
-// key's last rows, leaves no empty set of rows behind for scans and splits
-// to walk.
-func TestBatchForgetsEmptyKeys(t *testing.T) {
+// engineWithTable returns an engine of profile none, closed at the end of
+// the test, that holds the table name.
+func engineWithTable(t *testing.T, name string) (*Engine, context.Context) {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Profile = None()
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
+	t.Cleanup(func() { e.Close() })
 	ctx := context.Background()
-	if err := e.CreateTable(ctx, "keys"); err != nil {
+	if err := e.CreateTable(ctx, name); err != nil {
 		t.Fatal(err)
 	}
+	return e, ctx
+}
+
+// TestBatchForgetsEmptyKeys checks that a batch which leaves a
+// PartitionKey without rows, by failing on a new key or by deleting a
+// key's last rows, leaves no empty set of rows behind for scans and splits
+// to walk.
+func TestBatchForgetsEmptyKeys(t *testing.T) {
+	e, ctx := engineWithTable(t, "keys")
 	ins := func(pk, rk string) tables.BatchOp {
 		return tables.BatchOp{Kind: tables.BatchInsert, Entity: tables.Entity{PartitionKey: pk, RowKey: rk}}
 	}
@@ -442,17 +450,7 @@ func TestRowKeySet(t *testing.T) {
 // fails on its last entity, after the others split leaves, takes them all
 // out again and leaves a sound tree.
 func TestFailedInsertBatchLeavesNothing(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Profile = None()
-	e, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx := context.Background()
-	if err := e.CreateTable(ctx, "undo"); err != nil {
-		t.Fatal(err)
-	}
+	e, ctx := engineWithTable(t, "undo")
 	if _, err := e.Insert(ctx, "undo", tables.Entity{PartitionKey: "p", RowKey: "r099"}); err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +459,7 @@ func TestFailedInsertBatchLeavesNothing(t *testing.T) {
 		ops[i] = tables.BatchOp{Kind: tables.BatchInsert, Entity: tables.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%03d", i)}}
 	}
 	// ops[99], r099, is there already
-	_, err = e.Batch(ctx, "undo", ops)
+	_, err := e.Batch(ctx, "undo", ops)
 	var te *tables.Error
 	if !errors.As(err, &te) || te.Code != tables.CodeEntityAlreadyExists || te.Index != 99 {
 		t.Fatalf("got %v, want EntityAlreadyExists at 99", err)
