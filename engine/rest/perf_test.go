@@ -88,7 +88,9 @@ func rate(b *testing.B, conn string, op string, d time.Duration) float64 {
 }
 
 // serverChild names, in a child process of the test binary, the server it
-// runs for BenchmarkServers: "engine" or "canned".
+// runs for BenchmarkServers: the canned server ("canned"; "engine" serves
+// the in-process engine's handler, which the benchmark runs as tablebench
+// serve instead).
 const serverChild = "TABLEBENCH_TEST_SERVER_CHILD"
 
 func TestMain(m *testing.M) {
@@ -98,15 +100,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// server returns the handler of the served engine (profile none, as
-// `tablebench serve --profile none` runs it) or of the canned server.
+// server returns the handler of the served engine, set up as `tablebench
+// serve --profile none` sets it up (tables presplit for the profile's
+// servers), or of the canned server.
 func server(kind string) (http.Handler, error) {
 	switch kind {
 	case "canned":
 		return resttest.Canned(), nil
 	case "engine":
 		cfg := engine.DefaultConfig()
-		cfg.Profile, cfg.PreSplit = engine.None(), 16
+		cfg.Profile, cfg.PreSplit = engine.None(), engine.None().SteadySplit()
 		e, err := engine.New(cfg)
 		if err != nil {
 			return nil, err
