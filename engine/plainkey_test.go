@@ -29,3 +29,36 @@ func TestPlainKeyAgreesWithTheByteLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestFingerprintAgreesWithTheByteLoop checks the one-load fingerprint
+// against the byte loop on every byte value at every position of the eight
+// bytes it reads, from every offset, with and without a tail.
+func TestFingerprintAgreesWithTheByteLoop(t *testing.T) {
+	slow := func(k string, at int) uint64 {
+		var f uint64
+		for i := range 8 {
+			f <<= 8
+			if at+i < len(k) {
+				if k[at+i] >= utf8.RuneSelf {
+					return noPrint
+				}
+				f |= uint64(k[at+i])
+			}
+		}
+		return f
+	}
+	base := []byte("abcdefghijklmnopqrs")
+	for at := 0; at <= 10; at++ {
+		for pos := at; pos < at+8; pos++ {
+			for c := range 256 {
+				k := append([]byte(nil), base...)
+				k[pos] = byte(c)
+				for _, key := range []string{string(k), string(k[:at+8]), string(k[:pos+1])} {
+					if got, want := fingerprintAt(key, at), slow(key, at); got != want {
+						t.Fatalf("fingerprintAt(%q, %d) = %#x, want %#x", key, at, got, want)
+					}
+				}
+			}
+		}
+	}
+}
