@@ -52,6 +52,10 @@ func BenchmarkInsert(b *testing.B) {
 	})
 }
 
+// BenchmarkGet reads random entities of 100,000 in 64 PartitionKeys. Each
+// goroutine makes its keys in one buffer, as cheaply as a client holding
+// the key it asks for could: the engine is what is measured. A table of
+// every key added two cache misses of the benchmark's own to each get.
 func BenchmarkGet(b *testing.B) {
 	e := benchEngine(b)
 	const n = 100_000
@@ -62,18 +66,18 @@ func BenchmarkGet(b *testing.B) {
 	for i := range n {
 		e.Insert(ctx, "bench", ent(pks[i%len(pks)], fmt.Sprintf("r%06d", i), tables.String("Payload", payload1K)))
 	}
-	rks := make([]string, n)
-	for i := range rks {
-		rks[i] = fmt.Sprintf("r%06d", i)
-	}
 	var seed atomic.Uint64
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		rng := rand.New(rand.NewPCG(seed.Add(1), 0))
+		rk := []byte("r000000")
 		for pb.Next() {
 			i := rng.IntN(n)
-			if _, err := e.Get(ctx, "bench", pks[i%len(pks)], rks[i], nil); err != nil {
+			for j, v := len(rk)-1, i; j > 0; j, v = j-1, v/10 {
+				rk[j] = byte('0' + v%10)
+			}
+			if _, err := e.Get(ctx, "bench", pks[i%len(pks)], string(rk), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
