@@ -1,10 +1,13 @@
 package rest
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"mime/multipart"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -15,6 +18,7 @@ func FuzzSplitMultipart(f *testing.F) {
 		"--b\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nPOST /t HTTP/1.1\r\n\r\n{}\r\n--b\r\n\r\nx\r\n--b--\r\n",
 		"preamble\r\n--b  \r\nA: 1\r\n\r\n\r\n--b--", "--b\nA: 1\n\nx\n--b--\n", "--b\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n=41\r\n--b--",
 		"--b\r\n\r\nx--b\r\n--b--", "--b\r\nA: 1\r\n\r\nx\r\n--bX\r\n--b--\r\n", "--b\r\n\r\n--b--",
+		strings.Repeat("a", 5000) + "\r\n--b--", // a preamble line longer than mime/multipart's buffer
 	} {
 		f.Add(s)
 	}
@@ -30,6 +34,13 @@ func FuzzSplitMultipart(f *testing.F) {
 				if i != len(parts) {
 					t.Fatalf("%q: split into %d parts, multipart reads %d", body, len(parts), i)
 				}
+				return
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				// A line outside the parts (a preamble, a delimiter's
+				// trailing blanks) longer than mime/multipart's 4 KiB
+				// buffer: its limit, not a verdict on the body, which is
+				// valid multipart.
 				return
 			}
 			if err != nil {
