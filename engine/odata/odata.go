@@ -55,11 +55,10 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 	var types []field // the @odata.type annotations, few
 	for _, f := range fields {
 		if name, ok := strings.CutSuffix(f.name, "@odata.type"); ok {
-			s, isStr := f.v.(string)
-			if !isStr {
+			if !f.str {
 				return e, tables.BadRequest(tables.CodeInvalidInput, "The type annotation of "+name+" is not a string.")
 			}
-			types = append(types, field{name, s})
+			types = append(types, field{name: name, s: f.s, str: true})
 		}
 	}
 	var pk, rk string
@@ -67,10 +66,10 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 	for _, f := range fields {
 		switch f.name {
 		case "PartitionKey":
-			pk, hasPK = f.v.(string)
+			pk, hasPK = f.s, f.str
 			presentPK = true
 		case "RowKey":
-			rk, hasRK = f.v.(string)
+			rk, hasRK = f.s, f.str
 			presentRK = true
 		}
 	}
@@ -92,20 +91,20 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 	}
 	e.PartitionKey, e.RowKey = pk, rk
 	for _, f := range fields {
-		k, v := f.name, f.v
-		if k == "PartitionKey" || k == "RowKey" || k == "Timestamp" || strings.HasPrefix(k, "odata.") || strings.Contains(k, "@odata.") || v == nil {
+		k := f.name
+		if k == "PartitionKey" || k == "RowKey" || k == "Timestamp" || strings.HasPrefix(k, "odata.") || strings.Contains(k, "@odata.") || f.null() {
 			continue
 		}
 		edm := ""
 		for _, t := range types {
 			if t.name == k {
-				edm = t.v.(string)
+				edm = t.s
 			}
 		}
 		if e.Properties == nil {
 			e.Properties = make([]tables.Property, 0, properties(fields))
 		}
-		p, err := decodeValue(k, v, edm) // k is interned by both readers
+		p, err := decodeValue(k, f.value(), edm) // k is interned by both readers
 		if err != nil {
 			return e, err
 		}
@@ -119,20 +118,38 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 func properties(fields []field) int {
 	n := 0
 	for _, f := range fields {
-		if k := f.name; !(k == "PartitionKey" || k == "RowKey" || k == "Timestamp" || strings.HasPrefix(k, "odata.") || strings.Contains(k, "@odata.") || f.v == nil) {
+		if k := f.name; !(k == "PartitionKey" || k == "RowKey" || k == "Timestamp" || strings.HasPrefix(k, "odata.") || strings.Contains(k, "@odata.") || f.null()) {
 			n++
 		}
 	}
 	return n
 }
 
-// field is one member of an entity's JSON object, its value as
-// encoding/json with UseNumber gives it: string, json.Number, bool or nil
-// (or a map or slice, which no property may hold).
+// field is one member of an entity's JSON object. A string value is held
+// as a string, boxed only when it becomes a property: keys and type
+// annotations, most of an entity's strings, never are. Any other value is
+// as encoding/json with UseNumber gives it: json.Number, bool or nil (or a
+// map or slice, which no property may hold).
 type field struct {
 	name string
-	v    any
+	s    string // the value, when str
+	str  bool
+	v    any // the value, unless str
 }
+
+// stringField returns the member name with the string value s.
+func stringField(name, s string) field { return field{name: name, s: s, str: true} }
+
+// value returns the member's value as encoding/json gives it.
+func (f field) value() any {
+	if f.str {
+		return f.s
+	}
+	return f.v
+}
+
+// null reports whether the member's value is JSON null.
+func (f field) null() bool { return !f.str && f.v == nil }
 
 // decodeGeneral decodes any JSON body through encoding/json, for what
 // scanFlat leaves to it; a repeated name keeps its last value.
@@ -148,7 +165,12 @@ func decodeGeneral(body []byte) ([]field, *tables.Error) {
 	}
 	fields := make([]field, 0, len(raw))
 	for k, v := range raw {
-		fields = append(fields, field{unique.Make(k).Value(), v}) // one copy of each name for every entity stored
+		name := unique.Make(k).Value() // one copy of each name for every entity stored
+		if s, ok := v.(string); ok {
+			fields = append(fields, stringField(name, s))
+		} else {
+			fields = append(fields, field{name: name, v: v})
+		}
 	}
 	slices.SortFunc(fields, func(a, b field) int { return strings.Compare(a.name, b.name) }) // a stable order for a map's
 	return fields, nil
@@ -183,35 +205,35 @@ func scanFlat(b []byte, fields []field) ([]field, bool) {
 		if i >= len(b) {
 			return nil, false
 		}
-		var v any
+		var f field
 		switch c := b[i]; {
 		case c == '"':
 			s, j, ok := scanString(b, i)
 			if !ok {
 				return nil, false
 			}
-			v, i = s, j
+			f, i = stringField(name, s), j
 		case c == '-' || c >= '0' && c <= '9':
 			j := scanNumber(b, i)
 			if j < 0 {
 				return nil, false
 			}
-			v, i = json.Number(b[i:j]), j
+			f, i = field{name: name, v: json.Number(b[i:j])}, j
 		case bytes.HasPrefix(b[i:], []byte("true")):
-			v, i = true, i+4
+			f, i = field{name: name, v: true}, i+4
 		case bytes.HasPrefix(b[i:], []byte("false")):
-			v, i = false, i+5
+			f, i = field{name: name, v: false}, i+5
 		case bytes.HasPrefix(b[i:], []byte("null")):
-			v, i = nil, i+4
+			f, i = field{name: name}, i+4
 		default: // an object, an array or not JSON
 			return nil, false
 		}
-		for _, f := range fields {
-			if f.name == name {
+		for _, g := range fields {
+			if g.name == name {
 				return nil, false
 			}
 		}
-		fields = append(fields, field{name, v})
+		fields = append(fields, f)
 		i = skipSpace(b, i)
 		if i >= len(b) {
 			return nil, false
