@@ -259,21 +259,10 @@ func plainHeaders(text []byte, h fields) (fields, bool) {
 				return nil, false
 			}
 		}
-		h = append(h, field{line[:colon], trimBlanks(line[colon+1:])})
+		// The value holds no CR or LF here, so TrimString cuts spaces and tabs.
+		h = append(h, field{line[:colon], textproto.TrimString(line[colon+1:])})
 	}
 	return h, true
-}
-
-// trimBlanks cuts the spaces and tabs around a header value. strings.Trim
-// builds a set from its cutset on every call: a third of reading headers.
-func trimBlanks(v string) string {
-	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
-		v = v[1:]
-	}
-	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
-		v = v[:len(v)-1]
-	}
-	return v
 }
 
 // resource returns the sub-request's resource, percent-decoded once.
