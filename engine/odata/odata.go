@@ -58,7 +58,7 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 			if !f.str {
 				return e, tables.BadRequest(tables.CodeInvalidInput, "The type annotation of "+name+" is not a string.")
 			}
-			types = append(types, field{name: name, s: f.s, str: true})
+			types = append(types, stringField(name, f.s))
 		}
 	}
 	var pk, rk string
@@ -91,10 +91,10 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 	}
 	e.PartitionKey, e.RowKey = pk, rk
 	for _, f := range fields {
-		k := f.name
-		if k == "PartitionKey" || k == "RowKey" || k == "Timestamp" || strings.HasPrefix(k, "odata.") || strings.Contains(k, "@odata.") || f.null() {
+		if !f.property() {
 			continue
 		}
+		k := f.name
 		edm := ""
 		for _, t := range types {
 			if t.name == k {
@@ -118,7 +118,7 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 func properties(fields []field) int {
 	n := 0
 	for _, f := range fields {
-		if k := f.name; !(k == "PartitionKey" || k == "RowKey" || k == "Timestamp" || strings.HasPrefix(k, "odata.") || strings.Contains(k, "@odata.") || f.null()) {
+		if f.property() {
 			n++
 		}
 	}
@@ -148,8 +148,12 @@ func (f field) value() any {
 	return f.v
 }
 
-// null reports whether the member's value is JSON null.
-func (f field) null() bool { return !f.str && f.v == nil }
+// property reports whether the member is stored as a property: not a key,
+// the Timestamp, an annotation or null.
+func (f field) property() bool {
+	k := f.name
+	return !(k == "PartitionKey" || k == "RowKey" || k == "Timestamp" || strings.HasPrefix(k, "odata.") || strings.Contains(k, "@odata.") || !f.str && f.v == nil)
+}
 
 // decodeGeneral decodes any JSON body through encoding/json, for what
 // scanFlat leaves to it; a repeated name keeps its last value.
