@@ -16,18 +16,16 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"runtime/metrics"
 	"runtime/pprof"
 	"syscall"
 	"time"
+
+	"github.com/tablebench/tablebench/workloads/gctune"
 )
 
 func main() {
-	if os.Getenv("GOGC") == "" {
-		go tuneGC(time.Second)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	gctune.Follow(time.Second) // for the whole process: it ends with os.Exit
 	stopProfile := startProfile(os.Getenv("TABLEBENCH_CPUPROFILE"))
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
@@ -50,33 +48,4 @@ func startProfile(path string) func() {
 		os.Exit(2)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }
-}
-
-// gcPercent returns the collector's target for a live heap: a suite keeps
-// little (the runs' summaries, one or two runs' entities) and allocates
-// much, and while the heap is small a little more of it between
-// collections buys a tenth of the CPU (make bench: 64.8 s of CPU and 540 MB
-// at 100, 59.7 s and 697 MB at 150). A large heap, such as the experiments'
-// long runs keep, stays at Go's default, so memory grows no faster than it.
-func gcPercent(live uint64) int {
-	if live < 256<<20 {
-		return 150
-	}
-	return 100
-}
-
-// tuneGC sets the collector's target from the live heap every period.
-func tuneGC(period time.Duration) {
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	current := 100
-	for {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() == metrics.KindUint64 {
-			if p := gcPercent(sample[0].Value.Uint64()); p != current {
-				debug.SetGCPercent(p)
-				current = p
-			}
-		}
-		time.Sleep(period)
-	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/tablebench/tablebench/engine/rest"
 	"github.com/tablebench/tablebench/engine/rest/resttest"
 	"github.com/tablebench/tablebench/workloads/aztarget/azurite"
+	"github.com/tablebench/tablebench/workloads/gctune"
 )
 
 // rate runs 30 goroutines of one operation through the SDK for d and
@@ -224,6 +225,10 @@ func startServe(b *testing.B) string {
 // the benchmark's process instead.
 // Run it with `make perf`.
 func BenchmarkServers(b *testing.B) {
+	// The client collects its garbage as tablebench does: otherwise the
+	// SDK's copy buffers (32 KiB an operation) make it collect hundreds of
+	// times a second and take the CPU the servers share with it.
+	defer gctune.Follow(time.Second)()
 	oursURL, cannedURL := startServer(b, "engine"), startServer(b, "canned")
 	_, azConn := azurite.Start(b)
 	conn := func(url string) string {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tablebench/tablebench/engine/rest/resttest"
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/gctune"
 )
 
 // cannedChild is set in the child process that serves the canned endpoint
@@ -51,6 +52,7 @@ func cpu(b *testing.B) time.Duration {
 // CPU counted includes the run's setup (the table, the entities a get run
 // reads), so the figure is a lower bound.
 func BenchmarkHarnessCeiling(b *testing.B) {
+	defer gctune.Follow(time.Second)() // as the tablebench command collects
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), cannedChild+"=1")
 	out, err := child.StdoutPipe()
