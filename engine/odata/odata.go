@@ -307,6 +307,12 @@ func scanString(b []byte, i int) (string, int, bool) {
 	}
 	i++
 	start := i
+	// Most strings, a payload above all, run to their quote without an
+	// escape: one vector search finds the quote, and a word-wise pass
+	// checks what lies before it.
+	if q := bytes.IndexByte(b[i:], '"'); q >= 0 && unescaped(b[i:i+q]) {
+		return string(b[i : i+q]), i + q + 1, true
+	}
 	for i < len(b) { // to the first quote, backslash or control character
 		i += plainJSON(unsafe.String(&b[i], len(b)-i)) // eight bytes at a time while ASCII
 		if i == len(b) || b[i] < 0x80 {
@@ -781,6 +787,29 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"') // the common case: nothing to escape
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// unescaped reports whether b holds no backslash and no control
+// character: as a JSON string's contents, b means itself. It reads eight
+// bytes at a time; bytes from 0x80 pass, as the string's UTF-8.
+func unescaped(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b[:8])
+		bs := w ^ (ones * '\\')
+		// A high bit marks a byte of w below 0x20 or equal to a backslash
+		// (zero after the xor); bytes from 0x80 are masked out of the first.
+		if ((w-ones*0x20)&^w|(bs-ones)&^bs)&highs != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // plainJSON returns the length of the longest prefix of s that a JSON

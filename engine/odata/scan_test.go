@@ -146,3 +146,33 @@ func TestKeysAreNotBoxed(t *testing.T) {
 		t.Fatalf("reading the entity made %v allocations, want 8 at most", n)
 	}
 }
+
+// TestUnescapedAgreesWithTheByteLoop checks the word-wise test for a
+// string's plain contents against the plain definition, for every byte
+// value at every position of a word and of the tail after it.
+func TestUnescapedAgreesWithTheByteLoop(t *testing.T) {
+	byByte := func(b []byte) bool {
+		for _, c := range b {
+			if c < 0x20 || c == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	for n := 1; n <= 19; n++ {
+		for at := range n {
+			for c := range 256 {
+				for _, fill := range []byte{'x', 0xe9, 0x7f, ' '} {
+					b := make([]byte, n)
+					for i := range b {
+						b[i] = fill
+					}
+					b[at] = byte(c)
+					if got, want := unescaped(b), byByte(b); got != want {
+						t.Fatalf("unescaped(%q) = %v, want %v", b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
