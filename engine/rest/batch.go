@@ -10,11 +10,11 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/google/uuid"
 
@@ -30,7 +30,7 @@ type subRequest struct {
 	path     string // escaped, as url.URL.EscapedPath gives it
 	rawQuery string
 	header   fields
-	body     []byte
+	body     string
 }
 
 // query returns the operation's query parameters.
@@ -72,22 +72,23 @@ func fieldsOf(h textproto.MIMEHeader) fields {
 // end, since clients need not send a Content-Length; a bodiless operation's
 // headers may run straight into the boundary, without a blank line. Its
 // headers are appended to scratch[:0] when they take the plain reader: a
-// caller reading operations one after another reuses one slice.
-func parseSubRequest(raw []byte, scratch fields) (subRequest, error) {
-	head, body := raw, []byte(nil)
-	if i := bytes.Index(raw, []byte("\r\n\r\n")); i >= 0 {
+// caller reading operations one after another reuses one slice. The
+// operation's strings are substrings of raw.
+func parseSubRequest(raw string, scratch fields) (subRequest, error) {
+	head, body := raw, ""
+	if i := strings.Index(raw, "\r\n\r\n"); i >= 0 {
 		head, body = raw[:i], raw[i+4:]
-	} else if i := bytes.Index(raw, []byte("\n\n")); i >= 0 {
+	} else if i := strings.Index(raw, "\n\n"); i >= 0 {
 		head, body = raw[:i], raw[i+2:]
 	}
-	head = bytes.TrimLeft(head, "\r\n")
-	line, rest, _ := bytes.Cut(head, []byte("\n"))
-	line = bytes.TrimRight(line, "\r")
+	head = strings.TrimLeft(head, "\r\n")
+	line, rest, _ := strings.Cut(head, "\n")
+	line = strings.TrimRight(line, "\r")
 	method, target, ok := plainRequestLine(line)
 	if !ok {
-		fields := strings.Fields(string(line))
+		fields := strings.Fields(line)
 		if len(fields) != 3 || !strings.HasPrefix(fields[2], "HTTP/") {
-			return subRequest{}, fmt.Errorf("the request line %q is not METHOD URL HTTP/1.1", string(line))
+			return subRequest{}, fmt.Errorf("the request line %q is not METHOD URL HTTP/1.1", line)
 		}
 		method, target = strings.ToUpper(fields[0]), fields[1]
 	}
@@ -105,12 +106,11 @@ func parseSubRequest(raw []byte, scratch fields) (subRequest, error) {
 	}
 	mh, ok := plainHeaders(rest, scratch[:0])
 	if !ok { // folded lines, odd names or bad syntax: textproto decides
-		// A fresh slice: appending to rest would write over the body after it.
-		hdrText := append(slices.Clip(bytes.TrimRight(rest, "\r\n")), "\r\n\r\n"...)
-		if len(bytes.TrimSpace(rest)) == 0 {
-			hdrText = []byte("\r\n")
+		hdrText := strings.TrimRight(rest, "\r\n") + "\r\n\r\n"
+		if len(strings.TrimSpace(rest)) == 0 {
+			hdrText = "\r\n"
 		}
-		th, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(hdrText))).ReadMIMEHeader()
+		th, err := textproto.NewReader(bufio.NewReader(strings.NewReader(hdrText))).ReadMIMEHeader()
 		if err != nil {
 			return subRequest{}, fmt.Errorf("its headers are not valid: %v", err)
 		}
@@ -132,13 +132,13 @@ func parseSubRequest(raw []byte, scratch fields) (subRequest, error) {
 // single spaces, METHOD URL HTTP/x, as every SDK writes it, without the
 // copies strings.Fields makes; anything else reports false and is left to
 // it.
-func plainRequestLine(line []byte) (method, target string, ok bool) {
-	sp1 := bytes.IndexByte(line, ' ')
+func plainRequestLine(line string) (method, target string, ok bool) {
+	sp1 := strings.IndexByte(line, ' ')
 	if sp1 <= 0 {
 		return "", "", false
 	}
-	sp2 := bytes.IndexByte(line[sp1+1:], ' ') + sp1 + 1
-	if sp2 <= sp1+1 || bytes.IndexByte(line[sp2+1:], ' ') >= 0 || !bytes.HasPrefix(line[sp2+1:], []byte("HTTP/")) {
+	sp2 := strings.IndexByte(line[sp1+1:], ' ') + sp1 + 1
+	if sp2 <= sp1+1 || strings.IndexByte(line[sp2+1:], ' ') >= 0 || !strings.HasPrefix(line[sp2+1:], "HTTP/") {
 		return "", "", false
 	}
 	for _, c := range line { // printable ASCII, and the two spaces
@@ -146,13 +146,13 @@ func plainRequestLine(line []byte) (method, target string, ok bool) {
 			return "", "", false
 		}
 	}
-	return methodName(line[:sp1]), string(line[sp1+1 : sp2]), true
+	return methodName(line[:sp1]), line[sp1+1 : sp2], true
 }
 
 // methodName returns an operation's method in upper case, as a constant
 // for the methods a batch holds.
-func methodName(m []byte) string {
-	switch string(m) {
+func methodName(m string) string {
+	switch m {
 	case http.MethodPost:
 		return http.MethodPost
 	case http.MethodPut:
@@ -166,7 +166,7 @@ func methodName(m []byte) string {
 	case http.MethodGet:
 		return http.MethodGet
 	}
-	return strings.ToUpper(string(m))
+	return strings.ToUpper(m)
 }
 
 // plainTarget returns the escaped path and the raw query of an absolute
@@ -224,11 +224,10 @@ var nameChars = func() (t [256]bool) {
 // plainHeaders appends to h the CRLF-ended "Name: value" lines whose names are
 // letters, digits and dashes, as every SDK writes an operation's headers,
 // without the buffered reader textproto needs per operation. Anything else
-// reports false and is left to textproto.
-func plainHeaders(text []byte, h fields) (fields, bool) {
-	// One string holds every name and value: an operation's headers cost
-	// one allocation, not a few each. One pass checks and splits them.
-	str := string(text)
+// reports false and is left to textproto. The names and values are
+// substrings of text.
+func plainHeaders(text string, h fields) (fields, bool) {
+	str := text
 	for len(str) > 0 {
 		line := str
 		if nl := strings.IndexByte(str, '\n'); nl >= 0 {
@@ -265,6 +264,10 @@ func plainHeaders(text []byte, h fields) (fields, bool) {
 	return h, true
 }
 
+// readOnly returns the bytes of s without a copy, for a reader that does
+// not change or keep them.
+func readOnly(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
 // resource returns the sub-request's resource, percent-decoded once.
 func (s *Server) subResource(sub *subRequest) (string, *tables.Error) {
 	_, res := s.route(sub.path)
@@ -295,7 +298,12 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
 		return bad("The batch request's Content-Type must be multipart/mixed with a boundary.")
 	}
-	if ops, n, ok := splitChangeset(body, params["boundary"]); ok { // what SDKs send, without copies
+	// What SDKs send is read in place: every header, URL and key of its
+	// operations is a substring of the body, which the server reuses for
+	// the next request, rather than an allocation of its own. So what the
+	// parse returns (the entities, the table, the keys of a URL, the tags)
+	// is copied out of it (TestParsedBatchOutlivesItsBody).
+	if ops, n, ok := splitChangeset(unsafe.String(unsafe.SliceData(body), len(body)), params["boundary"]); ok {
 		pb := &parsedBatch{}
 		if perr := s.parseChangeset(pb, ops, n, g); perr != nil {
 			return nil, perr
@@ -318,7 +326,7 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 		if err != nil {
 			return bad("The batch could not be read: %v.", err)
 		}
-		sub, err := parseSubRequest(raw, nil)
+		sub, err := parseSubRequest(string(raw), nil)
 		if err != nil {
 			return bad("The batch's query is not an HTTP request: %v.", err)
 		}
@@ -342,7 +350,7 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 // splitChangeset returns the operations of a batch that is one changeset,
 // split in memory, and how many there are, or false when the batch is
 // anything else or takes the general reader.
-func splitChangeset(body []byte, boundary string) (func() ([]byte, error), int, bool) {
+func splitChangeset(body, boundary string) (func() (string, error), int, bool) {
 	outer, ok := splitMultipart(body, boundary)
 	if !ok || len(outer) != 1 {
 		return nil, 0, false
@@ -356,9 +364,9 @@ func splitChangeset(body []byte, boundary string) (func() ([]byte, error), int, 
 		return nil, 0, false
 	}
 	i := 0
-	return func() ([]byte, error) {
+	return func() (string, error) {
 		if i == len(ops) {
-			return nil, io.EOF
+			return "", io.EOF
 		}
 		i++
 		return ops[i-1].body, nil
@@ -367,26 +375,26 @@ func splitChangeset(body []byte, boundary string) (func() ([]byte, error), int, 
 
 // readParts returns the contents of a multipart reader's parts, one per
 // call, then io.EOF.
-func readParts(r *multipart.Reader) func() ([]byte, error) {
-	return func() ([]byte, error) {
+func readParts(r *multipart.Reader) func() (string, error) {
+	return func() (string, error) {
 		p, err := r.NextPart()
 		if err != nil {
 			if err != io.EOF {
 				err = fmt.Errorf("the changeset is not valid multipart: %w", err)
 			}
-			return nil, err
+			return "", err
 		}
-		raw, err := io.ReadAll(p)
-		if err != nil {
-			return nil, fmt.Errorf("the changeset could not be read: %w", err)
+		var raw strings.Builder
+		if _, err := io.Copy(&raw, p); err != nil {
+			return "", fmt.Errorf("the changeset could not be read: %w", err)
 		}
-		return raw, nil
+		return raw.String(), nil
 	}
 }
 
 // parseChangeset reads the operations next returns into pb; n is how many
 // there are, when known, or 0.
-func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), n int, g *grant) *tables.Error {
+func (s *Server) parseChangeset(pb *parsedBatch, next func() (string, error), n int, g *grant) *tables.Error {
 	bad := func(format string, args ...any) *tables.Error {
 		return tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf(format, args...))
 	}
@@ -458,13 +466,13 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), n 
 		default:
 			return at(bad("%s is not an operation a changeset can hold.", sub.method), i)
 		}
-		op.IfMatch = ifMatch
+		op.IfMatch = strings.Clone(ifMatch) // only tags: nothing a parse returns shares the body
 		if sub.method != http.MethodDelete {
 			var urlKeys *[2]string
 			if hasKeys {
 				urlKeys = &keys
 			}
-			ent, derr := odata.DecodeEntity(sub.body, urlKeys)
+			ent, derr := odata.DecodeEntity(readOnly(sub.body), urlKeys)
 			if derr != nil {
 				return at(derr, i)
 			}
@@ -479,7 +487,7 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() ([]byte, error), n 
 			return aerr
 		}
 		if pb.table == "" {
-			pb.table = t
+			pb.table = strings.Clone(t)
 		} else if !strings.EqualFold(pb.table, t) {
 			return bad("All operations of a batch must be on one table: %s and %s.", pb.table, t)
 		}

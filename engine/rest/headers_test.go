@@ -24,7 +24,7 @@ func FuzzPlainHeaders(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		got, ok := plainHeaders([]byte(text), nil)
+		got, ok := plainHeaders(text, nil)
 		if !ok {
 			return
 		}

@@ -1,30 +1,27 @@
 package rest
 
-import (
-	"bytes"
-	"strings"
-)
+import "strings"
 
 // mpart is one part of a multipart body: its headers and its content, a
-// slice of the body.
+// substring of the body.
 type mpart struct {
 	header fields
-	body   []byte
+	body   string
 }
 
-// splitMultipart splits a multipart body held in memory into its parts
-// without copying them, for the form every SDK sends: CRLF line ends,
+// splitMultipart splits a multipart body held in memory into its parts,
+// substrings of it, for the form every SDK sends: CRLF line ends,
 // delimiter lines with at most trailing blanks, plain part headers, binary
 // content. It reports false for anything else (LF-only lines, quoted-
 // printable parts, folded headers, a missing close delimiter), which
 // mime/multipart then reads or refuses with its own message. Preamble and
 // epilogue are ignored, as mime/multipart ignores them.
-func splitMultipart(body []byte, boundary string) ([]mpart, bool) {
-	delim := []byte("\r\n--" + boundary) // a delimiter inside the body, after a part's content
+func splitMultipart(body, boundary string) ([]mpart, bool) {
+	delim := "\r\n--" + boundary // a delimiter inside the body, after a part's content
 	dash := delim[2:]
 	i := 0
 	for { // the first delimiter line
-		j := bytes.Index(body[i:], dash)
+		j := strings.Index(body[i:], dash)
 		if j < 0 {
 			return nil, false
 		}
@@ -38,32 +35,32 @@ func splitMultipart(body []byte, boundary string) ([]mpart, bool) {
 	var arena fields // every part's headers, in one array
 	for {
 		j := i + len(dash)
-		if bytes.HasPrefix(body[j:], []byte("--")) { // the close delimiter, ending its line
+		if strings.HasPrefix(body[j:], "--") { // the close delimiter, ending its line
 			k := j + 2
 			for k < len(body) && (body[k] == ' ' || body[k] == '\t') {
 				k++
 			}
-			return parts, k == len(body) || bytes.HasPrefix(body[k:], []byte("\r\n"))
+			return parts, k == len(body) || strings.HasPrefix(body[k:], "\r\n")
 		}
 		for j < len(body) && (body[j] == ' ' || body[j] == '\t') {
 			j++
 		}
-		if !bytes.HasPrefix(body[j:], []byte("\r\n")) {
+		if !strings.HasPrefix(body[j:], "\r\n") {
 			return nil, false
 		}
 		start := j + 2
-		end := bytes.Index(body[start:], delim)
+		end := strings.Index(body[start:], delim)
 		if end < 0 {
 			return nil, false
 		}
 		end += start
 		part := body[start:end]
-		var head, content []byte
+		var head, content string
 		switch {
-		case bytes.HasPrefix(part, []byte("\r\n")): // no headers
+		case strings.HasPrefix(part, "\r\n"): // no headers
 			content = part[2:]
 		default:
-			k := bytes.Index(part, []byte("\r\n\r\n"))
+			k := strings.Index(part, "\r\n\r\n")
 			if k < 0 {
 				return nil, false
 			}

@@ -46,7 +46,7 @@ func FuzzPlainRequestLine(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		method, target, ok := plainRequestLine([]byte(line))
+		method, target, ok := plainRequestLine(line)
 		if !ok {
 			return
 		}
@@ -70,7 +70,7 @@ func TestPlainFormsAreRead(t *testing.T) {
 		if _, _, ok := plainTarget(target); !ok {
 			t.Errorf("%q: not read by plainTarget", target)
 		}
-		if m, tg, ok := plainRequestLine([]byte("merge " + target + " HTTP/1.1")); !ok || m != "MERGE" || tg != target {
+		if m, tg, ok := plainRequestLine("merge " + target + " HTTP/1.1"); !ok || m != "MERGE" || tg != target {
 			t.Errorf("%q: request line read as %q %q %v", target, m, tg, ok)
 		}
 	}
@@ -79,12 +79,12 @@ func TestPlainFormsAreRead(t *testing.T) {
 		"http://h/acct/people(PartitionKey='a%2Fb',RowKey='%C3%A9')": "/acct/people(PartitionKey='a%2Fb',RowKey='%C3%A9')",
 		"http://h/acct/people()?$filter=RowKey%20eq%20'x'":           "/acct/people()",
 	} {
-		sub, err := parseSubRequest([]byte("GET "+target+" HTTP/1.1\r\nAccept: application/json\r\n\r\n"), nil)
+		sub, err := parseSubRequest("GET "+target+" HTTP/1.1\r\nAccept: application/json\r\n\r\n", nil)
 		if err != nil || sub.path != want || sub.method != "GET" {
 			t.Errorf("%q: got %+v, %v; want path %q", target, sub, err, want)
 		}
 	}
-	sub, _ := parseSubRequest([]byte("GET http://h/acct/people()?$filter=RowKey%20eq%20'x'&$top=5 HTTP/1.1\r\n\r\n"), nil)
+	sub, _ := parseSubRequest("GET http://h/acct/people()?$filter=RowKey%20eq%20'x'&$top=5 HTTP/1.1\r\n\r\n", nil)
 	if q := sub.query(); q.Get("$filter") != "RowKey eq 'x'" || q.Get("$top") != "5" {
 		t.Errorf("query read as %v", q)
 	}
@@ -149,7 +149,7 @@ func TestOperationsKeepTheirHeaders(t *testing.T) {
 			t.Fatalf("operation %d: If-Match %q, no content %v, RowKey %q", i, op.IfMatch, pb.noContent[i], op.Entity.RowKey)
 		}
 	}
-	parts, ok := splitMultipart([]byte(b.String()[len("--batch_x\r\nContent-Type: multipart/mixed; boundary="+cs+"\r\n\r\n"):]), cs)
+	parts, ok := splitMultipart(b.String()[len("--batch_x\r\nContent-Type: multipart/mixed; boundary="+cs+"\r\n\r\n"):], cs)
 	if !ok || len(parts) != 3 {
 		t.Fatalf("split into %d parts, %v", len(parts), ok)
 	}
@@ -157,5 +157,44 @@ func TestOperationsKeepTheirHeaders(t *testing.T) {
 		if len(p.header) != 2 || p.header.Get("Content-Type") != "application/http" || p.header.Get("Content-Transfer-Encoding") != "binary" {
 			t.Fatalf("part %d: headers %v", i, p.header)
 		}
+	}
+}
+
+// TestParsedBatchOutlivesItsBody: a changeset is read in place, from a body
+// the server reuses for its next request, so what the engine keeps (each
+// entity, its keys from a body or a URL, the table) must not share its
+// bytes. The parse is printed, the body overwritten, the parse printed
+// again.
+func TestParsedBatchOutlivesItsBody(t *testing.T) {
+	const cs = "changeset_y"
+	var b strings.Builder
+	b.WriteString("--batch_y\r\nContent-Type: multipart/mixed; boundary=" + cs + "\r\n\r\n")
+	op := func(line, headers, body string) {
+		fmt.Fprintf(&b, "--%s\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n%s HTTP/1.1\r\n%sContent-Type: application/json\r\n\r\n%s\r\n", cs, line, headers, body)
+	}
+	op("POST http://h/devstoreaccount1/People", "Prefer: return-no-content\r\n",
+		`{"PartitionKey":"pk","RowKey":"r1","Name":"Ann","Bin":"AQID","Bin@odata.type":"Edm.Binary","Big":"12","Big@odata.type":"Edm.Int64","N":3.5,"B":true}`)
+	op("MERGE http://h/devstoreaccount1/People(PartitionKey='pk',RowKey='r2')", "If-Match: *\r\n", `{"Name":"Bo"}`)
+	op("PUT http://h/devstoreaccount1/People(PartitionKey='pk',RowKey='r3')", "", `{"Name":"Cy"}`)
+	op("DELETE http://h/devstoreaccount1/People(PartitionKey='pk',RowKey='r4')", "If-Match: *\r\n", "")
+	b.WriteString("--" + cs + "--\r\n--batch_y--\r\n")
+	body := []byte(b.String())
+	s := New(nil, Config{Account: DevAccount})
+	pb, err := s.parseBatch("multipart/mixed; boundary=batch_y", body, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := func() string { return fmt.Sprintf("%s %#v", pb.table, pb.ops) }
+	before := kept()
+	for _, want := range []string{`"Ann"`, `"r2"`, `"Cy"`, `"r4"`, "People"} {
+		if !strings.Contains(before, want) {
+			t.Fatalf("the parse lacks %s: %s", want, before)
+		}
+	}
+	for i := range body {
+		body[i] = 'Z'
+	}
+	if after := kept(); after != before {
+		t.Fatalf("the parse changed with its body:\nbefore %s\nafter  %s", before, after)
 	}
 }
