@@ -1,6 +1,9 @@
 package rest
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // mpart is one part of a multipart body: its headers and its content, a
 // substring of the body.
@@ -76,6 +79,14 @@ func splitMultipart(body, boundary string) ([]mpart, bool) {
 		case "", "binary", "8bit", "7bit":
 		default:
 			return nil, false
+		}
+		if parts == nil {
+			// Size both arrays from the first part, as if all were
+			// like it: a changeset's hundred operations then fill
+			// them without the copies growing them takes.
+			n := min(len(body)/(end+2-i), 128) + 1
+			parts, arena = make([]mpart, 0, n), slices.Grow(arena, n*len(h))
+			h = arena[from:len(arena):len(arena)]
 		}
 		parts = append(parts, mpart{h, content})
 		i = end + 2
