@@ -13,6 +13,7 @@ import (
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/aztarget"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
+	"github.com/tablebench/tablebench/workloads/gctune"
 )
 
 const version = workloads.Version
@@ -142,6 +143,7 @@ func (t *targetFlags) build(getenv func(string) string, seed uint64) (workloads.
 		if err != nil {
 			return nil, nil, usagef("%v", err)
 		}
+		gctune.SetFloor(gctune.LoadFloor) // this process now only drives load
 		return tg, func() {}, nil
 	}
 	return nil, nil, usagef("--target %q is not known: use engine or table", t.target)

@@ -1,57 +1,73 @@
 // Package gctune sets the Go collector's target of a tablebench process
-// from its live heap. A load generator keeps a few megabytes live and
-// allocates hundreds of megabytes a second (the aztables SDK alone takes a
-// 32 KiB copy buffer for every operation of a batch), so at Go's default it
-// collects hundreds of times a second and spends a third of its CPU doing
-// so: CPU a run on the same machine takes from the server it measures. A
-// suite in virtual time keeps more and allocates as much. A served engine's
-// store grows without bound. One rule serves all three: a heap goal never
-// less than a floor above the live heap, a little headroom while the heap
-// is modest, Go's default once it is large.
+// from its live heap. A suite in virtual time keeps little and allocates
+// much; a served engine's store grows without bound; a load generator
+// driving an endpoint keeps a few megabytes live and allocates hundreds of
+// megabytes a second (the aztables SDK alone takes a 32 KiB copy buffer for
+// every operation of a batch), so at Go's default it collects hundreds of
+// times a second and spends a third of its CPU doing so: CPU it takes from
+// the server it measures when both share a machine. Each gets a little
+// headroom while its heap is modest and Go's default once it is large; a
+// load generator also gets a floor of room between collections.
 package gctune
 
 import (
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
 	"time"
 )
 
 const (
-	// Floor is the least room between the live heap and the next
-	// collection: a small heap is collected every Floor bytes allocated
-	// at most, not every few megabytes.
-	Floor = 128 << 20
+	// LoadFloor is a load generator's floor: its small heap is collected
+	// every LoadFloor bytes allocated at most, not every few megabytes.
+	LoadFloor = 128 << 20
 	// large is the live heap from which Go's default holds, so that a big
 	// store grows no faster than Go lets it.
 	large = 256 << 20
-	// maxPercent bounds the target while the heap is nearly empty, before
-	// the first collection has measured it.
-	maxPercent = 2000
+	// maxPercent bounds the target of a nearly empty heap: the target
+	// follows the heap a period late, and a heap that grows fast in that
+	// period must not get a goal many times its size.
+	maxPercent = 1000
 )
 
-// Percent returns the collector's target (GOGC) for a live heap: at least
-// enough for Floor bytes between collections while the heap is small, 150
-// up to 256 MiB, Go's default 100 above. The extra heap between collections
-// buys a tenth of a suite's CPU (make bench: 64.8 s of CPU and 540 MB at
-// GOGC=100, 59.7 s and 697 MB at 150) and a third of a load generator's.
-func Percent(live uint64) int {
+// floor is the room Follow keeps between the live heap and the next
+// collection; 0 but in a load generator.
+var floor atomic.Uint64
+
+// SetFloor sets the least room between the live heap and the next
+// collection: LoadFloor in a process that drives an endpoint and keeps
+// little, 0 (the default) in one whose heap holds data. Follow applies it
+// within a period.
+func SetFloor(bytes uint64) { floor.Store(bytes) }
+
+// Percent returns the collector's target (GOGC) for a live heap and a
+// floor: 150 up to 256 MiB, Go's default 100 above, and, below that, at
+// least enough for floor bytes between collections (bounded by
+// maxPercent). The extra heap buys a tenth of a suite's CPU (make bench:
+// 64.8 s of CPU and 540 MB at GOGC=100, 59.7 s and 697 MB at 150) and a
+// third of a load generator's.
+func Percent(live, floor uint64) int {
 	if live >= large {
 		return 100
 	}
 	p := 150
+	if floor == 0 {
+		return p
+	}
 	if live == 0 {
 		return maxPercent
 	}
-	if q := Floor * 100 / live; q > uint64(p) {
+	if q := floor * 100 / live; q > uint64(p) {
 		p = int(min(q, maxPercent))
 	}
 	return p
 }
 
-// Follow sets the collector's target from the live heap now and every
-// period after, unless GOGC is set, which then decides alone. The function
-// it returns stops following and puts back the target that held before.
+// Follow sets the collector's target from the live heap and the floor now
+// and every period after, unless GOGC is set, which then decides alone.
+// The function it returns stops following and puts back the target that
+// held before.
 func Follow(period time.Duration) (stop func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
@@ -63,7 +79,7 @@ func Follow(period time.Duration) (stop func()) {
 		if sample[0].Value.Kind() != metrics.KindUint64 {
 			return
 		}
-		if p := Percent(sample[0].Value.Uint64()); p != current {
+		if p := Percent(sample[0].Value.Uint64(), floor.Load()); p != current {
 			debug.SetGCPercent(p)
 			current = p
 		}

@@ -7,37 +7,39 @@ import (
 	"time"
 )
 
-// TestPercentFollowsTheHeap: a floor of room while the heap is small, a
-// little headroom while it is modest, Go's default once it is large.
+// TestPercentFollowsTheHeap: a little headroom while the heap is
+// modest, Go's default once it is large, and a load generator's floor of
+// room while its heap is small.
 func TestPercentFollowsTheHeap(t *testing.T) {
 	for _, tc := range []struct {
-		live uint64
-		want int
+		live, floor uint64
+		want        int
 	}{
-		{0, maxPercent},       // before the first collection
-		{1 << 20, maxPercent}, // a nearly empty heap: bounded
-		{16 << 20, 800},       // a load generator: Floor bytes between collections
-		{64 << 20, 200},       //
-		{100 << 20, 150},      // a suite's: the floor is less than its headroom
-		{255 << 20, 150},      //
-		{256 << 20, 100},      // a large store: Go's default
-		{4 << 30, 100},        //
+		{0, 0, 150}, {1 << 20, 0, 150}, {100 << 20, 0, 150}, {256 << 20, 0, 100}, {4 << 30, 0, 100}, // a suite, a store
+		{0, LoadFloor, maxPercent},       // before the first collection
+		{1 << 20, LoadFloor, maxPercent}, // a nearly empty heap: bounded
+		{16 << 20, LoadFloor, 800},       // a load generator: LoadFloor bytes between collections
+		{64 << 20, LoadFloor, 200},       //
+		{100 << 20, LoadFloor, 150},      // the floor is less than the headroom
+		{256 << 20, LoadFloor, 100},      // a large heap: Go's default
 	} {
-		if got := Percent(tc.live); got != tc.want {
-			t.Errorf("Percent(%d MiB) = %d, want %d", tc.live>>20, got, tc.want)
+		if got := Percent(tc.live, tc.floor); got != tc.want {
+			t.Errorf("Percent(%d MiB, floor %d MiB) = %d, want %d", tc.live>>20, tc.floor>>20, got, tc.want)
 		}
 	}
 }
 
 // TestFollowSetsAndPutsBack: Follow sets the target for this test's small
-// heap (the bound) at once and puts back the one before when stopped; a
-// GOGC of the user's own is left alone.
+// heap under a load generator's floor (the bound) at once and puts back
+// the one before when stopped; a GOGC of the user's own is left alone.
 func TestFollowSetsAndPutsBack(t *testing.T) {
 	old := debug.SetGCPercent(77)
 	defer debug.SetGCPercent(old)
 	percent := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
 
 	t.Setenv("GOGC", "")
+	SetFloor(LoadFloor)
+	defer SetFloor(0)
 	runtime.GC()
 	stop := Follow(time.Hour)
 	if got := percent(); got != maxPercent {
