@@ -3,6 +3,7 @@ package rest
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"mime"
@@ -141,10 +142,8 @@ func plainRequestLine(line string) (method, target string, ok bool) {
 	if sp2 <= sp1+1 || strings.IndexByte(line[sp2+1:], ' ') >= 0 || !strings.HasPrefix(line[sp2+1:], "HTTP/") {
 		return "", "", false
 	}
-	for _, c := range line { // printable ASCII, and the two spaces
-		if c < ' ' || c >= 0x7f {
-			return "", "", false
-		}
+	if !printable(line) { // ASCII, the two spaces included
+		return "", "", false
 	}
 	return methodName(line[:sp1]), line[sp1+1 : sp2], true
 }
@@ -201,7 +200,7 @@ func plainTarget(t string) (path, query string, ok bool) {
 		}
 	}
 	for i := 0; i < len(path); i++ {
-		if c := path[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0) {
+		if !pathChars[path[i]] {
 			return "", "", false
 		}
 	}
@@ -211,6 +210,36 @@ func plainTarget(t string) (path, query string, ok bool) {
 		}
 	}
 	return path, query, true
+}
+
+// pathChars are the bytes that stand for themselves in a URL's path.
+var pathChars = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~!$&'()*+,;=:@/", byte(c)) >= 0
+	}
+	return t
+}()
+
+// printable reports whether s is printable ASCII (0x20-0x7e), reading
+// eight bytes at a time: a request line is a hundred bytes or more.
+func printable(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(s) >= 8 {
+		w := binary.LittleEndian.Uint64([]byte(s[:8]))
+		// A high bit marks a byte below 0x20 (the first term), from 0x80
+		// (w itself) or 0x7f (w+1 carries into it; a carry out of a byte
+		// comes only from 0xff, itself marked).
+		if ((w-ones*0x20)&^w|w|(w+ones))&highs != 0 {
+			return false
+		}
+		s = s[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // nameChars are the bytes plainHeaders takes in a header name.

@@ -52,7 +52,7 @@ func splitMultipart(body, boundary string) ([]mpart, bool) {
 			return nil, false
 		}
 		start := j + 2
-		end := strings.Index(body[start:], delim)
+		end := indexDelim(body[start:], delim)
 		if end < 0 {
 			return nil, false
 		}
@@ -90,5 +90,23 @@ func splitMultipart(body, boundary string) ([]mpart, bool) {
 		}
 		parts = append(parts, mpart{h, content})
 		i = end + 2
+	}
+}
+
+// indexDelim returns the index of the first delim, a CR, an LF and a
+// dash-led boundary, in s, or -1. It hops from CR to CR with a vector
+// search: a part's few lines end in one each and its content, most of it,
+// holds none. strings.Index gives up hopping after a few CRs and then
+// compares the delimiter at every byte, about five times the work for the
+// parts of a changeset.
+func indexDelim(s, delim string) int {
+	for i := 0; ; i++ {
+		j := strings.IndexByte(s[i:], '\r')
+		if j < 0 {
+			return -1
+		}
+		if i += j; strings.HasPrefix(s[i:], delim) {
+			return i
+		}
 	}
 }

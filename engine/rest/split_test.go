@@ -56,3 +56,16 @@ func FuzzSplitMultipart(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIndexDelim checks the delimiter search against strings.Index.
+func FuzzIndexDelim(f *testing.F) {
+	for _, s := range []string{"a\r\n--b", "\r\r\n--b\r\n--b", "\r\n-", "\r\n--", "x\r\n--c\r\n--bb", ""} {
+		f.Add(s, "b")
+	}
+	f.Fuzz(func(t *testing.T, s, boundary string) {
+		delim := "\r\n--" + boundary
+		if got, want := indexDelim(s, delim), strings.Index(s, delim); got != want {
+			t.Fatalf("indexDelim(%q, %q) = %d, strings.Index says %d", s, delim, got, want)
+		}
+	})
+}

@@ -198,3 +198,30 @@ func TestParsedBatchOutlivesItsBody(t *testing.T) {
 		t.Fatalf("the parse changed with its body:\nbefore %s\nafter  %s", before, after)
 	}
 }
+
+// TestPrintableAgreesWithTheByteLoop checks the word-wise test of a
+// request line against the plain definition, for every byte value at every
+// position of a word and of the tail after it.
+func TestPrintableAgreesWithTheByteLoop(t *testing.T) {
+	byByte := func(b []byte) bool {
+		for _, c := range b {
+			if c < 0x20 || c >= 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	for n := 1; n <= 19; n++ {
+		for at := range n {
+			for c := range 256 {
+				for _, fill := range []byte{'x', ' ', '~', 0x7f, 0xff} {
+					b := bytes.Repeat([]byte{fill}, n)
+					b[at] = byte(c)
+					if got, want := printable(string(b)), byByte(b); got != want {
+						t.Fatalf("printable(%q) = %v, want %v", b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
