@@ -242,6 +242,29 @@ func printable(s string) bool {
 	return true
 }
 
+// plainValue reports whether a header value holds no control character
+// but tabs (a bare CR is one too), reading eight bytes at a time while it
+// holds none at all.
+func plainValue(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(s) >= 8 {
+		w := binary.LittleEndian.Uint64([]byte(s[:8]))
+		del := w ^ (ones * 0x7f)
+		// A high bit marks a byte below 0x20 or equal to 0x7f (zero after
+		// the xor); bytes from 0x80 are masked out of both.
+		if ((w-ones*0x20)&^w|(del-ones)&^del)&highs != 0 {
+			break // a tab, or a byte the loop below refuses
+		}
+		s = s[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 // nameChars are the bytes plainHeaders takes in a header name.
 var nameChars = func() (t [256]bool) {
 	for c := range t {
@@ -282,10 +305,8 @@ func plainHeaders(text string, h fields) (fields, bool) {
 				return nil, false
 			}
 		}
-		for i := colon + 1; i < len(line); i++ { // a bare CR is a control character too
-			if c := line[i]; c < 0x20 && c != '\t' || c == 0x7f {
-				return nil, false
-			}
+		if !plainValue(line[colon+1:]) {
+			return nil, false
 		}
 		// The value holds no CR or LF here, so TrimString cuts spaces and tabs.
 		h = append(h, field{line[:colon], textproto.TrimString(line[colon+1:])})

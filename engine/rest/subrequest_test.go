@@ -225,3 +225,30 @@ func TestPrintableAgreesWithTheByteLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainValueAgreesWithTheByteLoop checks the word-wise test of a
+// header value against the plain definition, for every byte value at
+// every position of a word and of the tail after it.
+func TestPlainValueAgreesWithTheByteLoop(t *testing.T) {
+	byByte := func(b []byte) bool {
+		for _, c := range b {
+			if c < 0x20 && c != '\t' || c == 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	for n := 1; n <= 19; n++ {
+		for at := range n {
+			for c := range 256 {
+				for _, fill := range []byte{'x', '\t', 0x7e, 0x80, 0xff} {
+					b := bytes.Repeat([]byte{fill}, n)
+					b[at] = byte(c)
+					if got, want := plainValue(string(b)), byByte(b); got != want {
+						t.Fatalf("plainValue(%q) = %v, want %v", b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
