@@ -59,7 +59,8 @@ func FuzzSplitMultipart(f *testing.F) {
 
 // FuzzIndexDelim checks the delimiter search against strings.Index.
 func FuzzIndexDelim(f *testing.F) {
-	for _, s := range []string{"a\r\n--b", "\r\r\n--b\r\n--b", "\r\n-", "\r\n--", "x\r\n--c\r\n--bb", ""} {
+	for _, s := range []string{"a\r\n--b", "\r\r\n--b\r\n--b", "\r\n-", "\r\n--", "x\r\n--c\r\n--bb", "",
+		strings.Repeat("\r\n-", 100) + "\r\n--b", strings.Repeat("\r", 100)} { // past the misses it hops
 		f.Add(s, "b")
 	}
 	f.Fuzz(func(t *testing.T, s, boundary string) {
