@@ -277,9 +277,8 @@ var nameChars = func() (t [256]bool) {
 // letters, digits and dashes, as every SDK writes an operation's headers,
 // without the buffered reader textproto needs per operation. Anything else
 // reports false and is left to textproto. The names and values are
-// substrings of text.
-func plainHeaders(text string, h fields) (fields, bool) {
-	str := text
+// substrings of str.
+func plainHeaders(str string, h fields) (fields, bool) {
 	for len(str) > 0 {
 		line := str
 		if nl := strings.IndexByte(str, '\n'); nl >= 0 {

@@ -234,9 +234,7 @@ func BenchmarkServers(b *testing.B) {
 	// The client collects its garbage as tablebench does: otherwise the
 	// SDK's copy buffers (32 KiB an operation) make it collect hundreds of
 	// times a second and take the CPU the servers share with it.
-	gctune.SetFloor(gctune.LoadFloor) // as tablebench collects when it drives an endpoint
-	defer gctune.SetFloor(0)
-	defer gctune.Follow(time.Second)()
+	defer gctune.LoadGenerator(time.Second)() // as tablebench collects when it drives an endpoint
 	oursURL, cannedURL := startServer(b, "engine"), startServer(b, "canned")
 	_, azConn := azurite.Start(b)
 	conn := func(url string) string {

@@ -52,9 +52,7 @@ func cpu(b *testing.B) time.Duration {
 // CPU counted includes the run's setup (the table, the entities a get run
 // reads), so the figure is a lower bound.
 func BenchmarkHarnessCeiling(b *testing.B) {
-	gctune.SetFloor(gctune.LoadFloor) // as tablebench collects when it drives an endpoint
-	defer gctune.SetFloor(0)
-	defer gctune.Follow(time.Second)()
+	defer gctune.LoadGenerator(time.Second)() // as tablebench collects when it drives an endpoint
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), cannedChild+"=1")
 	out, err := child.StdoutPipe()

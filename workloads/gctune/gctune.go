@@ -105,3 +105,15 @@ func Follow(period time.Duration) (stop func()) {
 		debug.SetGCPercent(before)
 	}
 }
+
+// LoadGenerator follows the heap, as Follow does, as a process that only
+// drives an endpoint: with LoadFloor. The function it returns stops
+// following and puts back the floor and the target that held before.
+func LoadGenerator(period time.Duration) (stop func()) {
+	before := floor.Swap(LoadFloor)
+	unfollow := Follow(period)
+	return func() {
+		unfollow()
+		floor.Store(before)
+	}
+}

@@ -29,19 +29,17 @@ func TestPercentFollowsTheHeap(t *testing.T) {
 	}
 }
 
-// TestFollowSetsAndPutsBack: Follow sets the target for this test's small
-// heap under a load generator's floor (the bound) at once and puts back
-// the one before when stopped; a GOGC of the user's own is left alone.
+// TestFollowSetsAndPutsBack: following as a load generator sets the target
+// for this test's small heap (the bound) at once and puts back the one
+// before when stopped; a GOGC of the user's own is left alone.
 func TestFollowSetsAndPutsBack(t *testing.T) {
 	old := debug.SetGCPercent(77)
 	defer debug.SetGCPercent(old)
 	percent := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
 
 	t.Setenv("GOGC", "")
-	SetFloor(LoadFloor)
-	defer SetFloor(0)
 	runtime.GC()
-	stop := Follow(time.Hour)
+	stop := LoadGenerator(time.Hour)
 	if got := percent(); got != maxPercent {
 		t.Errorf("following a heap of a few MiB: GOGC=%d, want %d", got, maxPercent)
 	}
