@@ -39,14 +39,38 @@ const (
 // @odata.type annotations. PartitionKey and RowKey are required, except
 // where keys (the URL's, for updates) are given: a body without them takes
 // those. Timestamp and odata.* are ignored, as the service ignores them.
+// Nothing it returns shares memory with body or keys.
 func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
+	var d Decoder
+	return d.Decode(body, keys)
+}
+
+// A Decoder decodes the entities of one request, a batch's above all, with
+// fewer allocations than a DecodeEntity call each: an entity's strings are
+// one copy, and the entities share one array of properties and the copy of
+// a PartitionKey that repeats the entity's before. Entities a server
+// stores as they come keep that array while any of them is stored, as the
+// engine keeps a batch's records: a few dozen bytes for each entity of the
+// batch that is gone, for an allocation each entity saves.
+type Decoder struct {
+	left  int               // entities still to come, to size the array
+	props []tables.Property // the array's room for the next entities
+	pk    string            // the last PartitionKey, as copied
+}
+
+// NewDecoder returns a Decoder for a request of n entities.
+func NewDecoder(n int) *Decoder { return &Decoder{left: n} }
+
+// Decode reads the next entity, as DecodeEntity does.
+func (d *Decoder) Decode(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
+	d.left--
 	var e tables.Entity
-	if !utf8.Valid(body) {
-		return e, tables.BadRequest(tables.CodeInvalidInput, "The request body is not valid UTF-8.")
-	}
 	var buf [8]field // an entity's members, on the stack for the usual few
 	fields, ok := scanFlat(body, buf[:0])
-	if !ok { // nested values, odd escapes, repeated names or bad JSON: the general decoder decides
+	if !ok { // nested values, odd escapes, repeated names, bad JSON or bad UTF-8: the general decoder decides
+		if !utf8.Valid(body) { // encoding/json would read it, with U+FFFD for the bad bytes
+			return e, tables.BadRequest(tables.CodeInvalidInput, "The request body is not valid UTF-8.")
+		}
 		var err *tables.Error
 		if fields, err = decodeGeneral(body); err != nil {
 			return e, err
@@ -89,41 +113,73 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 	if (strings.ContainsRune(pk, utf8.RuneError) || strings.ContainsRune(rk, utf8.RuneError)) && loneSurrogate(body) {
 		return e, tables.BadRequest(tables.CodeInvalidInput, "A key holds an unpaired UTF-16 surrogate, which is not a character.")
 	}
-	e.PartitionKey, e.RowKey = pk, rk
-	for _, f := range fields {
-		if !f.property() {
+	// The strings read are views of body: those the entity keeps are
+	// copied out, together. Others (annotations, values parsed into
+	// numbers, times or GUIDs) are not kept.
+	size, n := len(rk), 0
+	if pk != d.pk {
+		size += len(pk)
+	}
+	for i := range fields {
+		f := &fields[i]
+		if f.prop = f.property(); !f.prop {
 			continue
 		}
-		k := f.name
-		edm := ""
-		for _, t := range types {
-			if t.name == k {
-				edm = t.s
-			}
+		n++
+		f.edm = typeOf(types, f.name)
+		if f.str && keptString(f.edm) {
+			size += len(f.s)
 		}
-		if e.Properties == nil {
-			e.Properties = make([]tables.Property, 0, properties(fields))
+	}
+	arena := make([]byte, 0, size)
+	keep := func(s string) string {
+		if s == "" {
+			return ""
 		}
-		p, err := decodeValue(k, f.value(), edm) // k is interned by both readers
+		arena = append(arena, s...) // within its capacity: earlier strings stay where they are
+		return unsafe.String(&arena[len(arena)-len(s)], len(s))
+	}
+	if pk != d.pk {
+		d.pk = keep(pk)
+	}
+	e.PartitionKey, e.RowKey = d.pk, keep(rk)
+	if n > 0 {
+		if cap(d.props)-len(d.props) < n {
+			d.props = make([]tables.Property, 0, n*max(d.left+1, 1))
+		}
+		e.Properties = d.props[len(d.props) : len(d.props) : len(d.props)+n]
+	}
+	for _, f := range fields {
+		if !f.prop {
+			continue
+		}
+		if f.str && keptString(f.edm) {
+			f.s = keep(f.s)
+		}
+		p, err := decodeValue(f.name, f.value(), f.edm) // the name is interned by both readers
 		if err != nil {
 			return e, err
 		}
 		e.Properties = append(e.Properties, p)
 	}
+	d.props = d.props[:len(d.props)+len(e.Properties)]
 	return e, nil
 }
 
-// properties returns how many of an entity's members are properties, to
-// size the slice that is stored with it.
-func properties(fields []field) int {
-	n := 0
-	for _, f := range fields {
-		if f.property() {
-			n++
+// typeOf returns the @odata.type annotation of the member name, or "".
+func typeOf(types []field, name string) string {
+	edm := ""
+	for _, t := range types {
+		if t.name == name {
+			edm = t.s
 		}
 	}
-	return n
+	return edm
 }
+
+// keptString reports whether a string value with the annotation edm is
+// stored as the string it is, rather than parsed into another type.
+func keptString(edm string) bool { return edm == "" || edm == "Edm.String" }
 
 // field is one member of an entity's JSON object. A string value is held
 // as a string, boxed only when it becomes a property: keys and type
@@ -135,6 +191,10 @@ type field struct {
 	s    string // the value, when str
 	str  bool
 	v    any // the value, unless str
+	// What DecodeEntity learns of the member, once: whether it is a
+	// property, and its @odata.type annotation.
+	prop bool
+	edm  string
 }
 
 // stringField returns the member name with the string value s.
@@ -183,10 +243,13 @@ func decodeGeneral(body []byte) ([]field, *tables.Error) {
 // scanFlat reads the members of a flat JSON object in one pass: what every
 // SDK sends for an entity. It reports false for anything else (a nested
 // value, a raw control character, an escape of a lone surrogate, a repeated
-// name, a syntax error, trailing data), which decodeGeneral then reads or
-// refuses with encoding/json's own message.
+// name, a syntax error, trailing data, bytes that are not UTF-8), which
+// decodeGeneral then reads or refuses with encoding/json's own message.
+// Outside its strings it reads only ASCII and its strings are checked, so
+// a body it reads is UTF-8.
 //
-// The members are appended to fields, which may have room for them.
+// The members are appended to fields, which may have room for them. Their
+// string and number values are views of b, names excepted.
 func scanFlat(b []byte, fields []field) ([]field, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -222,7 +285,7 @@ func scanFlat(b []byte, fields []field) ([]field, bool) {
 			if j < 0 {
 				return nil, false
 			}
-			f, i = field{name: name, v: json.Number(b[i:j])}, j
+			f, i = field{name: name, v: json.Number(view(b[i:j]))}, j
 		case bytes.HasPrefix(b[i:], []byte("true")):
 			f, i = field{name: name, v: true}, i+4
 		case bytes.HasPrefix(b[i:], []byte("false")):
@@ -298,9 +361,9 @@ func skipSpace(b []byte, i int) int {
 }
 
 // scanString reads the JSON string starting at b[i], a quote, and returns
-// it and the index after it. Without escapes it is one copy of the bytes;
-// an escape of a lone surrogate reports false, as does a raw control
-// character.
+// it and the index after it. Without escapes it is a view of b, which the
+// caller copies if it keeps it; an escape of a lone surrogate reports
+// false, as does a raw control character.
 func scanString(b []byte, i int) (string, int, bool) {
 	if i >= len(b) || b[i] != '"' {
 		return "", 0, false
@@ -310,8 +373,13 @@ func scanString(b []byte, i int) (string, int, bool) {
 	// Most strings, a payload above all, run to their quote without an
 	// escape: one vector search finds the quote, and a word-wise pass
 	// checks what lies before it.
-	if q := bytes.IndexByte(b[i:], '"'); q >= 0 && unescaped(b[i:i+q]) {
-		return string(b[i : i+q]), i + q + 1, true
+	if q := bytes.IndexByte(b[i:], '"'); q >= 0 {
+		if plain, ascii := unescaped(b[i : i+q]); plain {
+			if !ascii && !utf8.Valid(b[i:i+q]) {
+				return "", 0, false
+			}
+			return view(b[i : i+q]), i + q + 1, true
+		}
 	}
 	for i < len(b) { // to the first quote, backslash or control character
 		i += plainJSON(unsafe.String(&b[i], len(b)-i)) // eight bytes at a time while ASCII
@@ -321,14 +389,20 @@ func scanString(b []byte, i int) (string, int, bool) {
 		i++
 	}
 	if i < len(b) && b[i] == '"' {
-		return string(b[start:i]), i + 1, true
+		if !utf8.Valid(b[start:i]) {
+			return "", 0, false
+		}
+		return view(b[start:i]), i + 1, true
 	}
 	out := append([]byte(nil), b[start:i]...)
 	for i < len(b) {
 		c := b[i]
 		switch {
 		case c == '"':
-			return string(out), i + 1, true
+			if !utf8.Valid(b[start:i]) { // escapes are ASCII: the rest must be UTF-8
+				return "", 0, false
+			}
+			return view(out), i + 1, true // out is its own
 		case c < 0x20:
 			return "", 0, false
 		case c != '\\':
@@ -377,6 +451,10 @@ func scanString(b []byte, i int) (string, int, bool) {
 	}
 	return "", 0, false
 }
+
+// view returns b's bytes as a string without a copy: for bytes nothing
+// changes while the string is in use.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func hex4(b []byte, i int) (rune, bool) {
 	if i+4 > len(b) {
@@ -790,26 +868,30 @@ func AppendString(b []byte, s string) []byte {
 }
 
 // unescaped reports whether b holds no backslash and no control
-// character: as a JSON string's contents, b means itself. It reads eight
-// bytes at a time; bytes from 0x80 pass, as the string's UTF-8.
-func unescaped(b []byte) bool {
+// character (as a JSON string's contents, b means itself) and whether it
+// is ASCII, which spares the caller a pass to check its UTF-8. It reads
+// eight bytes at a time.
+func unescaped(b []byte) (plain, ascii bool) {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	var all uint64 // every word's bits, for their high ones
 	for len(b) >= 8 {
 		w := binary.LittleEndian.Uint64(b[:8])
 		bs := w ^ (ones * '\\')
 		// A high bit marks a byte of w below 0x20 or equal to a backslash
 		// (zero after the xor); bytes from 0x80 are masked out of the first.
 		if ((w-ones*0x20)&^w|(bs-ones)&^bs)&highs != 0 {
-			return false
+			return false, false
 		}
+		all |= w
 		b = b[8:]
 	}
 	for _, c := range b {
 		if c < 0x20 || c == '\\' {
-			return false
+			return false, false
 		}
+		all |= uint64(c)
 	}
-	return true
+	return true, all&highs == 0
 }
 
 // plainJSON returns the length of the longest prefix of s that a JSON

@@ -454,6 +454,7 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() (string, error), n 
 	n = min(n, tables.MaxBatchOps)
 	pb.ops, pb.noContent = make([]tables.BatchOp, 0, n), make([]bool, 0, n)
 	var scratch fields // an operation's headers, read anew into it for the next
+	dec := odata.NewDecoder(n)
 	for i := 0; ; i++ {
 		raw, err := next()
 		if err == io.EOF {
@@ -521,7 +522,7 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() (string, error), n 
 			if hasKeys {
 				urlKeys = &keys
 			}
-			ent, derr := odata.DecodeEntity(readOnly(sub.body), urlKeys)
+			ent, derr := dec.Decode(readOnly(sub.body), urlKeys)
 			if derr != nil {
 				return at(derr, i)
 			}
