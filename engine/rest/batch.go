@@ -352,9 +352,19 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 	// the next request, rather than an allocation of its own. So what the
 	// parse returns (the entities, the table, the keys of a URL, the tags)
 	// is copied out of it (TestParsedBatchOutlivesItsBody).
-	if ops, n, ok := splitChangeset(unsafe.String(unsafe.SliceData(body), len(body)), params["boundary"]); ok {
+	text := unsafe.String(unsafe.SliceData(body), len(body))
+	buf := changesetBufs.Get().(*changesetBuf)
+	defer buf.release()
+	if subs, ok := readChangeset(text, params["boundary"], buf); ok {
 		pb := &parsedBatch{}
-		if perr := s.parseChangeset(pb, ops, n, g); perr != nil {
+		if perr := s.parseChangeset(pb, subs, nil, len(subs), g); perr != nil {
+			return nil, perr
+		}
+		return pb, nil
+	}
+	if ops, n, ok := splitChangeset(text, params["boundary"]); ok {
+		pb := &parsedBatch{}
+		if perr := s.parseChangeset(pb, nil, ops, n, g); perr != nil {
 			return nil, perr
 		}
 		return pb, nil
@@ -384,7 +394,7 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 		}
 		pb.query = &sub
 	case cmt == "multipart/mixed" && cparams["boundary"] != "":
-		if perr := s.parseChangeset(pb, readParts(multipart.NewReader(cs, cparams["boundary"])), 0, g); perr != nil {
+		if perr := s.parseChangeset(pb, nil, readParts(multipart.NewReader(cs, cparams["boundary"])), 0, g); perr != nil {
 			return nil, perr
 		}
 	default:
@@ -441,9 +451,10 @@ func readParts(r *multipart.Reader) func() (string, error) {
 	}
 }
 
-// parseChangeset reads the operations next returns into pb; n is how many
-// there are, when known, or 0.
-func (s *Server) parseChangeset(pb *parsedBatch, next func() (string, error), n int, g *grant) *tables.Error {
+// parseChangeset reads into pb the operations subs holds, already read by
+// readChangeset, or else those next returns; n is how many there are, when
+// known, or 0.
+func (s *Server) parseChangeset(pb *parsedBatch, subs []subRequest, next func() (string, error), n int, g *grant) *tables.Error {
 	bad := func(format string, args ...any) *tables.Error {
 		return tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf(format, args...))
 	}
@@ -456,19 +467,29 @@ func (s *Server) parseChangeset(pb *parsedBatch, next func() (string, error), n 
 	var scratch fields // an operation's headers, read anew into it for the next
 	dec := odata.NewDecoder(n)
 	for i := 0; ; i++ {
-		raw, err := next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return bad("%s.", capitalize(err.Error()))
+		var sub subRequest
+		var raw string
+		if subs != nil {
+			if i == len(subs) {
+				break
+			}
+			sub = subs[i]
+		} else {
+			var err error
+			if raw, err = next(); err == io.EOF {
+				break
+			} else if err != nil {
+				return bad("%s.", capitalize(err.Error()))
+			}
 		}
 		if len(pb.ops) == tables.MaxBatchOps {
 			return bad("The batch request operation exceeds the maximum 100 changes per change set.")
 		}
-		sub, err := parseSubRequest(raw, scratch)
-		if err != nil {
-			return bad("Operation %d of the changeset is not an HTTP request: %v.", i, err)
+		if subs == nil {
+			var err error
+			if sub, err = parseSubRequest(raw, scratch); err != nil {
+				return bad("Operation %d of the changeset is not an HTTP request: %v.", i, err)
+			}
 		}
 		res, rerr := s.subResource(&sub)
 		if rerr != nil {

@@ -1,0 +1,212 @@
+package rest
+
+import (
+	"mime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// changesetBuf holds the arrays readChangeset reads a batch's operations
+// into, reused from batch to batch: a hundred operations' headers are some
+// twenty kilobytes.
+type changesetBuf struct {
+	subs  []subRequest
+	arena fields
+}
+
+var changesetBufs = sync.Pool{New: func() any { return new(changesetBuf) }}
+
+// release clears buf, whose strings are views of a body the server reuses,
+// and returns it to the pool.
+func (buf *changesetBuf) release() {
+	clear(buf.subs[:cap(buf.subs)])
+	clear(buf.arena[:cap(buf.arena)])
+	changesetBufs.Put(buf)
+}
+
+// readChangeset reads a batch that is one changeset as SDKs send it, in one
+// walk over its lines: the batch's delimiter at the start, the changeset's
+// headers, then each operation's delimiter, part headers, request line and
+// headers, and a body of its Content-Length followed at once by the next
+// delimiter; the close delimiters at the end. Each line is read once, and
+// a body is searched only for a CR, where a delimiter would have to start.
+// Splitting the batch, then the changeset, then each operation (what
+// splitChangeset and parseSubRequest do) read every header line three
+// times and searched every body for both delimiters.
+//
+// It reports false for anything else: a preamble, LF-only lines, an
+// operation without Content-Length or with a body that holds a CR, a header
+// line that starts like a delimiter, more than one part in the batch.
+// Those take splitChangeset, which reads what this reads to the same
+// operations (FuzzReadChangeset). The operations' strings are substrings of
+// body; they and their headers are in buf's arrays, which the caller reuses
+// once it is done with them.
+func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool) {
+	i, closed, ok := delimiterLine(body, 0, boundary)
+	if !ok || closed {
+		return nil, false
+	}
+	var scratch fields // a part's own headers, read anew for each
+	if scratch, i, ok = readHeaders(body, i, scratch[:0]); !ok || !binaryPart(scratch) {
+		return nil, false
+	}
+	cmt, cparams, err := mime.ParseMediaType(scratch.Get("Content-Type"))
+	inner := cparams["boundary"]
+	// An inner boundary that starts with the batch's makes every operation's
+	// delimiter look like the batch's, which the general reader sorts out.
+	if err != nil || cmt != "multipart/mixed" || inner == "" || strings.HasPrefix(inner, boundary) {
+		return nil, false
+	}
+	subs, arena := buf.subs[:0], buf.arena[:0] // every operation's headers, in one array
+	defer func() { buf.subs, buf.arena = subs, arena }()
+	for {
+		start := i
+		if i, closed, ok = delimiterLine(body, i, inner); !ok {
+			return nil, false
+		}
+		if closed {
+			break
+		}
+		if scratch, i, ok = readHeaders(body, i, scratch[:0]); !ok || !binaryPart(scratch) {
+			return nil, false
+		}
+		nl := strings.IndexByte(body[i:], '\n')
+		if nl < 1 || body[i+nl-1] != '\r' || strings.HasPrefix(body[i:], "--") {
+			return nil, false
+		}
+		method, target, ok := plainRequestLine(body[i : i+nl-1])
+		if !ok {
+			return nil, false
+		}
+		var sub subRequest
+		if sub.path, sub.rawQuery, ok = plainTarget(target); !ok {
+			return nil, false
+		}
+		sub.method = method
+		from := len(arena)
+		if arena, i, ok = readHeaders(body, i+nl+1, arena); !ok {
+			return nil, false
+		}
+		sub.header = arena[from:len(arena):len(arena)] // capped: the next operation's headers append to arena
+		n, err := strconv.Atoi(sub.header.Get("Content-Length"))
+		if err != nil || n < 0 || n > len(body)-i {
+			return nil, false
+		}
+		// No CR in the body: no delimiter starts inside it.
+		sub.body = body[i : i+n]
+		if strings.IndexByte(sub.body, '\r') >= 0 || !strings.HasPrefix(body[i+n:], "\r\n") {
+			return nil, false
+		}
+		if m := sub.header.Get("X-HTTP-Method"); m != "" && sub.method == "POST" {
+			sub.method = strings.ToUpper(m)
+		}
+		if len(subs) == 0 {
+			// Size both arrays from the first operation, as if all were
+			// like it, as splitMultipart does.
+			k := min(len(body)/(i+n+2-start), 128) + 1
+			subs = slices.Grow(subs, k)
+			if k*len(sub.header) > cap(arena) {
+				arena = slices.Grow(arena, k*len(sub.header)-len(arena))
+				sub.header = arena[from:len(arena):len(arena)]
+			}
+		}
+		subs = append(subs, sub)
+		i += n + 2 // the CRLF before the next delimiter is part of it
+	}
+	// The batch's close delimiter, after blank lines at most.
+	if !strings.HasPrefix(body[i:], "\r\n") || len(subs) == 0 {
+		return nil, false
+	}
+	for !strings.HasPrefix(body[i+2:], "--"+boundary) {
+		if i += 2; !strings.HasPrefix(body[i:], "\r\n") {
+			return nil, false
+		}
+	}
+	if _, closed, ok = delimiterLine(body, i+2, boundary); !ok || !closed {
+		return nil, false
+	}
+	return subs, true
+}
+
+// delimiterLine reads the delimiter line of boundary at body[i:], which
+// readChangeset expects there and nowhere else: "--boundary", blanks and
+// CRLF, after which it returns the index. A close delimiter, "--boundary--"
+// and blanks, reports closed and the index after the blanks, which must be
+// the end or a CRLF.
+func delimiterLine(body string, i int, boundary string) (next int, closed, ok bool) {
+	if !strings.HasPrefix(body[i:], "--") || !strings.HasPrefix(body[i+2:], boundary) {
+		return 0, false, false
+	}
+	i += 2 + len(boundary)
+	if strings.HasPrefix(body[i:], "--") {
+		i = skipBlanks(body, i+2)
+		return i, true, i == len(body) || strings.HasPrefix(body[i:], "\r\n")
+	}
+	i = skipBlanks(body, i)
+	if !strings.HasPrefix(body[i:], "\r\n") {
+		return 0, false, false
+	}
+	return i + 2, false, true
+}
+
+func skipBlanks(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// readHeaders appends to h the header lines at body[i:], as plainHeaders
+// reads them, up to the blank line after them, and returns the index after
+// it. A line that starts with two dashes may be a delimiter: it reports
+// false, as it does for anything plainHeaders refuses.
+func readHeaders(body string, i int, h fields) (fields, int, bool) {
+	for {
+		nl := strings.IndexByte(body[i:], '\n')
+		if nl < 1 || body[i+nl-1] != '\r' {
+			return nil, 0, false
+		}
+		line := body[i : i+nl-1]
+		i += nl + 1
+		if line == "" {
+			return h, i, true
+		}
+		colon := strings.IndexByte(line, ':')
+		if colon <= 0 || strings.HasPrefix(line, "--") {
+			return nil, 0, false
+		}
+		for k := range colon {
+			if !nameChars[line[k]] {
+				return nil, 0, false
+			}
+		}
+		if !plainValue(line[colon+1:]) {
+			return nil, 0, false
+		}
+		h = append(h, field{line[:colon], trimBlanks(line[colon+1:])})
+	}
+}
+
+// trimBlanks cuts the spaces and tabs around a header value, as
+// textproto.TrimString does for a value without CR or LF.
+func trimBlanks(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// binaryPart reports whether a part's headers let its content be read as
+// it is, as splitMultipart requires.
+func binaryPart(h fields) bool {
+	switch strings.ToLower(h.Get("Content-Transfer-Encoding")) {
+	case "", "binary", "8bit", "7bit":
+		return true
+	}
+	return false
+}
