@@ -874,6 +874,19 @@ func AppendString(b []byte, s string) []byte {
 func unescaped(b []byte) (plain, ascii bool) {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	var all uint64 // every word's bits, for their high ones
+	bad := func(w uint64) uint64 {
+		bs := w ^ (ones * '\\')
+		return (w-ones*0x20)&^w | (bs-ones)&^bs
+	}
+	for len(b) >= 32 { // four words a step: a payload is hundreds of bytes
+		w0, w1 := binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:16])
+		w2, w3 := binary.LittleEndian.Uint64(b[16:24]), binary.LittleEndian.Uint64(b[24:32])
+		if (bad(w0)|bad(w1)|bad(w2)|bad(w3))&highs != 0 {
+			return false, false
+		}
+		all |= w0 | w1 | w2 | w3
+		b = b[32:]
+	}
 	for len(b) >= 8 {
 		w := binary.LittleEndian.Uint64(b[:8])
 		bs := w ^ (ones * '\\')

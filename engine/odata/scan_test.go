@@ -246,8 +246,8 @@ func TestBadUTF8IsRefused(t *testing.T) {
 
 // TestUnescapedAgreesWithTheByteLoop checks the word-wise test for a
 // string's plain contents, and for ASCII, against the plain definitions,
-// for every byte value at every position of a word and of the tail after
-// it.
+// for every byte value at every position of four words, of a word and of
+// the tail after them.
 func TestUnescapedAgreesWithTheByteLoop(t *testing.T) {
 	byByte := func(b []byte) (plain, ascii bool) {
 		ascii = true
@@ -259,7 +259,7 @@ func TestUnescapedAgreesWithTheByteLoop(t *testing.T) {
 		}
 		return true, ascii
 	}
-	for n := 1; n <= 19; n++ {
+	for n := 1; n <= 43; n++ { // the four-word steps, the word steps and the tail
 		for at := range n {
 			for c := range 256 {
 				for _, fill := range []byte{'x', 0xe9, 0x7f, ' '} {
