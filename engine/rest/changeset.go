@@ -31,11 +31,14 @@ func (buf *changesetBuf) release() { changesetBufs.Put(buf) }
 // a body is searched only for a CR, where a delimiter would have to start.
 // Splitting the batch, then the changeset, then each operation (what
 // splitChangeset and parseSubRequest do) read every header line three
-// times and searched every body for both delimiters.
+// times and searched every body for both delimiters. A body without a
+// Content-Length, or with CRs, is searched for its delimiter, and for the
+// batch's.
 //
-// It reports false for anything else: a preamble, LF-only lines, an
-// operation without Content-Length or with a body that holds a CR, a header
-// line that starts like a delimiter, more than one part in the batch.
+// It reports false for anything else: a preamble before the batch's
+// delimiter, LF-only lines, a Content-Length that is not the body's, a
+// header line that starts like a delimiter, more than one part in the
+// batch.
 // Those take splitChangeset, which reads what this reads to the same
 // operations (FuzzReadChangeset). The operations' strings are substrings of
 // body; they and their headers are in buf's arrays, which the caller reuses
@@ -58,6 +61,10 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 	}
 	subs, arena := buf.subs[:0], buf.arena[:0] // every operation's headers, in one array
 	defer func() { buf.subs, buf.arena = subs, arena }()
+	for strings.HasPrefix(body[i:], "\r\n") { // blank lines before the first operation, as the JavaScript SDK writes
+		i += 2
+	}
+	innerDelim, outerDelim := "\r\n--"+inner, "\r\n--"+boundary
 	for {
 		start := i
 		if i, closed, ok = delimiterLine(body, i, inner); !ok {
@@ -87,14 +94,27 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 			return nil, false
 		}
 		sub.header = arena[from:len(arena):len(arena)] // capped: the next operation's headers append to arena
-		n, err := strconv.Atoi(sub.header.Get("Content-Length"))
-		if err != nil || n < 0 || n > len(body)-i {
-			return nil, false
+		n := -1
+		if cl := sub.header.Get("Content-Length"); cl != "" {
+			var err error
+			if n, err = strconv.Atoi(cl); err != nil || n < 0 || n > len(body)-i {
+				return nil, false
+			}
 		}
-		// No CR in the body: no delimiter starts inside it.
-		sub.body = body[i : i+n]
-		if strings.IndexByte(sub.body, '\r') >= 0 || !strings.HasPrefix(body[i+n:], "\r\n") {
-			return nil, false
+		if sub.body = body[i : i+max(n, 0)]; n >= 0 && strings.IndexByte(sub.body, '\r') < 0 {
+			// No CR in the body: no delimiter starts inside it.
+			if !strings.HasPrefix(body[i+n:], innerDelim) {
+				return nil, false
+			}
+		} else {
+			// No length, or CRs (a blank line before the JSON, as the
+			// JavaScript SDK writes): the body runs to the first
+			// delimiter, and holds none of the batch's.
+			end := indexDelim(body[i:], innerDelim)
+			if end < 0 || n >= 0 && n != end || strings.Contains(body[i:i+end], outerDelim) {
+				return nil, false
+			}
+			n, sub.body = end, body[i:i+end]
 		}
 		if m := sub.header.Get("X-HTTP-Method"); m != "" && sub.method == "POST" {
 			sub.method = strings.ToUpper(m)
