@@ -856,14 +856,49 @@ func AppendEntity(b []byte, e *tables.Entity) []byte {
 	return append(b, '}')
 }
 
-// AppendString appends s as a JSON string.
+// AppendString appends s as a JSON string. What is not ASCII it leaves to
+// encoding/json; it writes <, > and & as they are, where encoding/json
+// escapes them for HTML.
 func AppendString(b []byte, s string) []byte {
-	if plainJSON(s) < len(s) {
-		q, _ := json.Marshal(s)
-		return append(b, q...)
+	n := plainJSON(s)
+	if n == len(s) { // the common case: nothing to escape
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
 	}
-	b = append(b, '"') // the common case: nothing to escape
-	b = append(b, s...)
+	for i := n; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf { // invalid UTF-8, U+2028 and U+2029 are encoding/json's to write
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	// ASCII with quotes (an ETag), backslashes or control characters: the
+	// escapes encoding/json writes, without its reflection and its copy.
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	b = append(b, s[:n]...)
+	for i := n; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			if c < 0x20 {
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			} else {
+				b = append(b, c)
+			}
+		}
+	}
 	return append(b, '"')
 }
 

@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -96,6 +97,26 @@ func FuzzPlainJSON(f *testing.F) {
 		}
 		if got := plainJSON(s); got != want {
 			t.Fatalf("plainJSON(%q) = %d, want %d", s, got, want)
+		}
+	})
+}
+
+// FuzzAppendString checks the JSON strings the engine writes: each reads
+// back as the string written, and escapes as encoding/json escapes (but
+// for <, > and &, which it need not).
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", `W/"datetime'2026-01-01T00%3A00%3A00Z'"`, "a\\b<c>&d", "\x00\x01\b\f\n\r\t\x1f\x7f", "é\"", "\xff\"", "\u2028", strings.Repeat("x", 20) + "<"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := AppendString([]byte("prefix"), s)[len("prefix"):]
+		want, _ := json.Marshal(s)
+		if html := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&"); html.Replace(string(got)) != html.Replace(string(want)) {
+			t.Fatalf("%q: wrote %s, encoding/json writes %s", s, got, want)
+		}
+		var back string
+		if err := json.Unmarshal(got, &back); err != nil || utf8.ValidString(s) && back != s {
+			t.Fatalf("%q: wrote %s, which reads back as %q, %v", s, got, back, err)
 		}
 	})
 }

@@ -203,7 +203,7 @@ func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, 
 	if date == "" {
 		return authFailed("The request has no x-ms-date or Date header; a signed request must carry its date.")
 	}
-	when, err := http.ParseTime(date)
+	when, err := s.requestTime(date)
 	if err != nil {
 		return authFailed("The request's date " + date + " is not an RFC 1123 date.")
 	}

@@ -98,3 +98,28 @@ func TestMetricsOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestTimeRemembersOneDate checks the cache of the last request
+// date: a repeated date reads as the first did, another date is read anew,
+// and one that does not parse is refused without taking the cache's place.
+func TestRequestTimeRemembersOneDate(t *testing.T) {
+	s := New(nil, Config{Account: DevAccount})
+	const a, b = "Mon, 23 Nov 2026 14:00:00 GMT", "Mon, 23 Nov 2026 14:00:01 GMT"
+	for _, c := range []struct {
+		text string
+		want time.Time
+		bad  bool
+	}{
+		{a, time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC), false},
+		{a, time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC), false},
+		{b, time.Date(2026, 11, 23, 14, 0, 1, 0, time.UTC), false},
+		{"Mon, 23 Nov 2026 14:00:01", time.Time{}, true},
+		{b, time.Date(2026, 11, 23, 14, 0, 1, 0, time.UTC), false},
+		{a, time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC), false},
+	} {
+		got, err := s.requestTime(c.text)
+		if (err != nil) != c.bad || !got.Equal(c.want) {
+			t.Fatalf("%q: read %v, %v", c.text, got, err)
+		}
+	}
+}
