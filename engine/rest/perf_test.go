@@ -152,7 +152,7 @@ func serveChild(kind string) int {
 // Azurite is; or both in this process when TABLEBENCH_PERF_IN_PROCESS=1,
 // where their collector also pays for the client's garbage and the
 // client's for their heap.
-func startServer(b *testing.B, kind string) string {
+func startServer(b *testing.B, kind string) (url string, pid int) {
 	if os.Getenv("TABLEBENCH_PERF_IN_PROCESS") == "1" {
 		h, err := server(kind)
 		if err != nil {
@@ -160,7 +160,7 @@ func startServer(b *testing.B, kind string) string {
 		}
 		srv := httptest.NewServer(h)
 		b.Cleanup(srv.Close)
-		return srv.URL
+		return srv.URL, 0
 	}
 	if kind == "engine" {
 		return startServe(b)
@@ -184,12 +184,13 @@ func startServer(b *testing.B, kind string) string {
 	if err != nil {
 		b.Fatalf("the %s server did not start: %v", kind, err)
 	}
-	return "http://" + strings.TrimSpace(addr)
+	return "http://" + strings.TrimSpace(addr), child.Process.Pid
 }
 
 // startServe builds the tablebench command from this tree, runs `serve
-// --profile none` on a free port and returns its URL, less the account.
-func startServe(b *testing.B) string {
+// --profile none` on a free port and returns its URL, less the account,
+// and its process ID.
+func startServe(b *testing.B) (string, int) {
 	bin := filepath.Join(b.TempDir(), "tablebench")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/tablebench/tablebench/cmd/tablebench").CombinedOutput(); err != nil {
 		b.Fatalf("building tablebench: %v\n%s", err, out)
@@ -220,7 +221,7 @@ func startServe(b *testing.B) string {
 	if err != nil || !found || !strings.HasSuffix(url, "/"+rest.DevAccount) {
 		b.Fatalf("tablebench serve did not start: %q, %v", line, err)
 	}
-	return strings.TrimSuffix(url, "/"+rest.DevAccount)
+	return strings.TrimSuffix(url, "/"+rest.DevAccount), child.Process.Pid
 }
 
 // BenchmarkServers puts the served engine (`tablebench serve --profile
@@ -235,10 +236,29 @@ func BenchmarkServers(b *testing.B) {
 	// SDK's copy buffers (32 KiB an operation) make it collect hundreds of
 	// times a second and take the CPU the servers share with it.
 	defer gctune.LoadGenerator(time.Second)() // as tablebench collects when it drives an endpoint
-	oursURL, cannedURL := startServer(b, "engine"), startServer(b, "canned")
+	oursURL, oursPID := startServer(b, "engine")
+	cannedURL, cannedPID := startServer(b, "canned")
 	_, azConn := azurite.Start(b)
 	conn := func(url string) string {
 		return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + rest.DevKey + ";TableEndpoint=" + url + "/devstoreaccount1;"
+	}
+	// cpu is a server's window: its rate, and the CPU it and this process
+	// (the client) took per operation, where they can be read.
+	type cpu struct {
+		rate           float64
+		server, client time.Duration // per operation; -1 where unknown
+	}
+	measure := func(url string, pid int, op string, d time.Duration) cpu {
+		s0, c0 := processCPU(pid), processCPU(os.Getpid())
+		r := rate(b, conn(url), op, d)
+		s1, c1 := processCPU(pid), processCPU(os.Getpid())
+		per := func(a, b time.Duration) time.Duration {
+			if a < 0 || b < 0 || r == 0 {
+				return -1
+			}
+			return time.Duration(float64(b-a) / (r * d.Seconds()))
+		}
+		return cpu{r, per(s0, s1), per(c0, c1)}
 	}
 	// Rounds of short windows, the three servers in turn, so that a drift in
 	// what else the machine does lands on all of them; each ratio is taken
@@ -248,20 +268,41 @@ func BenchmarkServers(b *testing.B) {
 	for b.Loop() {
 		for _, op := range []string{"insert", "get", "batch100"} {
 			var vsCanned, vsAzurite []float64
-			var o, a, c float64
+			var oursCPU, cannedCPU, clientOurs, clientCanned []time.Duration
+			var o, c cpu
+			var a float64
 			for round := range rounds {
-				o, a, c = rate(b, conn(oursURL), op, d), rate(b, azConn, op, d), rate(b, conn(cannedURL), op, d)
-				if round%2 == 1 { // and the other order, so no server always follows the same one
-					c, a, o = rate(b, conn(cannedURL), op, d), rate(b, azConn, op, d), rate(b, conn(oursURL), op, d)
+				if round%2 == 0 {
+					o, a, c = measure(oursURL, oursPID, op, d), rate(b, azConn, op, d), measure(cannedURL, cannedPID, op, d)
+				} else { // and the other order, so no server always follows the same one
+					c, a, o = measure(cannedURL, cannedPID, op, d), rate(b, azConn, op, d), measure(oursURL, oursPID, op, d)
 				}
-				vsCanned, vsAzurite = append(vsCanned, 100*o/c), append(vsAzurite, o/a)
+				vsCanned, vsAzurite = append(vsCanned, 100*o.rate/c.rate), append(vsAzurite, o.rate/a)
+				oursCPU, cannedCPU = append(oursCPU, o.server), append(cannedCPU, c.server)
+				clientOurs, clientCanned = append(clientOurs, o.client), append(clientCanned, c.client)
 			}
 			slices.Sort(vsCanned)
 			slices.Sort(vsAzurite)
 			b.Logf("%-8s served engine %8.0f/s  Azurite %8.0f/s  canned %8.0f/s (last round)  engine/canned %3.0f%% (%.0f-%.0f%%)  engine/Azurite %5.2fx (%.2f-%.2fx)  canned/Azurite %.2fx",
-				op, o, a, c, vsCanned[rounds/2], vsCanned[0], vsCanned[rounds-1], vsAzurite[rounds/2], vsAzurite[0], vsAzurite[rounds-1], c/a)
+				op, o.rate, a, c.rate, vsCanned[rounds/2], vsCanned[0], vsCanned[rounds-1], vsAzurite[rounds/2], vsAzurite[0], vsAzurite[rounds-1], c.rate/a)
+			if m := median(oursCPU); m >= 0 && median(cannedCPU) >= 0 {
+				b.Logf("%-8s CPU per operation (medians): served engine %v, canned %v; the client %v with the engine, %v with canned",
+					op, m.Round(time.Microsecond), median(cannedCPU).Round(time.Microsecond), median(clientOurs).Round(time.Microsecond), median(clientCanned).Round(time.Microsecond))
+				b.ReportMetric(float64(m.Microseconds()), op+"-engine-cpu-µs/op")
+				b.ReportMetric(float64(median(cannedCPU).Microseconds()), op+"-canned-cpu-µs/op")
+			}
 			b.ReportMetric(vsAzurite[rounds/2], op+"-engine/azurite")
 			b.ReportMetric(vsCanned[rounds/2], op+"-engine/canned-%")
 		}
 	}
+}
+
+// median returns the middle of ds, -1 if any is unknown.
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 || s[0] < 0 {
+		return -1
+	}
+	return s[len(s)/2]
 }
