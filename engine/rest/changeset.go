@@ -94,6 +94,12 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 			return nil, false
 		}
 		sub.header = arena[from:len(arena):len(arena)] // capped: the next operation's headers append to arena
+		// A body that starts with dashes may start with a delimiter, whose
+		// CRLF is then the blank line's: the operation had no body, and
+		// its headers ran into the delimiter.
+		if strings.HasPrefix(body[i:], "--") {
+			return nil, false
+		}
 		n := -1
 		if cl := sub.header.Get("Content-Length"); cl != "" {
 			var err error
