@@ -909,6 +909,9 @@ func AppendString(b []byte, s string) []byte {
 func unescaped(b []byte) (plain, ascii bool) {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	var all uint64 // every word's bits, for their high ones
+	// bad marks with a high bit each byte of w below 0x20 or equal to a
+	// backslash (zero after the xor); bytes from 0x80 are masked out of the
+	// first term.
 	bad := func(w uint64) uint64 {
 		bs := w ^ (ones * '\\')
 		return (w-ones*0x20)&^w | (bs-ones)&^bs
@@ -924,10 +927,7 @@ func unescaped(b []byte) (plain, ascii bool) {
 	}
 	for len(b) >= 8 {
 		w := binary.LittleEndian.Uint64(b[:8])
-		bs := w ^ (ones * '\\')
-		// A high bit marks a byte of w below 0x20 or equal to a backslash
-		// (zero after the xor); bytes from 0x80 are masked out of the first.
-		if ((w-ones*0x20)&^w|(bs-ones)&^bs)&highs != 0 {
+		if bad(w)&highs != 0 {
 			return false, false
 		}
 		all |= w

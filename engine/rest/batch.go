@@ -123,10 +123,16 @@ func parseSubRequest(raw string, scratch fields) (subRequest, error) {
 		}
 	}
 	sub.header, sub.body = mh, body
+	sub.tunnel()
+	return sub, nil
+}
+
+// tunnel takes the method a POST names in X-HTTP-Method as the
+// operation's, as the service does.
+func (sub *subRequest) tunnel() {
 	if m := sub.header.Get("X-HTTP-Method"); m != "" && sub.method == http.MethodPost {
 		sub.method = strings.ToUpper(m)
 	}
-	return sub, nil
 }
 
 // plainRequestLine reads a request line of printable ASCII words split by
@@ -295,22 +301,28 @@ func plainHeaders(str string, h fields) (fields, bool) {
 			}
 			return nil, false
 		}
-		colon := strings.IndexByte(line, ':')
-		if colon <= 0 {
+		f, ok := headerField(line)
+		if !ok {
 			return nil, false
 		}
-		for i := range colon {
-			if !nameChars[line[i]] {
-				return nil, false
-			}
-		}
-		if !plainValue(line[colon+1:]) {
-			return nil, false
-		}
-		// The value holds no CR or LF here, so TrimString cuts spaces and tabs.
-		h = append(h, field{line[:colon], textproto.TrimString(line[colon+1:])})
+		h = append(h, f)
 	}
 	return h, true
+}
+
+// headerField reads one header line without its CRLF, "Name: value", as
+// plainHeaders takes it: a name of letters, digits and dashes, a value
+// without control characters but tabs.
+func headerField(line string) (field, bool) {
+	colon := 0
+	for colon < len(line) && nameChars[line[colon]] {
+		colon++
+	}
+	if colon == 0 || colon == len(line) || line[colon] != ':' || !plainValue(line[colon+1:]) {
+		return field{}, false
+	}
+	// The value holds no CR or LF, so TrimString cuts spaces and tabs.
+	return field{line[:colon], textproto.TrimString(line[colon+1:])}, true
 }
 
 // readOnly returns the bytes of s without a copy, for a reader that does
@@ -357,7 +369,7 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 	defer buf.release()
 	if subs, ok := readChangeset(text, params["boundary"], buf); ok {
 		pb := &parsedBatch{}
-		if perr := s.parseChangeset(pb, subs, nil, len(subs), g); perr != nil {
+		if perr := s.parseChangeset(pb, subs, nil, 0, g); perr != nil {
 			return nil, perr
 		}
 		return pb, nil
@@ -452,9 +464,12 @@ func readParts(r *multipart.Reader) func() (string, error) {
 }
 
 // parseChangeset reads into pb the operations subs holds, already read by
-// readChangeset, or else those next returns; n is how many there are, when
-// known, or 0.
+// readChangeset, or else those next returns; n is how many next returns,
+// when known, or 0.
 func (s *Server) parseChangeset(pb *parsedBatch, subs []subRequest, next func() (string, error), n int, g *grant) *tables.Error {
+	if subs != nil {
+		n = len(subs)
+	}
 	bad := func(format string, args ...any) *tables.Error {
 		return tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf(format, args...))
 	}

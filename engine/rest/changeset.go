@@ -122,9 +122,7 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 			}
 			n, sub.body = end, body[i:i+end]
 		}
-		if m := sub.header.Get("X-HTTP-Method"); m != "" && sub.method == "POST" {
-			sub.method = strings.ToUpper(m)
-		}
+		sub.tunnel()
 		if len(subs) == 0 {
 			// Size both arrays from the first operation, as if all were
 			// like it, as splitMultipart does.
@@ -142,7 +140,7 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 	if !strings.HasPrefix(body[i:], "\r\n") || len(subs) == 0 {
 		return nil, false
 	}
-	for !strings.HasPrefix(body[i+2:], "--"+boundary) {
+	for !strings.HasPrefix(body[i:], outerDelim) {
 		if i += 2; !strings.HasPrefix(body[i:], "\r\n") {
 			return nil, false
 		}
@@ -153,11 +151,10 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 	return subs, true
 }
 
-// delimiterLine reads the delimiter line of boundary at body[i:], which
-// readChangeset expects there and nowhere else: "--boundary", blanks and
-// CRLF, after which it returns the index. A close delimiter, "--boundary--"
-// and blanks, reports closed and the index after the blanks, which must be
-// the end or a CRLF.
+// delimiterLine reads the delimiter line of boundary at body[i:]:
+// "--boundary", blanks and CRLF, after which it returns the index. A close
+// delimiter, "--boundary--" and blanks, reports closed and the index after
+// the blanks, which must be the end or a CRLF.
 func delimiterLine(body string, i int, boundary string) (next int, closed, ok bool) {
 	if !strings.HasPrefix(body[i:], "--") || !strings.HasPrefix(body[i+2:], boundary) {
 		return 0, false, false
@@ -196,34 +193,16 @@ func readHeaders(body string, i int, h fields) (fields, int, bool) {
 		if line == "" {
 			return h, i, true
 		}
-		colon := 0
-		for colon < len(line) && nameChars[line[colon]] {
-			colon++
-		}
-		if colon == 0 || colon == len(line) || line[colon] != ':' || strings.HasPrefix(line, "--") {
+		f, ok := headerField(line)
+		if !ok || strings.HasPrefix(line, "--") {
 			return nil, 0, false
 		}
-		if !plainValue(line[colon+1:]) {
-			return nil, 0, false
-		}
-		h = append(h, field{line[:colon], trimBlanks(line[colon+1:])})
+		h = append(h, f)
 	}
-}
-
-// trimBlanks cuts the spaces and tabs around a header value, as
-// textproto.TrimString does for a value without CR or LF.
-func trimBlanks(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // binaryPart reports whether a part's headers let its content be read as
-// it is, as splitMultipart requires.
+// it is.
 func binaryPart(h fields) bool {
 	switch strings.ToLower(h.Get("Content-Transfer-Encoding")) {
 	case "", "binary", "8bit", "7bit":

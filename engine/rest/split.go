@@ -37,21 +37,13 @@ func splitMultipart(body, boundary string) ([]mpart, bool) {
 	var parts []mpart
 	var arena fields // every part's headers, in one array
 	for {
-		j := i + len(dash)
-		if strings.HasPrefix(body[j:], "--") { // the close delimiter, ending its line
-			k := j + 2
-			for k < len(body) && (body[k] == ' ' || body[k] == '\t') {
-				k++
-			}
-			return parts, k == len(body) || strings.HasPrefix(body[k:], "\r\n")
+		start, closed, ok := delimiterLine(body, i, boundary)
+		if closed { // the close delimiter, ending its line
+			return parts, ok
 		}
-		for j < len(body) && (body[j] == ' ' || body[j] == '\t') {
-			j++
-		}
-		if !strings.HasPrefix(body[j:], "\r\n") {
+		if !ok {
 			return nil, false
 		}
-		start := j + 2
 		end := indexDelim(body[start:], delim)
 		if end < 0 {
 			return nil, false
@@ -70,14 +62,11 @@ func splitMultipart(body, boundary string) ([]mpart, bool) {
 			head, content = part[:k+2], part[k+4:]
 		}
 		from := len(arena)
-		var ok bool
 		if arena, ok = plainHeaders(head, arena); !ok {
 			return nil, false
 		}
 		h := arena[from:len(arena):len(arena)] // capped: a later part's headers append to arena, not to h
-		switch strings.ToLower(h.Get("Content-Transfer-Encoding")) {
-		case "", "binary", "8bit", "7bit":
-		default:
+		if !binaryPart(h) {
 			return nil, false
 		}
 		if parts == nil {
