@@ -481,6 +481,11 @@ func (s *Server) parseChangeset(pb *parsedBatch, subs []subRequest, next func() 
 	pb.ops, pb.noContent = make([]tables.BatchOp, 0, n), make([]bool, 0, n)
 	var scratch fields // an operation's headers, read anew into it for the next
 	dec := odata.NewDecoder(n)
+	var last struct { // the path of the operation before, and what it read as
+		path, t string
+		keys    [2]string
+		hasKeys bool
+	}
 	for i := 0; ; i++ {
 		var sub subRequest
 		var raw string
@@ -506,14 +511,18 @@ func (s *Server) parseChangeset(pb *parsedBatch, subs []subRequest, next func() 
 				return bad("Operation %d of the changeset is not an HTTP request: %v.", i, err)
 			}
 		}
-		res, rerr := s.subResource(&sub)
-		if rerr != nil {
-			return at(rerr, i)
+		if i == 0 || sub.path != last.path { // inserts all go to one path
+			res, rerr := s.subResource(&sub)
+			if rerr != nil {
+				return at(rerr, i)
+			}
+			var perr *tables.Error
+			if last.t, last.keys, last.hasKeys, perr = parseEntityPath(res); perr != nil {
+				return at(perr, i)
+			}
+			last.path = sub.path
 		}
-		t, keys, hasKeys, perr := parseEntityPath(res)
-		if perr != nil {
-			return at(perr, i)
-		}
+		t, keys, hasKeys := last.t, last.keys, last.hasKeys
 		var op tables.BatchOp
 		noContent := strings.Contains(sub.header.Get("Prefer"), "return-no-content")
 		ifMatch := sub.header.Get("If-Match")

@@ -14,6 +14,22 @@ import (
 type changesetBuf struct {
 	subs  []subRequest
 	arena fields
+	// part and ops remember the previous operation's part headers and
+	// request headers, line by line; line its request line, with its CRLF,
+	// and what it read as.
+	part, ops lineMemo
+	line      string
+	request   subRequest
+}
+
+// lineMemo remembers the header lines of the last block read, each with
+// its CRLF, and what they read as. Every operation an SDK writes repeats
+// most of the one before it, byte for byte; a line equal to the one at
+// its place in the block before is taken as that one read, after one
+// comparison.
+type lineMemo struct {
+	raw []string
+	f   fields
 }
 
 var changesetBufs = sync.Pool{New: func() any { return new(changesetBuf) }}
@@ -49,7 +65,7 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 		return nil, false
 	}
 	var scratch fields // a part's own headers, read anew for each
-	if scratch, i, ok = readHeaders(body, i, scratch[:0]); !ok || !binaryPart(scratch) {
+	if scratch, i, ok = readHeaders(body, i, scratch[:0], nil); !ok || !binaryPart(scratch) {
 		return nil, false
 	}
 	cmt, cparams, err := mime.ParseMediaType(scratch.Get("Content-Type"))
@@ -60,6 +76,11 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 		return nil, false
 	}
 	subs, arena := buf.subs[:0], buf.arena[:0] // every operation's headers, in one array
+	// The memos hold views of the body they were read from: a pooled
+	// buffer's last batch is not this one.
+	buf.part.reset()
+	buf.ops.reset()
+	buf.line = ""
 	defer func() { buf.subs, buf.arena = subs, arena }()
 	for strings.HasPrefix(body[i:], "\r\n") { // blank lines before the first operation, as the JavaScript SDK writes
 		i += 2
@@ -73,24 +94,31 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 		if closed {
 			break
 		}
-		if scratch, i, ok = readHeaders(body, i, scratch[:0]); !ok || !binaryPart(scratch) {
-			return nil, false
-		}
-		nl := strings.IndexByte(body[i:], '\n')
-		if nl < 1 || body[i+nl-1] != '\r' || strings.HasPrefix(body[i:], "--") {
-			return nil, false
-		}
-		method, target, ok := plainRequestLine(body[i : i+nl-1])
-		if !ok {
+		if scratch, i, ok = readHeaders(body, i, scratch[:0], &buf.part); !ok || !binaryPart(scratch) {
 			return nil, false
 		}
 		var sub subRequest
-		if sub.path, sub.rawQuery, ok = plainTarget(target); !ok {
-			return nil, false
+		if buf.line != "" && strings.HasPrefix(body[i:], buf.line) { // most often the operation before's
+			sub.method, sub.path, sub.rawQuery = buf.request.method, buf.request.path, buf.request.rawQuery
+			i += len(buf.line)
+		} else {
+			nl := strings.IndexByte(body[i:], '\n')
+			if nl < 1 || body[i+nl-1] != '\r' || strings.HasPrefix(body[i:], "--") {
+				return nil, false
+			}
+			method, target, ok := plainRequestLine(body[i : i+nl-1])
+			if !ok {
+				return nil, false
+			}
+			if sub.path, sub.rawQuery, ok = plainTarget(target); !ok {
+				return nil, false
+			}
+			sub.method = method
+			buf.line, buf.request = body[i:i+nl+1], sub
+			i += nl + 1
 		}
-		sub.method = method
 		from := len(arena)
-		if arena, i, ok = readHeaders(body, i+nl+1, arena); !ok {
+		if arena, i, ok = readHeaders(body, i, arena, &buf.ops); !ok {
 			return nil, false
 		}
 		sub.header = arena[from:len(arena):len(arena)] // capped: the next operation's headers append to arena
@@ -178,19 +206,32 @@ func skipBlanks(s string, i int) int {
 	return i
 }
 
+func (m *lineMemo) reset() { m.raw, m.f = m.raw[:0], m.f[:0] }
+
 // readHeaders appends to h the header lines at body[i:], as plainHeaders
 // reads them, up to the blank line after them, and returns the index after
 // it. A line that starts with two dashes may be a delimiter: it reports
-// false, as it does for anything plainHeaders refuses.
-func readHeaders(body string, i int, h fields) (fields, int, bool) {
-	for {
+// false, as it does for anything plainHeaders refuses. With a memo, a line
+// equal to the memo's line at its place is taken as read there, and the
+// memo then holds this block's lines.
+func readHeaders(body string, i int, h fields, m *lineMemo) (fields, int, bool) {
+	for k := 0; ; k++ {
+		if m != nil && k < len(m.raw) && strings.HasPrefix(body[i:], m.raw[k]) {
+			h = append(h, m.f[k])
+			i += len(m.raw[k])
+			continue
+		}
 		nl := strings.IndexByte(body[i:], '\n')
 		if nl < 1 || body[i+nl-1] != '\r' {
 			return nil, 0, false
 		}
 		line := body[i : i+nl-1]
+		start := i
 		i += nl + 1
 		if line == "" {
+			if m != nil {
+				m.raw, m.f = m.raw[:k], m.f[:k]
+			}
 			return h, i, true
 		}
 		f, ok := headerField(line)
@@ -198,6 +239,13 @@ func readHeaders(body string, i int, h fields) (fields, int, bool) {
 			return nil, 0, false
 		}
 		h = append(h, f)
+		if m != nil {
+			if k < len(m.raw) {
+				m.raw[k], m.f[k] = body[start:i], f
+			} else {
+				m.raw, m.f = append(m.raw[:k], body[start:i]), append(m.f[:k], f)
+			}
+		}
 	}
 }
 

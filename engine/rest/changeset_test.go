@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // changesetSeeds are batches of one changeset: as the Go SDK sends them,
@@ -102,5 +103,50 @@ func TestReadChangesetReadsWhatSDKsSend(t *testing.T) {
 	subs, _ := readChangeset(bodies[1], boundary, new(changesetBuf))
 	if subs[2].method != "MERGE" || subs[1].body != "" || subs[1].header.Get("If-Match") != "*" {
 		t.Errorf("operations read as %+v", subs)
+	}
+}
+
+// TestChangesetMemoFollowsTheBody checks that what readChangeset remembers
+// of an operation's lines is only ever this body's: the lines of the
+// operation before, never a pooled buffer's earlier batch, whose bytes a
+// later request overwrites (as the server's pooled body buffers are), and
+// that an operation whose lines repeat the one before's only in part
+// reads as its own.
+func TestChangesetMemoFollowsTheBody(t *testing.T) {
+	const b, cs = "batch_1", "changeset_1"
+	op := func(method, url string, headers ...string) string {
+		return "--" + cs + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
+			method + " " + url + " HTTP/1.1\r\n" + strings.Join(headers, "\r\n") + "\r\nContent-Length: 0\r\n\r\n\r\n"
+	}
+	wrap := func(ops ...string) string {
+		return "--" + b + "\r\nContent-Type: multipart/mixed; boundary=" + cs + "\r\n\r\n" + strings.Join(ops, "") + "--" + cs + "--\r\n--" + b + "--\r\n"
+	}
+	u := "http://h/a/t(PartitionKey='p',RowKey='r1')"
+	body := wrap(
+		op("DELETE", u, "If-Match: *", "Prefer: x", "Accept: a"),
+		op("DELETE", u, "If-Match: *", "Prefer: y", "Accept: a"), // the second line differs
+		op("DELETE", u, "If-Match: *"),                           // fewer lines
+		op("DELETE", u, "If-Match: *", "Prefer: x", "Accept: a", "X-Extra: 1"))
+	buf := new(changesetBuf)
+	read := func(mem []byte) []subRequest {
+		subs, ok := readChangeset(unsafe.String(&mem[0], len(mem)), b, buf)
+		if !ok || len(subs) != 4 {
+			t.Fatalf("read %d operations, %v", len(subs), ok)
+		}
+		return subs
+	}
+	// The same batch twice, in two buffers; then the first buffer is
+	// overwritten by another request.
+	earlier, later := []byte(body), []byte(body)
+	read(earlier)
+	subs := read(later)
+	copy(earlier, strings.Repeat("#", len(earlier)))
+	next, _, _ := splitChangeset(body, b)
+	for i, sub := range subs {
+		raw, _ := next()
+		want, err := parseSubRequest(raw, nil)
+		if err != nil || sub.method != want.method || sub.path != want.path || !slices.Equal(sub.header, want.header) {
+			t.Fatalf("operation %d read as %+v; the general reader reads %+v (%v)", i, sub, want, err)
+		}
 	}
 }
