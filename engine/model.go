@@ -97,6 +97,12 @@ func (e *Engine) Batch(ctx context.Context, tableName string, ops []tables.Batch
 	return e.Client(nil).Batch(ctx, tableName, ops)
 }
 
+// BatchAppend is Client.BatchAppend without a caller's Call: the engine
+// draws its own randomness and reports no timing.
+func (e *Engine) BatchAppend(ctx context.Context, tableName string, ops []tables.BatchOp, dst []tables.Entity) ([]tables.Entity, error) {
+	return e.Client(nil).BatchAppend(ctx, tableName, ops, dst)
+}
+
 // QueryEntities is Client.QueryEntities without a caller's Call: the engine draws its own
 // randomness and reports no timing.
 func (e *Engine) QueryEntities(ctx context.Context, tableName string, q tables.Query) (tables.Page, error) {

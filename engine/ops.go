@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -164,16 +165,23 @@ func matches(old *record, ifMatch string) *tables.Error {
 // entities as stored (keys only for deletes). If an operation fails nothing
 // is applied and the error's Index is the operation's 0-based index.
 func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.BatchOp) ([]tables.Entity, error) {
+	return cl.BatchAppend(ctx, tableName, ops, nil)
+}
+
+// BatchAppend is Batch, appending the entities as stored to dst and
+// returning the extended slice (dst unchanged on an error): a caller that
+// runs batch after batch reuses one array for them.
+func (cl Client) BatchAppend(ctx context.Context, tableName string, ops []tables.BatchOp, dst []tables.Entity) ([]tables.Entity, error) {
 	e := cl.e
 	if len(ops) == 0 {
-		return nil, tables.BadRequest(tables.CodeInvalidInput, "The batch request contains no operations: add 1 to 100 operations.")
+		return dst, tables.BadRequest(tables.CodeInvalidInput, "The batch request contains no operations: add 1 to 100 operations.")
 	}
 	if len(ops) > tables.MaxBatchOps {
-		return nil, tables.BadRequest(tables.CodeInvalidInput, "The batch request operation exceeds the maximum 100 changes per change set.")
+		return dst, tables.BadRequest(tables.CodeInvalidInput, "The batch request operation exceeds the maximum 100 changes per change set.")
 	}
 	t, terr := e.table(tableName)
 	if terr != nil {
-		return nil, terr
+		return dst, terr
 	}
 	pk := ops[0].Entity.PartitionKey
 	// The batch's records share one array, which stays while any of them is
@@ -188,24 +196,24 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 		op := &ops[i]
 		inserts = inserts && op.Kind == tables.BatchInsert
 		if op.Entity.PartitionKey != pk {
-			return nil, withIndex(tables.BadRequest(tables.CodeCommandsInBatchActOnDifferentPK, "All commands in a batch must operate on the same partition."), i)
+			return dst, withIndex(tables.BadRequest(tables.CodeCommandsInBatchActOnDifferentPK, "All commands in a batch must operate on the same partition."), i)
 		}
 		if !seen.add(ops, i) {
-			return nil, withIndex(tables.BadRequest(tables.CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."), i)
+			return dst, withIndex(tables.BadRequest(tables.CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."), i)
 		}
 		if op.Kind == tables.BatchDelete {
 			if err := validateKey("PartitionKey", pk, e.cfg.MaxKeyLength); err != nil {
-				return nil, withIndex(err, i)
+				return dst, withIndex(err, i)
 			}
 			if err := validateKey("RowKey", op.Entity.RowKey, e.cfg.MaxKeyLength); err != nil {
-				return nil, withIndex(err, i)
+				return dst, withIndex(err, i)
 			}
 			recs[i] = record{rk: op.Entity.RowKey}
 			total++
 		} else {
 			r, sz, err := prepare(&op.Entity, e.cfg.MaxKeyLength)
 			if err != nil {
-				return nil, withIndex(err, i)
+				return dst, withIndex(err, i)
 			}
 			recs[i] = r
 			total += units(sz)
@@ -213,17 +221,18 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 		}
 		if op.Kind == tables.BatchUpdateMerge || op.Kind == tables.BatchUpdateReplace || op.Kind == tables.BatchDelete {
 			if err := checkETag(op.IfMatch); err != nil {
-				return nil, withIndex(err, i)
+				return dst, withIndex(err, i)
 			}
 		}
 		if op.Kind > tables.BatchDelete {
-			return nil, withIndex(tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("Unknown batch operation kind %d.", op.Kind)), i)
+			return dst, withIndex(tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("Unknown batch operation kind %d.", op.Kind)), i)
 		}
 	}
 	if size > tables.MaxBatchBytes {
-		return nil, tables.NewError(http.StatusRequestEntityTooLarge, tables.CodeRequestBodyTooLarge, "The batch request is larger than 4 MiB.")
+		return dst, tables.NewError(http.StatusRequestEntityTooLarge, tables.CodeRequestBodyTooLarge, "The batch request is larger than 4 MiB.")
 	}
-	out := make([]tables.Entity, len(ops))
+	grown := slices.Grow(dst, len(ops))[:len(dst)+len(ops)]
+	out := grown[len(dst):]
 	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		// The key's rows are looked up once for the whole batch, and
 		// forgotten at its end if it leaves them empty.
@@ -285,9 +294,9 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 		return len(ops), nil
 	})
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	return out, nil
+	return grown, nil
 }
 
 // Load stores entities directly, replacing any with the same keys, outside

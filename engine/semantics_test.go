@@ -339,6 +339,19 @@ func TestBatch(t *testing.T) {
 			}
 		}
 	})
+	t.Run("append", func(t *testing.T) {
+		dst := []tables.Entity{ent("x", "kept")}
+		out, err := e.BatchAppend(ctx, "people", []tables.BatchOp{ins("p", "ap1"), ins("p", "ap2")}, dst)
+		wantCode(t, err, 0, "")
+		if len(out) != 3 || out[0].RowKey != "kept" || out[1].RowKey != "ap1" || out[2].RowKey != "ap2" || out[2].Timestamp.IsZero() {
+			t.Fatalf("appended %+v", out)
+		}
+		again, err := e.BatchAppend(ctx, "people", []tables.BatchOp{ins("p", "ap3"), ins("p", "exists")}, out[:1])
+		wantCode(t, err, 409, tables.CodeEntityAlreadyExists)
+		if len(again) != 1 || again[0].RowKey != "kept" {
+			t.Fatalf("a failed batch returned %+v, not dst", again)
+		}
+	})
 	tests := []struct {
 		name   string
 		ops    []tables.BatchOp

@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -345,6 +347,24 @@ type parsedBatch struct {
 	ops       []tables.BatchOp
 	noContent []bool // ops[i] asked for no entity in its response
 	query     *subRequest
+	stored    []tables.Entity // the entities as the engine stored them, for the response
+}
+
+// parsedBatches keeps the arrays of batches answered, some 20 KB for a
+// batch of 100, for the next: a served engine's memory otherwise grows by
+// them between collections, each new page a fault.
+var parsedBatches = sync.Pool{New: func() any { return new(parsedBatch) }}
+
+func newParsedBatch() *parsedBatch { return parsedBatches.Get().(*parsedBatch) }
+
+// release returns pb to the pool once the batch is answered. Its arrays
+// are cleared: they hold the stored entities' strings and properties,
+// which the pool must not keep from the collector.
+func (pb *parsedBatch) release() {
+	clear(pb.ops)
+	clear(pb.stored)
+	*pb = parsedBatch{ops: pb.ops[:0], noContent: pb.noContent[:0], stored: pb.stored[:0]}
+	parsedBatches.Put(pb)
 }
 
 // parseBatch reads a $batch body: one changeset of application/http parts,
@@ -368,14 +388,14 @@ func (s *Server) parseBatch(contentType string, body []byte, g *grant) (*parsedB
 	buf := changesetBufs.Get().(*changesetBuf)
 	defer buf.release()
 	if subs, ok := readChangeset(text, params["boundary"], buf); ok {
-		pb := &parsedBatch{}
+		pb := newParsedBatch()
 		if perr := s.parseChangeset(pb, subs, nil, 0, g); perr != nil {
 			return nil, perr
 		}
 		return pb, nil
 	}
 	if ops, n, ok := splitChangeset(text, params["boundary"]); ok {
-		pb := &parsedBatch{}
+		pb := newParsedBatch()
 		if perr := s.parseChangeset(pb, nil, ops, n, g); perr != nil {
 			return nil, perr
 		}
@@ -478,7 +498,7 @@ func (s *Server) parseChangeset(pb *parsedBatch, subs []subRequest, next func() 
 		return e
 	}
 	n = min(n, tables.MaxBatchOps)
-	pb.ops, pb.noContent = make([]tables.BatchOp, 0, n), make([]bool, 0, n)
+	pb.ops, pb.noContent = slices.Grow(pb.ops[:0], n), slices.Grow(pb.noContent[:0], n)
 	var scratch fields // an operation's headers, read anew into it for the next
 	dec := odata.NewDecoder(n)
 	var last struct { // the path of the operation before, and what it read as
@@ -617,7 +637,9 @@ func (s *Server) batch(q *request, g *grant) {
 	if len(ops) > 0 && s.point(q, faults.OpBatch, table, ops[0].Entity.PartitionKey) {
 		return
 	}
-	stored, err := s.e.Batch(q.r.Context(), table, ops)
+	defer pb.release()
+	stored, err := s.e.BatchAppend(q.r.Context(), table, ops, pb.stored[:0])
+	pb.stored = stored
 	if err != nil {
 		if e, isEngine := tables.AsError(err); isEngine && e.Index >= 0 {
 			s.batchFailure(q, e)
