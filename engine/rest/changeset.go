@@ -14,19 +14,26 @@ import (
 type changesetBuf struct {
 	subs  []subRequest
 	arena fields
-	// part and ops remember the previous operation's part headers and
-	// request headers, line by line; line its request line, with its CRLF,
-	// and what it read as.
-	part, ops lineMemo
-	line      string
-	request   subRequest
+	last  lastOp
+}
+
+// lastOp remembers what the operation before was read from and read as:
+// every operation an SDK writes repeats most of the one before it, byte for
+// byte, so a block or line equal to the one before is taken as read after
+// one comparison. Its strings are views of the body being read.
+type lastOp struct {
+	part    string // its part's header lines and blank line, read as a binary part
+	line    string // its request line with its CRLF
+	request subRequest
+	block   string // its header lines and blank line
+	header  fields // as read
+	length  int    // its Content-Length, -1 if none
+	lines   lineMemo
 }
 
 // lineMemo remembers the header lines of the last block read, each with
-// its CRLF, and what they read as. Every operation an SDK writes repeats
-// most of the one before it, byte for byte; a line equal to the one at
-// its place in the block before is taken as that one read, after one
-// comparison.
+// its CRLF, and what they read as: a block that differs from the one
+// before in one line (a Content-Length) is read anew in that line only.
 type lineMemo struct {
 	raw []string
 	f   fields
@@ -76,11 +83,10 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 		return nil, false
 	}
 	subs, arena := buf.subs[:0], buf.arena[:0] // every operation's headers, in one array
-	// The memos hold views of the body they were read from: a pooled
-	// buffer's last batch is not this one.
-	buf.part.reset()
-	buf.ops.reset()
-	buf.line = ""
+	// The memo holds views of the body it was read from: a pooled buffer's
+	// last batch is not this one.
+	last := &buf.last
+	*last = lastOp{lines: lineMemo{raw: last.lines.raw[:0], f: last.lines.f[:0]}}
 	defer func() { buf.subs, buf.arena = subs, arena }()
 	for strings.HasPrefix(body[i:], "\r\n") { // blank lines before the first operation, as the JavaScript SDK writes
 		i += 2
@@ -94,13 +100,19 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 		if closed {
 			break
 		}
-		if scratch, i, ok = readHeaders(body, i, scratch[:0], &buf.part); !ok || !binaryPart(scratch) {
-			return nil, false
+		if last.part != "" && strings.HasPrefix(body[i:], last.part) {
+			i += len(last.part)
+		} else {
+			from := i
+			if scratch, i, ok = readHeaders(body, i, scratch[:0], nil); !ok || !binaryPart(scratch) {
+				return nil, false
+			}
+			last.part = body[from:i]
 		}
 		var sub subRequest
-		if buf.line != "" && strings.HasPrefix(body[i:], buf.line) { // most often the operation before's
-			sub.method, sub.path, sub.rawQuery = buf.request.method, buf.request.path, buf.request.rawQuery
-			i += len(buf.line)
+		if last.line != "" && strings.HasPrefix(body[i:], last.line) {
+			sub.method, sub.path, sub.rawQuery = last.request.method, last.request.path, last.request.rawQuery
+			i += len(last.line)
 		} else {
 			nl := strings.IndexByte(body[i:], '\n')
 			if nl < 1 || body[i+nl-1] != '\r' || strings.HasPrefix(body[i:], "--") {
@@ -114,26 +126,37 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 				return nil, false
 			}
 			sub.method = method
-			buf.line, buf.request = body[i:i+nl+1], sub
+			last.line, last.request = body[i:i+nl+1], sub
 			i += nl + 1
 		}
 		from := len(arena)
-		if arena, i, ok = readHeaders(body, i, arena, &buf.ops); !ok {
-			return nil, false
+		if last.block != "" && strings.HasPrefix(body[i:], last.block) {
+			sub.header = last.header // shared: nothing changes an operation's headers
+			i += len(last.block)
+		} else {
+			at := i
+			if arena, i, ok = readHeaders(body, i, arena, &last.lines); !ok {
+				return nil, false
+			}
+			sub.header = arena[from:len(arena):len(arena)] // capped: the next operation's headers append to arena
+			last.length = -1
+			if cl := sub.header.Get("Content-Length"); cl != "" {
+				var err error
+				if last.length, err = strconv.Atoi(cl); err != nil || last.length < 0 {
+					return nil, false
+				}
+			}
+			last.block, last.header = body[at:i], sub.header
 		}
-		sub.header = arena[from:len(arena):len(arena)] // capped: the next operation's headers append to arena
 		// A body that starts with dashes may start with a delimiter, whose
 		// CRLF is then the blank line's: the operation had no body, and
 		// its headers ran into the delimiter.
 		if strings.HasPrefix(body[i:], "--") {
 			return nil, false
 		}
-		n := -1
-		if cl := sub.header.Get("Content-Length"); cl != "" {
-			var err error
-			if n, err = strconv.Atoi(cl); err != nil || n < 0 || n > len(body)-i {
-				return nil, false
-			}
+		n := last.length
+		if n > len(body)-i {
+			return nil, false
 		}
 		if sub.body = body[i : i+max(n, 0)]; n >= 0 && strings.IndexByte(sub.body, '\r') < 0 {
 			// No CR in the body: no delimiter starts inside it.
@@ -159,6 +182,7 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 			if k*len(sub.header) > cap(arena) {
 				arena = slices.Grow(arena, k*len(sub.header)-len(arena))
 				sub.header = arena[from:len(arena):len(arena)]
+				last.header = sub.header
 			}
 		}
 		subs = append(subs, sub)
@@ -205,8 +229,6 @@ func skipBlanks(s string, i int) int {
 	}
 	return i
 }
-
-func (m *lineMemo) reset() { m.raw, m.f = m.raw[:0], m.f[:0] }
 
 // readHeaders appends to h the header lines at body[i:], as plainHeaders
 // reads them, up to the blank line after them, and returns the index after
