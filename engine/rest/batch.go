@@ -327,6 +327,12 @@ func headerField(line string) (field, bool) {
 	return field{line[:colon], textproto.TrimString(line[colon+1:])}, true
 }
 
+// sameFields reports whether a and b are one slice of headers, as the
+// operations of a batch that share their header block are.
+func sameFields(a, b fields) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 // readOnly returns the bytes of s without a copy, for a reader that does
 // not change or keep them.
 func readOnly(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
@@ -501,10 +507,13 @@ func (s *Server) parseChangeset(pb *parsedBatch, subs []subRequest, next func() 
 	pb.ops, pb.noContent = slices.Grow(pb.ops[:0], n), slices.Grow(pb.noContent[:0], n)
 	var scratch fields // an operation's headers, read anew into it for the next
 	dec := odata.NewDecoder(n)
-	var last struct { // the path of the operation before, and what it read as
-		path, t string
-		keys    [2]string
-		hasKeys bool
+	var last struct { // the path and headers of the operation before, and what they read as
+		path, t   string
+		keys      [2]string
+		hasKeys   bool
+		header    fields
+		noContent bool
+		ifMatch   string
 	}
 	for i := 0; ; i++ {
 		var sub subRequest
@@ -544,8 +553,14 @@ func (s *Server) parseChangeset(pb *parsedBatch, subs []subRequest, next func() 
 		}
 		t, keys, hasKeys := last.t, last.keys, last.hasKeys
 		var op tables.BatchOp
-		noContent := strings.Contains(sub.header.Get("Prefer"), "return-no-content")
-		ifMatch := sub.header.Get("If-Match")
+		// Most operations the one-walk reader reads share the one before's
+		// headers; the general reader reads each into one reused array.
+		if subs == nil || i == 0 || !sameFields(sub.header, last.header) {
+			last.header = sub.header
+			last.noContent = strings.Contains(sub.header.Get("Prefer"), "return-no-content")
+			last.ifMatch = sub.header.Get("If-Match")
+		}
+		noContent, ifMatch := last.noContent, last.ifMatch
 		act := actUpdate
 		switch sub.method {
 		case http.MethodPost:

@@ -132,7 +132,7 @@ func TestOperationsKeepTheirHeaders(t *testing.T) {
 	tags := []string{`W/"datetime'2026-01-01T00%3A00%3A00Z'"`, "*", `W/"datetime'2026-01-02T00%3A00%3A00Z'"`}
 	for i, tag := range tags {
 		b.WriteString("--" + cs + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
-		prefer := ""
+		prefer := "Prefer: return-content\r\n" // as many headers as the next operation, to tell them apart by value
 		if i == 1 {
 			prefer = "Prefer: return-no-content\r\n"
 		}
@@ -140,13 +140,17 @@ func TestOperationsKeepTheirHeaders(t *testing.T) {
 	}
 	b.WriteString("--" + cs + "--\r\n--batch_x--\r\n")
 	s := New(nil, Config{Account: DevAccount})
-	pb, err := s.parseBatch("multipart/mixed; boundary=batch_x", []byte(b.String()), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, op := range pb.ops {
-		if op.IfMatch != tags[i] || pb.noContent[i] != (i == 1) || op.Entity.RowKey != fmt.Sprint("r", i) {
-			t.Fatalf("operation %d: If-Match %q, no content %v, RowKey %q", i, op.IfMatch, pb.noContent[i], op.Entity.RowKey)
+	// As sent, and after a preamble or with bare LFs, which only the
+	// general readers read.
+	for _, body := range []string{b.String(), "preamble\r\n" + b.String(), strings.ReplaceAll(b.String(), "\r\n", "\n")} {
+		pb, err := s.parseBatch("multipart/mixed; boundary=batch_x", []byte(body), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, op := range pb.ops {
+			if op.IfMatch != tags[i] || pb.noContent[i] != (i == 1) || op.Entity.RowKey != fmt.Sprint("r", i) {
+				t.Fatalf("operation %d: If-Match %q, no content %v, RowKey %q", i, op.IfMatch, pb.noContent[i], op.Entity.RowKey)
+			}
 		}
 	}
 	parts, ok := splitMultipart(b.String()[len("--batch_x\r\nContent-Type: multipart/mixed; boundary="+cs+"\r\n\r\n"):], cs)
