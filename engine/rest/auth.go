@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"hash"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -196,7 +195,7 @@ func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, 
 	if !ok || acct != s.cfg.Account {
 		return authFailed("The account in the signature is not this server's.")
 	}
-	date := r.Header.Get("x-ms-date")
+	date := r.Header.Get("X-Ms-Date") // canonical names: Get canonicalizes any other into a new string
 	if date == "" {
 		date = r.Header.Get("Date")
 	}
@@ -210,19 +209,35 @@ func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, 
 	if d := time.Since(when); d > MaxClockSkew || d < -MaxClockSkew {
 		return authFailed("Request date header too old or too far in the future: it must be within 15 minutes of the server's time.")
 	}
-	suffix := ""
-	if comp := vals.Get("comp"); comp != "" {
-		suffix = "?comp=" + comp
+	var want [sha256.Size]byte
+	var dec [sha256.Size + 3]byte
+	if n, err := strictBase64.Decode(dec[:], readOnly(sig)); err != nil || n != len(want) {
+		return authFailed("The signature does not match.")
 	}
-	for _, path := range signedPaths(escapedPath, acct) {
-		resource := "/" + acct + path + suffix
-		var toSign string
-		if scheme == "SharedKeyLite" {
-			toSign = date + "\n" + resource
-		} else {
-			toSign = r.Method + "\n" + r.Header.Get("Content-MD5") + "\n" + r.Header.Get("Content-Type") + "\n" + date + "\n" + resource
+	copy(want[:], dec[:])
+	comp := vals.Get("comp")
+	m := s.macs.Get().(*mac)
+	defer s.macs.Put(m)
+	signed := func(path string) bool {
+		b := m.buf[:0]
+		if scheme != "SharedKeyLite" { // which signs only the date and the resource
+			for _, line := range [...]string{r.Method, r.Header.Get("Content-Md5"), r.Header.Get("Content-Type")} {
+				b = append(append(b, line...), '\n')
+			}
 		}
-		if hmac.Equal([]byte(sig), []byte(s.sign(toSign))) {
+		b = append(append(b, date...), "\n/"...)
+		b = append(append(b, acct...), path...)
+		if comp != "" {
+			b = append(append(b, "?comp="...), comp...)
+		}
+		m.buf = b
+		return hmac.Equal(m.sum(b), want[:])
+	}
+	if signed(escapedPath) {
+		return nil
+	}
+	for _, path := range signedPaths(escapedPath, acct)[1:] {
+		if signed(path) {
 			return nil
 		}
 	}
@@ -242,14 +257,31 @@ func signedPaths(escapedPath, account string) []string {
 	return []string{escapedPath, "/" + account + rest, rest}
 }
 
+// strictBase64 reads a signature as the service writes it: padding bits
+// that are not zero make another string, which does not match.
+var strictBase64 = base64.StdEncoding.Strict()
+
+// mac is an HMAC-SHA256 state keyed with the account key, with room for
+// what it signs and its sum, so that checking a signature allocates
+// nothing.
+type mac struct {
+	h   hash.Hash
+	buf []byte
+	out [sha256.Size]byte
+}
+
+// sum returns the HMAC of b, valid until m's next use.
+func (m *mac) sum(b []byte) []byte {
+	m.h.Reset()
+	m.h.Write(b)
+	return m.h.Sum(m.out[:0])
+}
+
 // sign returns the signature of toSign with the server's key.
 func (s *Server) sign(toSign string) string {
-	m := s.macs.Get().(hash.Hash)
+	m := s.macs.Get().(*mac)
 	defer s.macs.Put(m)
-	m.Reset()
-	io.WriteString(m, toSign)
-	var sum [sha256.Size]byte
-	return base64.StdEncoding.EncodeToString(m.Sum(sum[:0]))
+	return base64.StdEncoding.EncodeToString(m.sum([]byte(toSign)))
 }
 
 // hmacBase64 is the service's signature of a string: HMAC-SHA256 with the

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"time"
 
@@ -14,6 +15,10 @@ import (
 // FaultHeader asks for a fault on its own request, when the server allows
 // it (Config.AllowFaultHeader); see faults.ParseHeader for its form.
 const FaultHeader = "x-tablebench-fault"
+
+// faultHeaderKey is FaultHeader as net/http stores it: looking a header up
+// by another form canonicalizes it into a new string every time.
+var faultHeaderKey = textproto.CanonicalMIMEHeaderKey(FaultHeader)
 
 // point marks where a request's operation, table and PartitionKey are
 // known, before the engine serves it. It records the operation for the

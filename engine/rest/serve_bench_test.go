@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,8 +11,18 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/workloads/gctune"
 )
+
+// The BenchmarkServe benchmarks are the served engine's whole work for a
+// request as the Go SDK sends it, signed, 1 KiB entities, but the
+// network's: authenticating, reading the body, parsing, storing and
+// writing the response, into an engine set up as `tablebench serve
+// --profile none` sets it up, which keeps every entity, so its heap grows
+// as a served engine's does. Their CPU per operation is the served
+// engine's share of what BenchmarkServers weighs against the canned
+// server's, without the noise of a client on the same machine.
 
 // discardWriter is a ResponseWriter that keeps the status and the length
 // of what is written, and no bytes.
@@ -33,14 +44,9 @@ func (w *discardWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// BenchmarkServeBatch is the served engine's whole work for a batch of 100
-// inserts as the Go SDK sends them, 1 KiB entities, but the network's:
-// reading the body, parsing, storing and writing the response, into an
-// engine set up as `tablebench serve --profile none` sets it up, which
-// keeps every entity, so its heap grows as a served engine's does. Each
-// batch has RowKeys of its own. Its CPU per batch is what BenchmarkServers
-// weighs against the canned server's.
-func BenchmarkServeBatch(b *testing.B) {
+// benchServer returns a served engine with the table perf1, checking
+// shared keys, and the account key, collecting as tablebench serve does.
+func benchServer(b *testing.B) *Server {
 	cfg := engine.DefaultConfig()
 	cfg.Profile, cfg.PreSplit = engine.None(), engine.None().SteadySplit()
 	e, err := engine.New(cfg)
@@ -50,7 +56,67 @@ func BenchmarkServeBatch(b *testing.B) {
 	if err := e.CreateTable(b.Context(), "perf1"); err != nil {
 		b.Fatal(err)
 	}
-	s := New(e, Config{Account: DevAccount, Auth: AuthNone})
+	b.Cleanup(gctune.Follow(time.Second))
+	return New(e, Config{Account: DevAccount, Key: devKey(b)})
+}
+
+func devKey(b *testing.B) []byte {
+	key, err := base64.StdEncoding.DecodeString(DevKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return key
+}
+
+// sdkRequest returns a request as the Go SDK sends it, signed for every
+// body: a SharedKey signature covers none.
+func sdkRequest(b *testing.B, method, url string, size int) *http.Request {
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json;odata=minimalmetadata")
+	req.Header.Set("x-ms-version", "2019-02-02")
+	req.Header.Set("DataServiceVersion", "3.0")
+	req.ContentLength = int64(size)
+	SignRequest(req, DevAccount, devKey(b))
+	return req
+}
+
+// putDigits writes n into dst as decimal digits, zero-padded to its length.
+func putDigits(dst []byte, n int) {
+	for i := len(dst) - 1; i >= 0; i, n = i-1, n/10 {
+		dst[i] = byte('0' + n%10)
+	}
+}
+
+// serveLoop serves req with body raw once per iteration, after next
+// changes raw for the iteration's number, and fails unless the answer has
+// the status and at least least bytes.
+func serveLoop(b *testing.B, s *Server, req *http.Request, raw []byte, next func(n int), status, least int) {
+	w := &discardWriter{h: http.Header{}}
+	r := bytes.NewReader(raw)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n++
+		next(n)
+		r.Reset(raw)
+		req.Body = io.NopCloser(r)
+		clear(w.h)
+		w.status, w.n = 0, 0
+		s.ServeHTTP(w, req)
+		if w.status != status || w.n < least {
+			b.Fatalf("request %d: status %d, %d bytes", n, w.status, w.n)
+		}
+	}
+}
+
+// BenchmarkServeBatch serves batches of 100 inserts, each with RowKeys of
+// its own.
+func BenchmarkServeBatch(b *testing.B) {
+	s := benchServer(b)
 	const batchID, changeset = "batch_42199aa0-fba1-4273-4041-63002cfbb0b7", "changeset_2fa04a0d-e2c2-49cf-7562-fab25378421e"
 	var body bytes.Buffer
 	fmt.Fprintf(&body, "--%s\r\nContent-Type: multipart/mixed; boundary=%s\r\n\r\n", batchID, changeset)
@@ -65,37 +131,48 @@ func BenchmarkServeBatch(b *testing.B) {
 	}
 	fmt.Fprintf(&body, "--%s--\r\n\r\n--%s--\r\n", changeset, batchID)
 	raw := body.Bytes()
-	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:43341/devstoreaccount1/$batch", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	req := sdkRequest(b, http.MethodPost, "http://127.0.0.1:43341/devstoreaccount1/$batch", len(raw))
 	req.Header.Set("Content-Type", "multipart/mixed; boundary="+batchID)
-	req.Header.Set("x-ms-version", "2019-02-02")
-	req.Header.Set("DataServiceVersion", "3.0")
-	req.Header.Set("Accept", "application/json")
-	req.ContentLength = int64(len(raw))
-	defer gctune.Follow(time.Second)() // as tablebench serve collects
-	w := &discardWriter{h: http.Header{}}
-	r := bytes.NewReader(raw)
-	b.SetBytes(int64(len(raw)))
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
-		n++
-		var digits [8]byte
-		for i, v := len(digits)-1, n; i >= 0; i, v = i-1, v/10 {
-			digits[i] = byte('0' + v%10)
-		}
+	serveLoop(b, s, req, raw, func(n int) {
 		for _, at := range keyAt {
-			copy(raw[at:], digits[:])
+			putDigits(raw[at:at+8], n)
 		}
-		r.Reset(raw)
-		req.Body = io.NopCloser(r)
+	}, http.StatusAccepted, 100*200)
+}
+
+// BenchmarkServeInsert serves single inserts, answered with their entity
+// (the SDK asks for it).
+func BenchmarkServeInsert(b *testing.B) {
+	s := benchServer(b)
+	raw := []byte(`{"PartitionKey":"w01","Payload":"` + strings.Repeat("x", 440) + `","RowKey":"00000000"}`)
+	keyAt := len(raw) - len(`00000000"}`)
+	req := sdkRequest(b, http.MethodPost, "http://127.0.0.1:43341/devstoreaccount1/perf1", len(raw))
+	req.Header.Set("Content-Type", "application/json")
+	serveLoop(b, s, req, raw, func(n int) { putDigits(raw[keyAt:keyAt+8], n) }, http.StatusCreated, 400)
+}
+
+// BenchmarkServeGet serves point gets of 1,000 entities.
+func BenchmarkServeGet(b *testing.B) {
+	s := benchServer(b)
+	payload := tables.String("Payload", strings.Repeat("x", 440))
+	reqs := make([]*http.Request, 1000)
+	for i := range reqs {
+		rk := fmt.Sprintf("r%04d", i)
+		if _, err := s.e.Insert(b.Context(), "perf1", tables.Entity{PartitionKey: "g", RowKey: rk, Properties: []tables.Property{payload}}); err != nil {
+			b.Fatal(err)
+		}
+		reqs[i] = sdkRequest(b, http.MethodGet, "http://127.0.0.1:43341/devstoreaccount1/perf1(PartitionKey='g',RowKey='"+rk+"')", 0)
+	}
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
 		clear(w.h)
 		w.status, w.n = 0, 0
-		s.ServeHTTP(w, req)
-		if w.status != http.StatusAccepted || w.n < 100*200 {
-			b.Fatalf("batch %d: status %d, %d bytes", n, w.status, w.n)
+		s.ServeHTTP(w, reqs[i*37%1000])
+		if w.status != http.StatusOK || w.n < 400 {
+			b.Fatalf("get %d: status %d, %d bytes", i, w.status, w.n)
 		}
 	}
 }

@@ -122,7 +122,7 @@ func New(e *engine.Engine, cfg Config) *Server {
 	}
 	id := uuid.New()
 	s := &Server{e: e, cfg: cfg, idBase: id.String()[:24], props: defaultServiceProperties(), acls: map[string][]signedIdentifier{}, metrics: newMetrics()}
-	s.macs.New = func() any { return hmac.New(sha256.New, cfg.Key) }
+	s.macs.New = func() any { return &mac{h: hmac.New(sha256.New, cfg.Key)} }
 	return s
 }
 
@@ -170,7 +170,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
 	w = sw
-	q := &request{w: w, r: r, id: s.requestID(), version: r.Header.Get("x-ms-version"), vals: r.URL.Query()}
+	q := &request{w: w, r: r, id: s.requestID(), version: r.Header.Get("X-Ms-Version"), vals: r.URL.Query()}
 	defer func() {
 		s.metrics.observe(q, sw, start)
 		if v := recover(); v != nil {
@@ -260,7 +260,7 @@ func (s *Server) dispatch(q *request) {
 		s.fail(q, err)
 		return
 	}
-	if v := r.Header.Get(FaultHeader); v != "" {
+	if v := r.Header.Get(faultHeaderKey); v != "" {
 		if !s.cfg.AllowFaultHeader {
 			h.Set(FaultHeader+"-ignored", "start the server with --allow-fault-header to honour "+FaultHeader)
 		} else if q.header, err = parseFaultHeader(v); err != nil {
@@ -272,7 +272,7 @@ func (s *Server) dispatch(q *request) {
 	}
 	// The verb a request was signed with is the one it was sent with; the
 	// operation, and so the permission it needs, is the tunnelled one.
-	if m := r.Header.Get("X-HTTP-Method"); m != "" && r.Method == http.MethodPost {
+	if m := r.Header.Get("X-Http-Method"); m != "" && r.Method == http.MethodPost { // X-HTTP-Method, canonical
 		r.Method = strings.ToUpper(m)
 	}
 	s.corsActual(q)
