@@ -420,7 +420,16 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 		t.splitUp(n, path[:depth], true)
 		return nil
 	}
-	n, depth, i, found := t.find(r.rk, &path)
+	var i int
+	var found bool
+	if len(n.recs) > 0 && compareKeys(r.rk, n.recs[0].rk) >= 0 {
+		// At or above the last leaf's first RowKey: it is the leaf, and the
+		// way down is the one just taken. A batch's RowKeys most often fall
+		// among each other at the tree's end (1_10 before 1_2).
+		i, found = n.search(r.rk)
+	} else {
+		n, depth, i, found = t.find(r.rk, &path)
+	}
 	if found {
 		old = n.recs[i]
 		if !keep {

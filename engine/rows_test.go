@@ -124,9 +124,12 @@ func TestRowTreeAgainstAMap(t *testing.T) {
 		for step := range 20000 {
 			var rk string
 			switch rng.IntN(6 + 24*int(seed%2)) { // odd seeds keep the prefix most of the time
-			case 0, 1: // an ascending run, as the harness writes
+			case 0: // an ascending run, as the harness writes
 				next++
 				rk = fmt.Sprintf("z%08d", next)
+			case 1: // batches of unpadded numbers, which fall among each other at the end (z1_10 before z1_2)
+				next++
+				rk = fmt.Sprintf("zz%d_%d", next/100, next%100)
 			case 2: // a long shared prefix: fingerprints tie
 				rk = fmt.Sprintf("shared_prefix_%d", rng.IntN(space))
 			case 3: // not ASCII, where UTF-16 order is not byte order: U+FF21 sorts above U+1F600
@@ -470,5 +473,24 @@ func TestFailedInsertBatchLeavesNothing(t *testing.T) {
 	defer rp.mu.RUnlock()
 	if keys := rp.data.rows("p").rows.check(t); !slices.Equal(keys, []string{"r099"}) {
 		t.Fatalf("after the failed batch the key holds %v, want [r099]", keys)
+	}
+}
+
+// BenchmarkRowTreeBatchKeys inserts batches of 100 RowKeys numbered
+// without padding, as the SDK benchmark and many applications write them
+// (b_10 sorts before b_2), into a key's tree of a million: per insert.
+func BenchmarkRowTreeBatchKeys(b *testing.B) {
+	const stored = 1_000_000
+	recs := make([]record, stored+b.N)
+	for n := range recs {
+		recs[n].rk = fmt.Sprintf("%08d_%d", n/100, n%100)
+	}
+	var tr rowTree
+	for n := range stored {
+		tr.put(&recs[n], true)
+	}
+	b.ResetTimer()
+	for n := stored; n < len(recs); n++ {
+		tr.put(&recs[n], true)
 	}
 }
