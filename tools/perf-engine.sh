@@ -42,6 +42,25 @@ for i in $(seq "$count"); do
 		done
 	done
 done
+
+# The served engine's own work per request (BenchmarkServe*: signed
+# SDK-shaped requests into its handler, the network's work aside), the
+# same turns, both builds running this tree's benchmark file.
+serve_runs=${PERF_SERVE_RUNS:-'ServeBatch:20000 ServeInsert:300000 ServeGet:300000'}
+cp engine/rest/serve_bench_test.go "$work/base/engine/rest/serve_bench_test.go"
+if (cd "$work/base" && go test -c -o "$work/base-rest.test" ./engine/rest/ 2>"$work/build.err"); then
+	go test -c -o "$work/head-rest.test" ./engine/rest/
+	for i in $(seq "$count"); do
+		echo "perf: served engine, turn $i of $count" >&2
+		for r in $serve_runs; do
+			for build in base head; do
+				"$work/$build-rest.test" -test.run '^$' -test.bench "^Benchmark${r%%:*}\$" -test.benchtime "${r#*:}x" -test.cpu 1 >>"$work/$build.txt"
+			done
+		done
+	done
+else
+	echo "perf: the served engine's benchmarks do not build against $base ($(head -1 "$work/build.err")): not compared" >&2
+fi
 mkdir -p results/perf
 cp "$work/base.txt" "results/perf/engine-$base.txt"
 cp "$work/head.txt" results/perf/engine-head.txt
