@@ -677,42 +677,31 @@ func (s *Server) batch(q *request, g *grant) {
 	}
 	w := s.newBatchWriter(size)
 	var ts time.Time
-	var etag, locPrefix string
+	var etagLine, location, id string // the batch's ETag header, and its entities' URLs up to their RowKeys
 	for i, op := range ops {
 		ent := &stored[i]
-		if etag == "" || !ent.Timestamp.Equal(ts) { // one timestamp for the whole batch
-			ts, etag = ent.Timestamp, ent.ETag()
+		if etagLine == "" || !ent.Timestamp.Equal(ts) { // one timestamp for the whole batch
+			ts, etagLine = ent.Timestamp, "ETag: "+ent.ETag()+"\r\n"
 		}
-		if locPrefix == "" { // a changeset has one PartitionKey
-			locPrefix = entityURLPrefix(q.base, table, ent.PartitionKey)
+		if location == "" { // a changeset has one PartitionKey
+			prefix := entityURLPrefix(q.base, table, ent.PartitionKey)
+			location, id = "Location: "+prefix, "')\r\nDataServiceId: "+prefix
 		}
 		b := w.part()
 		insert := op.Kind == tables.BatchInsert
 		withBody := insert && !pb.noContent[i]
-		if withBody {
-			b.WriteString("HTTP/1.1 201 Created\r\n")
-		} else {
-			b.WriteString("HTTP/1.1 204 No Content\r\n")
-		}
-		b.WriteString("X-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n")
-		if pb.noContent[i] {
-			b.WriteString("Preference-Applied: return-no-content\r\n")
-		}
-		b.WriteString("DataServiceVersion: 3.0;\r\n")
+		b.WriteString(partStatus[b2i(withBody)][b2i(pb.noContent[i])])
 		if insert {
 			// Written piece by piece: a concatenation is a string per part.
 			key := url.PathEscape(odata.QuoteKey(ent.RowKey))
-			for _, h := range [...]string{"Location: ", "DataServiceId: "} {
-				b.WriteString(h)
-				b.WriteString(locPrefix)
-				b.WriteString(key)
-				b.WriteString("')\r\n")
-			}
+			b.WriteString(location)
+			b.WriteString(key)
+			b.WriteString(id)
+			b.WriteString(key)
+			b.WriteString("')\r\n")
 		}
 		if op.Kind != tables.BatchDelete {
-			b.WriteString("ETag: ")
-			b.WriteString(etag)
-			b.WriteString("\r\n")
+			b.WriteString(etagLine)
 		}
 		if withBody {
 			b.WriteString("Content-Type: " + s.contentType(odata.MinimalMetadata) + "\r\n\r\n")
@@ -818,7 +807,34 @@ func (s *Server) batchFailure(q *request, e *tables.Error) {
 type batchWriter struct {
 	b            *bytes.Buffer
 	outer, inner string
+	head         string // a part's delimiter and headers, after the CRLF that ends the part before
 	parts        int
+}
+
+// partStatus is an operation's status line and the headers every answer
+// has, by whether it returns its entity and whether it asked for none.
+var partStatus = func() (t [2][2]string) {
+	for body := range 2 {
+		for noContent := range 2 {
+			status := "HTTP/1.1 204 No Content\r\n"
+			if body == 1 {
+				status = "HTTP/1.1 201 Created\r\n"
+			}
+			pref := ""
+			if noContent == 1 {
+				pref = "Preference-Applied: return-no-content\r\n"
+			}
+			t[body][noContent] = status + "X-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n" + pref + "DataServiceVersion: 3.0;\r\n"
+		}
+	}
+	return t
+}()
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (s *Server) newBatchWriter(size int) *batchWriter {
@@ -826,6 +842,7 @@ func (s *Server) newBatchWriter(size int) *batchWriter {
 	w.b.Reset()
 	w.b.Grow(size)
 	w.b.WriteString("--" + w.outer + "\r\nContent-Type: multipart/mixed; boundary=" + w.inner + "\r\n\r\n")
+	w.head = "\r\n--" + w.inner + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
 	return w
 }
 
@@ -833,12 +850,11 @@ func (s *Server) newBatchWriter(size int) *batchWriter {
 // its HTTP response in.
 func (w *batchWriter) part() *bytes.Buffer {
 	if w.parts > 0 {
-		w.b.WriteString("\r\n") // the CRLF before a boundary belongs to the boundary, not the part
+		w.b.WriteString(w.head) // the CRLF before a delimiter belongs to it, not to the part
+	} else {
+		w.b.WriteString(w.head[2:])
 	}
 	w.parts++
-	w.b.WriteString("--")
-	w.b.WriteString(w.inner)
-	w.b.WriteString("\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
 	return w.b
 }
 
