@@ -170,7 +170,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
 	w = sw
-	q := &request{w: w, r: r, id: s.requestID(), version: r.Header.Get("X-Ms-Version"), vals: r.URL.Query()}
+	q := &request{w: w, r: r, id: s.requestID(), version: r.Header.Get("X-Ms-Version"), vals: query(r.URL.RawQuery)}
 	defer func() {
 		s.metrics.observe(q, sw, start)
 		if v := recover(); v != nil {
@@ -187,6 +187,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if q.body != nil && q.body.Cap() <= maxPooledBody { // nothing holds it now: decoded values are copies
 		bodies.Put(q.body)
 	}
+}
+
+// query returns a request's query parameters, nil (which reads as empty)
+// for none, as most requests have: parsing "" still makes a map.
+func query(raw string) url.Values {
+	if raw == "" {
+		return nil
+	}
+	v, _ := url.ParseQuery(raw)
+	return v
 }
 
 // Shared header values: net/http neither changes nor keeps a response's
