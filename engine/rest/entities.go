@@ -64,9 +64,20 @@ func (s *Server) insert(q *request, g *grant, table string) {
 		q.w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	var b bytes.Buffer
-	odata.WriteEntity(&b, &stored, q.meta, q.base, s.cfg.Account, table, true, nil)
-	s.writeJSON(q, http.StatusCreated, b.Bytes())
+	s.writeEntity(q, http.StatusCreated, &stored, table, nil)
+}
+
+// writeEntity answers with ent, limited to sel when it is not nil, in a
+// pooled buffer: growing a new one to an entity's size was a good part of
+// a point request's allocation.
+func (s *Server) writeEntity(q *request, status int, ent *tables.Entity, table string, sel []string) {
+	b := bodies.Get().(*bytes.Buffer)
+	b.Reset()
+	odata.WriteEntity(b, ent, q.meta, q.base, s.cfg.Account, table, true, sel)
+	s.writeJSON(q, status, b.Bytes())
+	if b.Cap() <= maxPooledBody { // written: response writers copy what they are given
+		bodies.Put(b)
+	}
 }
 
 func entityURL(base, table, pk, rk string) string {
@@ -103,9 +114,7 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 			return
 		}
 		q.w.Header()["Etag"] = []string{ent.ETag()}
-		var b bytes.Buffer
-		odata.WriteEntity(&b, &ent, q.meta, q.base, s.cfg.Account, table, true, sel)
-		s.writeJSON(q, http.StatusOK, b.Bytes())
+		s.writeEntity(q, http.StatusOK, &ent, table, sel)
 	case http.MethodPut, http.MethodPatch, "MERGE":
 		act := actUpdate
 		if ifMatch == "" {
