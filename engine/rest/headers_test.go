@@ -123,3 +123,18 @@ func TestRequestTimeRemembersOneDate(t *testing.T) {
 		}
 	}
 }
+
+// TestValidVersion checks the x-ms-version values the server takes: a
+// date from the service's first version to about now.
+func TestValidVersion(t *testing.T) {
+	soon := time.Now().Add(24 * time.Hour).Format("2006-01-02")
+	later := time.Now().Add(30 * 24 * time.Hour).Format("2006-01-02")
+	for v, want := range map[string]bool{
+		"2019-02-02": true, "2009-09-19": true, "2020-12-06": true, soon: true,
+		"2009-09-18": false, later: false, "2099-13-45": false, "2019-2-2": false, "": false, "2019-02-02x": false,
+	} {
+		if got := validVersion(v); got != want {
+			t.Errorf("validVersion(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

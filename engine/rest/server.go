@@ -162,6 +162,9 @@ type request struct {
 const firstVersion = "2009-09-19"
 
 func validVersion(v string) bool {
+	if v == hdrDefaultVersion[0] { // what the SDKs send: no date to parse
+		return true
+	}
 	t, err := time.Parse("2006-01-02", v)
 	return err == nil && v >= firstVersion && t.Before(time.Now().Add(48*time.Hour))
 }
