@@ -13,7 +13,8 @@ import (
 // TestSharedKeyCheck checks both schemes' signatures against the
 // service's string to sign, signatures that differ in any way (also only
 // in padding bits, which base64 readers commonly ignore), and that a
-// signature is checked without allocating.
+// signature is checked without allocating (not counted under the race
+// detector).
 func TestSharedKeyCheck(t *testing.T) {
 	key, _ := base64.StdEncoding.DecodeString(DevKey)
 	s := New(nil, Config{Account: DevAccount, Key: key})
@@ -50,8 +51,10 @@ func TestSharedKeyCheck(t *testing.T) {
 	if check("SharedKeyLite", full) {
 		t.Error("a SharedKey signature accepted as SharedKeyLite")
 	}
+	// Counted without the race detector (make test runs this test again
+	// without it), whose sync.Pool drops the pooled HMAC state at random.
 	cred := DevAccount + ":" + full
-	if n := testing.AllocsPerRun(100, func() { s.checkSharedKey(req, vals, "SharedKey", cred, "/devstoreaccount1/people") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { s.checkSharedKey(req, vals, "SharedKey", cred, "/devstoreaccount1/people") }); n != 0 && !raceEnabled {
 		t.Errorf("a signature check allocates %v times", n)
 	}
 }
