@@ -209,8 +209,13 @@ func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, 
 	if d := time.Since(when); d > MaxClockSkew || d < -MaxClockSkew {
 		return authFailed("Request date header too old or too far in the future: it must be within 15 minutes of the server's time.")
 	}
+	// A signature is the base64 of a SHA-256 sum, 44 characters; Decode
+	// takes no more than its buffer holds.
 	var want [sha256.Size]byte
-	var dec [sha256.Size + 3]byte
+	var dec [sha256.Size + 1]byte // the length DecodedLen gives for 44 characters
+	if len(sig) != strictBase64.EncodedLen(sha256.Size) {
+		return authFailed("The signature does not match.")
+	}
 	if n, err := strictBase64.Decode(dec[:], readOnly(sig)); err != nil || n != len(want) {
 		return authFailed("The signature does not match.")
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,7 +44,7 @@ func TestSharedKeyCheck(t *testing.T) {
 	// bytes, yet is not the signature.
 	last := full[len(full)-2]
 	other := full[:len(full)-2] + string(last^1) + "="
-	for _, bad := range []string{lite, full[:len(full)-1], full + "A", "", "!!!!", other} {
+	for _, bad := range []string{lite, full[:len(full)-1], full + "A", full + full, strings.Repeat("A", 6000), strings.Repeat("A", 48), "", "!!!!", other} {
 		if check("SharedKey", bad) {
 			t.Errorf("signature %q accepted", bad)
 		}
@@ -57,4 +58,30 @@ func TestSharedKeyCheck(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { s.checkSharedKey(req, vals, "SharedKey", cred, "/devstoreaccount1/people") }); n != 0 && !raceEnabled {
 		t.Errorf("a signature check allocates %v times", n)
 	}
+}
+
+// FuzzSharedKey: no Authorization credential, however malformed, makes
+// the check fail other than with the service's 403, and only the
+// signature of the request's string to sign is accepted.
+func FuzzSharedKey(f *testing.F) {
+	key, _ := base64.StdEncoding.DecodeString(DevKey)
+	s := New(nil, Config{Account: DevAccount, Key: key})
+	date := time.Now().UTC().Format(http.TimeFormat)
+	req, _ := http.NewRequest(http.MethodGet, "http://h/devstoreaccount1/Tables", nil)
+	req.Header.Set("x-ms-date", date)
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(date + "\n/devstoreaccount1/devstoreaccount1/Tables"))
+	good := DevAccount + ":" + base64.StdEncoding.EncodeToString(m.Sum(nil))
+	for _, seed := range []string{good, good + "A", good[:len(good)-1], DevAccount + ":", "x", DevAccount + ":" + strings.Repeat("A", 6000)} {
+		f.Add("SharedKeyLite", seed)
+	}
+	f.Fuzz(func(t *testing.T, scheme, cred string) {
+		err := s.checkSharedKey(req, nil, scheme, cred, "/devstoreaccount1/Tables")
+		if err == nil && (cred != good || scheme != "SharedKeyLite") {
+			t.Fatalf("%s %q accepted", scheme, cred)
+		}
+		if err != nil && err.Status != http.StatusForbidden {
+			t.Fatalf("%s %q: %v", scheme, cred, err)
+		}
+	})
 }
