@@ -210,16 +210,14 @@ func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, 
 		return authFailed("Request date header too old or too far in the future: it must be within 15 minutes of the server's time.")
 	}
 	// A signature is the base64 of a SHA-256 sum, 44 characters; Decode
-	// takes no more than its buffer holds.
-	var want [sha256.Size]byte
-	var dec [sha256.Size + 1]byte // the length DecodedLen gives for 44 characters
+	// takes no more than its buffer holds, the 33 bytes DecodedLen gives.
+	var want [sha256.Size + 1]byte
 	if len(sig) != strictBase64.EncodedLen(sha256.Size) {
 		return authFailed("The signature does not match.")
 	}
-	if n, err := strictBase64.Decode(dec[:], readOnly(sig)); err != nil || n != len(want) {
+	if n, err := strictBase64.Decode(want[:], readOnly(sig)); err != nil || n != sha256.Size {
 		return authFailed("The signature does not match.")
 	}
-	copy(want[:], dec[:])
 	comp := vals.Get("comp")
 	m := s.macs.Get().(*mac)
 	defer s.macs.Put(m)
@@ -236,7 +234,7 @@ func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, 
 			b = append(append(b, "?comp="...), comp...)
 		}
 		m.buf = b
-		return hmac.Equal(m.sum(b), want[:])
+		return hmac.Equal(m.sum(b), want[:sha256.Size])
 	}
 	if signed(escapedPath) {
 		return nil

@@ -129,12 +129,11 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 			last.line, last.request = body[i:i+nl+1], sub
 			i += nl + 1
 		}
-		from := len(arena)
 		if last.block != "" && strings.HasPrefix(body[i:], last.block) {
 			sub.header = last.header // shared: nothing changes an operation's headers
 			i += len(last.block)
 		} else {
-			at := i
+			at, from := i, len(arena)
 			if arena, i, ok = readHeaders(body, i, arena, &last.lines); !ok {
 				return nil, false
 			}
@@ -175,15 +174,10 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 		}
 		sub.tunnel()
 		if len(subs) == 0 {
-			// Size both arrays from the first operation, as if all were
-			// like it, as splitMultipart does.
-			k := min(len(body)/(i+n+2-start), 128) + 1
-			subs = slices.Grow(subs, k)
-			if k*len(sub.header) > cap(arena) {
-				arena = slices.Grow(arena, k*len(sub.header)-len(arena))
-				sub.header = arena[from:len(arena):len(arena)]
-				last.header = sub.header
-			}
+			// Size the operations' array from the first, as if all were like
+			// it, as splitMultipart does. Their headers need no such guess:
+			// most share the block before theirs.
+			subs = slices.Grow(subs, min(len(body)/(i+n+2-start), 128)+1)
 		}
 		subs = append(subs, sub)
 		i += n + 2 // the CRLF before the next delimiter is part of it
