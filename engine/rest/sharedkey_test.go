@@ -1,8 +1,6 @@
 package rest
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
 	"net/url"
@@ -25,14 +23,9 @@ func TestSharedKeyCheck(t *testing.T) {
 	req.Header.Set("Content-MD5", "bWQ1")
 	req.Header.Set("x-ms-date", date)
 	vals := url.Values{"comp": {"x"}}
-	sig := func(toSign string) string {
-		m := hmac.New(sha256.New, key)
-		m.Write([]byte(toSign))
-		return base64.StdEncoding.EncodeToString(m.Sum(nil))
-	}
 	resource := "/devstoreaccount1/devstoreaccount1/people?comp=x"
-	full := sig("POST\nbWQ1\napplication/json\n" + date + "\n" + resource)
-	lite := sig(date + "\n" + resource)
+	full := hmacBase64(key, "POST\nbWQ1\napplication/json\n"+date+"\n"+resource)
+	lite := hmacBase64(key, date+"\n"+resource)
 	check := func(scheme, signature string) bool {
 		return s.checkSharedKey(req, vals, scheme, DevAccount+":"+signature, "/devstoreaccount1/people") == nil
 	}
@@ -69,9 +62,7 @@ func FuzzSharedKey(f *testing.F) {
 	date := time.Now().UTC().Format(http.TimeFormat)
 	req, _ := http.NewRequest(http.MethodGet, "http://h/devstoreaccount1/Tables", nil)
 	req.Header.Set("x-ms-date", date)
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(date + "\n/devstoreaccount1/devstoreaccount1/Tables"))
-	good := DevAccount + ":" + base64.StdEncoding.EncodeToString(m.Sum(nil))
+	good := DevAccount + ":" + hmacBase64(key, date+"\n/devstoreaccount1/devstoreaccount1/Tables")
 	for _, seed := range []string{good, good + "A", good[:len(good)-1], DevAccount + ":", "x", DevAccount + ":" + strings.Repeat("A", 6000)} {
 		f.Add("SharedKeyLite", seed)
 	}
