@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"strconv"
@@ -47,8 +48,9 @@ func DecodeEntity(body []byte, keys *[2]string) (tables.Entity, *tables.Error) {
 
 // A Decoder decodes the entities of one request, a batch's above all, with
 // fewer allocations than a DecodeEntity call each: an entity's strings are
-// one copy, and the entities share one array of properties and the copy of
-// a PartitionKey that repeats the entity's before. Entities a server
+// one copy, less the long values entities repeat (see repeated), and the
+// entities share one array of properties and the copy of a PartitionKey
+// that repeats the entity's before. Entities a server
 // stores as they come keep that array while any of them is stored, as the
 // engine keeps a batch's records: a few dozen bytes for each entity of the
 // batch that is gone, for an allocation each entity saves.
@@ -128,7 +130,9 @@ func (d *Decoder) Decode(body []byte, keys *[2]string) (tables.Entity, *tables.E
 		n++
 		f.edm = typeOf(types, f.name)
 		if f.str && keptString(f.edm) {
-			size += len(f.s)
+			if f.v = repeated(f.s); f.v == nil {
+				size += len(f.s)
+			}
 		}
 	}
 	arena := make([]byte, 0, size)
@@ -154,6 +158,10 @@ func (d *Decoder) Decode(body []byte, keys *[2]string) (tables.Entity, *tables.E
 			continue
 		}
 		if f.str && keptString(f.edm) {
+			if f.v != nil { // a value stored before, as boxed then
+				e.Properties = append(e.Properties, tables.Property{Name: f.name, Type: tables.EdmString, Value: f.v})
+				continue
+			}
 			f.s = keep(f.s)
 		}
 		p, err := decodeValue(f.name, f.value(), f.edm) // the name is interned by both readers
@@ -351,6 +359,52 @@ func scanName(b []byte, i, pos int) (string, int, bool) {
 		names[pos].Store(&name)
 	}
 	return name, j, true
+}
+
+// Long string values repeat across the entities of a load: tablebench's
+// own threads write a few payloads each, over and over. Entities that
+// repeat one share a copy of it, boxed once, so that a served engine
+// holding millions of them keeps one payload and not millions: the
+// difference between a long run fitting in memory and not, and, since
+// fresh pages are most of what storing costs, much of a batch's time.
+//
+// sharedValues is a fixed table of such values, indexed by their hash. A
+// value enters it on the second sighting of its hash at its slot, so that
+// a load of values that never repeat pays a hash and a comparison per
+// value and no copy. Its size bounds what it keeps alive once the entities
+// are gone: at most len(sharedValues) values of at most maxShared bytes.
+var sharedValues [4096]struct {
+	seen atomic.Uint64 // the hash last seen at the slot
+	v    atomic.Pointer[sharedValue]
+}
+
+type sharedValue struct {
+	s string
+	v any // s, boxed once for every property that holds it
+}
+
+const minShared, maxShared = 64, 4096
+
+var sharedSeed = maphash.MakeSeed()
+
+// repeated returns the shared, boxed copy of the string value s, a view of
+// a request's body, or nil if s is not one to share (yet).
+func repeated(s string) any {
+	if len(s) < minShared || len(s) > maxShared {
+		return nil
+	}
+	h := maphash.String(sharedSeed, s)
+	slot := &sharedValues[h%uint64(len(sharedValues))]
+	if p := slot.v.Load(); p != nil && p.s == s {
+		return p.v
+	}
+	if slot.seen.Swap(h) != h {
+		return nil
+	}
+	c := strings.Clone(s)
+	p := &sharedValue{s: c, v: c}
+	slot.v.Store(p)
+	return p.v
 }
 
 func skipSpace(b []byte, i int) int {

@@ -2,10 +2,15 @@ package odata_test
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/uuid"
 
@@ -77,4 +82,93 @@ func FuzzEntityJSON(f *testing.F) {
 			t.Fatalf("%q: %v", body, err)
 		}
 	})
+}
+
+// TestRepeatedValuesAreStoredOnce: a long string value that entities
+// repeat is decoded into one copy, which the request's body does not
+// share; short, long and typed values, and the entity's other strings, are
+// copies of their own.
+func TestRepeatedValuesAreStoredOnce(t *testing.T) {
+	payload := strings.Repeat("0123456789", 44)
+	huge := strings.Repeat("y", 5000)
+	decode := func(body []byte) tables.Entity {
+		t.Helper()
+		e, err := odata.DecodeEntity(body, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	data := func(e tables.Entity, name string) (*byte, string) {
+		t.Helper()
+		p, ok := e.Property(name)
+		if !ok {
+			t.Fatalf("no %s in %+v", name, e)
+		}
+		s := p.Value.(string)
+		return unsafe.StringData(s), s
+	}
+	var seen []*byte
+	for i := range 4 {
+		body := []byte(`{"PartitionKey":"p","RowKey":"r` + strconv.Itoa(i) + `","Payload":"` + payload + `","Short":"` + payload[:63] +
+			`","Huge":"` + huge + `","Typed@odata.type":"Edm.String","Typed":"` + payload + `"}`)
+		e := decode(body)
+		clear(body) // what was decoded must not change with the body
+		p, s := data(e, "Payload")
+		if s != payload {
+			t.Fatalf("entity %d: Payload %q", i, s)
+		}
+		if _, s := data(e, "Short"); s != payload[:63] {
+			t.Fatalf("entity %d: Short %q", i, s)
+		}
+		if _, s := data(e, "Huge"); s != huge {
+			t.Fatalf("entity %d: Huge changed", i)
+		}
+		if typed, s := data(e, "Typed"); s != payload || i > 0 && typed != p {
+			t.Fatalf("entity %d: the typed copy of the payload is %q, not shared", i, s)
+		}
+		if e.RowKey != "r"+strconv.Itoa(i) {
+			t.Fatalf("entity %d: RowKey %q", i, e.RowKey)
+		}
+		seen = append(seen, p)
+	}
+	// The value enters the table when its hash is seen a second time (the
+	// Typed value of the first entity), and every entity after shares it.
+	if seen[1] != seen[2] || seen[2] != seen[3] {
+		t.Fatalf("the payload is not shared by later entities: %v", seen)
+	}
+	// Values of 63 bytes and of more than 4 KiB are never shared.
+	a, b := decode([]byte(`{"PartitionKey":"p","RowKey":"a","S":"`+payload[:63]+`","H":"`+huge+`"}`)), decode([]byte(`{"PartitionKey":"p","RowKey":"b","S":"`+payload[:63]+`","H":"`+huge+`"}`))
+	for _, name := range []string{"S", "H"} {
+		if pa, _ := data(a, name); pa == func() *byte { pb, _ := data(b, name); return pb }() {
+			t.Fatalf("%s is shared", name)
+		}
+	}
+}
+
+// TestRepeatedValuesConcurrently decodes repeating and distinct values
+// from several goroutines at once, for the race detector: every value
+// must read back as written.
+func TestRepeatedValuesConcurrently(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				v := fmt.Sprintf("%03d-%s", (g*7+i)%50, strings.Repeat("v", 80))
+				if i%3 == 0 {
+					v = fmt.Sprintf("%d-%d-%s", g, i, strings.Repeat("u", 80)) // never repeated
+				}
+				e, err := odata.DecodeEntity([]byte(`{"PartitionKey":"p","RowKey":"r","V":"`+v+`"}`), nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if p, _ := e.Property("V"); p.Value != v {
+					t.Errorf("decoded %q, want %q", p.Value, v)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

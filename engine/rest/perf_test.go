@@ -48,16 +48,20 @@ func rate(b *testing.B, conn string, op string, d time.Duration) float64 {
 	svc.CreateTable(ctx, table, nil)
 	c := svc.NewClient(table)
 	// Entities are written as tablebench's own client writes them, so that
-	// the client's share is the SDK's and not a map's encoding.
-	payload := []tables.Property{tables.String("Payload", strings.Repeat("x", 440))}
-	body := func(pk, rk string) []byte {
-		return odata.AppendEntity(nil, &tables.Entity{PartitionKey: pk, RowKey: rk, Properties: payload})
+	// the client's share is the SDK's and not a map's encoding: each
+	// goroutine has eight random payloads, which it writes in turn.
+	payloads := make([][]tables.Property, 30*8)
+	for i, s := range rest.HarnessPayloads(len(payloads)) {
+		payloads[i] = []tables.Property{tables.String("Payload", s)}
+	}
+	body := func(g, i int, pk, rk string) []byte {
+		return odata.AppendEntity(nil, &tables.Entity{PartitionKey: pk, RowKey: rk, Properties: payloads[g*8+i%8]})
 	}
 	if op == "get" { // 1,000 entities to read
 		for i := 0; i < 1000; i += 100 {
 			var acts []aztables.TransactionAction
 			for j := i; j < i+100; j++ {
-				acts = append(acts, aztables.TransactionAction{ActionType: aztables.TransactionTypeInsertReplace, Entity: body("g", fmt.Sprintf("r%04d", j))})
+				acts = append(acts, aztables.TransactionAction{ActionType: aztables.TransactionTypeInsertReplace, Entity: body(j%30, j, "g", fmt.Sprintf("r%04d", j))})
 			}
 			if _, err := c.SubmitTransaction(ctx, acts, nil); err != nil {
 				b.Fatal(err)
@@ -74,13 +78,13 @@ func rate(b *testing.B, conn string, op string, d time.Duration) float64 {
 				var err error
 				switch op {
 				case "insert":
-					_, err = c.AddEntity(ctx, body(pk, fmt.Sprint(i)), nil)
+					_, err = c.AddEntity(ctx, body(g, i, pk, fmt.Sprint(i)), nil)
 				case "get":
 					_, err = c.GetEntity(ctx, "g", fmt.Sprintf("r%04d", (g*37+i)%1000), nil)
 				case "batch100":
 					acts := make([]aztables.TransactionAction, 100)
 					for j := range acts {
-						acts[j] = aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body(pk, fmt.Sprintf("%d_%d", i, j))}
+						acts[j] = aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body(g, j, pk, fmt.Sprintf("%d_%d", i, j))}
 					}
 					_, err = c.SubmitTransaction(ctx, acts, nil)
 				}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
@@ -120,42 +121,89 @@ func withBody(b *testing.B, req *http.Request, raw []byte, change func(n int)) f
 	}
 }
 
+// HarnessPayloads returns n payloads of 440 random letters and digits, as
+// a tablebench thread writes them: a few, over and over. It is exported
+// for BenchmarkServers, in package rest_test.
+func HarnessPayloads(n int) []string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	rng := rand.New(rand.NewPCG(1, 2))
+	var ps []string
+	for range n {
+		b := make([]byte, 440)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		ps = append(ps, string(b))
+	}
+	return ps
+}
+
+// payloadLoads are the two kinds of load the write benchmarks run: values
+// as tablebench writes them, eight per thread over and over, which the
+// served engine stores once each; and values that never repeat, each
+// stored on its own.
+var payloadLoads = []struct {
+	name   string
+	unique bool
+}{{"payloads=harness", false}, {"payloads=unique", true}}
+
 // BenchmarkServeBatch serves batches of 100 inserts, each with RowKeys of
 // its own.
 func BenchmarkServeBatch(b *testing.B) {
-	s := benchServer(b)
-	const batchID, changeset = "batch_42199aa0-fba1-4273-4041-63002cfbb0b7", "changeset_2fa04a0d-e2c2-49cf-7562-fab25378421e"
-	var body bytes.Buffer
-	fmt.Fprintf(&body, "--%s\r\nContent-Type: multipart/mixed; boundary=%s\r\n\r\n", batchID, changeset)
-	var keyAt []int // where each operation's RowKey starts: 8 digits of the batch's number
-	for i := range 100 {
-		entity := fmt.Sprintf(`{"PartitionKey":"w01","Payload":"%s","RowKey":"00000000_%d"}`, strings.Repeat("x", 440), i)
-		fmt.Fprintf(&body, "--%s\r\nContent-Transfer-Encoding: binary\r\nContent-Type: application/http\r\n\r\n", changeset)
-		fmt.Fprintf(&body, "POST http://127.0.0.1:43341/devstoreaccount1/perf1?%%24format=application%%2Fjson%%3Bodata%%3Dminimalmetadata HTTP/1.1\r\n")
-		fmt.Fprintf(&body, "Accept: application/json;odata=minimalmetadata\r\nContent-Length: %d\r\nContent-Type: application/json\r\nDataServiceVersion: 3.0\r\nPrefer: return-no-content\r\nx-ms-version: 2019-02-02\r\n\r\n", len(entity))
-		keyAt = append(keyAt, body.Len()+strings.Index(entity, "0000"))
-		fmt.Fprintf(&body, "%s\r\n", entity)
+	for _, load := range payloadLoads {
+		b.Run(load.name, func(b *testing.B) {
+			s := benchServer(b)
+			const batchID, changeset = "batch_42199aa0-fba1-4273-4041-63002cfbb0b7", "changeset_2fa04a0d-e2c2-49cf-7562-fab25378421e"
+			payloads := HarnessPayloads(8)
+			var body bytes.Buffer
+			fmt.Fprintf(&body, "--%s\r\nContent-Type: multipart/mixed; boundary=%s\r\n\r\n", batchID, changeset)
+			var keyAt, payloadAt []int // where each operation's RowKey and payload start
+			for i := range 100 {
+				entity := fmt.Sprintf(`{"PartitionKey":"w01","Payload":"%s","RowKey":"00000000_%d"}`, payloads[i%len(payloads)], i)
+				fmt.Fprintf(&body, "--%s\r\nContent-Transfer-Encoding: binary\r\nContent-Type: application/http\r\n\r\n", changeset)
+				fmt.Fprintf(&body, "POST http://127.0.0.1:43341/devstoreaccount1/perf1?%%24format=application%%2Fjson%%3Bodata%%3Dminimalmetadata HTTP/1.1\r\n")
+				fmt.Fprintf(&body, "Accept: application/json;odata=minimalmetadata\r\nContent-Length: %d\r\nContent-Type: application/json\r\nDataServiceVersion: 3.0\r\nPrefer: return-no-content\r\nx-ms-version: 2019-02-02\r\n\r\n", len(entity))
+				keyAt = append(keyAt, body.Len()+strings.Index(entity, "0000"))
+				payloadAt = append(payloadAt, body.Len()+strings.Index(entity, `"Payload":"`)+len(`"Payload":"`))
+				fmt.Fprintf(&body, "%s\r\n", entity)
+			}
+			fmt.Fprintf(&body, "--%s--\r\n\r\n--%s--\r\n", changeset, batchID)
+			raw := body.Bytes()
+			req := sdkRequest(b, http.MethodPost, "http://127.0.0.1:43341/devstoreaccount1/$batch", len(raw))
+			req.Header.Set("Content-Type", "multipart/mixed; boundary="+batchID)
+			serveLoop(b, s, withBody(b, req, raw, func(n int) {
+				for i, at := range keyAt {
+					putDigits(raw[at:at+8], n)
+					if load.unique { // and each value one of its own
+						putDigits(raw[payloadAt[i]:payloadAt[i]+12], 100*n+i)
+					}
+				}
+			}), http.StatusAccepted, 100*200)
+		})
 	}
-	fmt.Fprintf(&body, "--%s--\r\n\r\n--%s--\r\n", changeset, batchID)
-	raw := body.Bytes()
-	req := sdkRequest(b, http.MethodPost, "http://127.0.0.1:43341/devstoreaccount1/$batch", len(raw))
-	req.Header.Set("Content-Type", "multipart/mixed; boundary="+batchID)
-	serveLoop(b, s, withBody(b, req, raw, func(n int) {
-		for _, at := range keyAt {
-			putDigits(raw[at:at+8], n)
-		}
-	}), http.StatusAccepted, 100*200)
 }
 
 // BenchmarkServeInsert serves single inserts, answered with their entity
 // (the SDK asks for it).
 func BenchmarkServeInsert(b *testing.B) {
-	s := benchServer(b)
-	raw := []byte(`{"PartitionKey":"w01","Payload":"` + strings.Repeat("x", 440) + `","RowKey":"00000000"}`)
-	keyAt := len(raw) - len(`00000000"}`)
-	req := sdkRequest(b, http.MethodPost, "http://127.0.0.1:43341/devstoreaccount1/perf1", len(raw))
-	req.Header.Set("Content-Type", "application/json")
-	serveLoop(b, s, withBody(b, req, raw, func(n int) { putDigits(raw[keyAt:keyAt+8], n) }), http.StatusCreated, 400)
+	for _, load := range payloadLoads {
+		b.Run(load.name, func(b *testing.B) {
+			s := benchServer(b)
+			payloads := HarnessPayloads(8)
+			raw := []byte(`{"PartitionKey":"w01","Payload":"` + payloads[0] + `","RowKey":"00000000"}`)
+			payloadAt := len(`{"PartitionKey":"w01","Payload":"`)
+			keyAt := len(raw) - len(`00000000"}`)
+			req := sdkRequest(b, http.MethodPost, "http://127.0.0.1:43341/devstoreaccount1/perf1", len(raw))
+			req.Header.Set("Content-Type", "application/json")
+			serveLoop(b, s, withBody(b, req, raw, func(n int) {
+				putDigits(raw[keyAt:keyAt+8], n)
+				copy(raw[payloadAt:], payloads[n%len(payloads)])
+				if load.unique {
+					putDigits(raw[payloadAt:payloadAt+8], n)
+				}
+			}), http.StatusCreated, 400)
+		})
+	}
 }
 
 // BenchmarkServeGet serves point gets of 1,000 entities.
