@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -147,6 +148,22 @@ var payloadLoads = []struct {
 	unique bool
 }{{"payloads=harness", false}, {"payloads=unique", true}}
 
+// reportHeap reads the heap now; the function it returns reports, as
+// heap-B/entity, how much it has grown by then for each of the entities
+// stored returns, s being the server that keeps them.
+func reportHeap(b *testing.B, s *Server, stored func() int) func() {
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	return func() {
+		var after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(s)
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(stored()), "heap-B/entity")
+	}
+}
+
 // BenchmarkServeBatch serves batches of 100 inserts, each with RowKeys of
 // its own.
 func BenchmarkServeBatch(b *testing.B) {
@@ -171,6 +188,7 @@ func BenchmarkServeBatch(b *testing.B) {
 			raw := body.Bytes()
 			req := sdkRequest(b, http.MethodPost, "http://127.0.0.1:43341/devstoreaccount1/$batch", len(raw))
 			req.Header.Set("Content-Type", "multipart/mixed; boundary="+batchID)
+			defer reportHeap(b, s, func() int { return 100 * b.N })()
 			serveLoop(b, s, withBody(b, req, raw, func(n int) {
 				for i, at := range keyAt {
 					putDigits(raw[at:at+8], n)
@@ -195,6 +213,7 @@ func BenchmarkServeInsert(b *testing.B) {
 			keyAt := len(raw) - len(`00000000"}`)
 			req := sdkRequest(b, http.MethodPost, "http://127.0.0.1:43341/devstoreaccount1/perf1", len(raw))
 			req.Header.Set("Content-Type", "application/json")
+			defer reportHeap(b, s, func() int { return b.N })()
 			serveLoop(b, s, withBody(b, req, raw, func(n int) {
 				putDigits(raw[keyAt:keyAt+8], n)
 				copy(raw[payloadAt:], payloads[n%len(payloads)])
