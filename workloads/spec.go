@@ -180,6 +180,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.EntitySize < minEntitySize || s.EntitySize > 1<<20 {
 		bad("entity size %d is out of range: use %d to 1048576 bytes", s.EntitySize, minEntitySize)
+	} else if s.Op == OpBatch && s.BatchSize*s.EntitySize > tables.MaxBatchBytes {
+		bad("a batch of %d entities of %d bytes is %.1f MiB, and a batch may carry at most 4 MiB: use --batch-size %d or smaller entities",
+			s.BatchSize, s.EntitySize, float64(s.BatchSize*s.EntitySize)/(1<<20), tables.MaxBatchBytes/s.EntitySize)
 	}
 	if s.Duration <= 0 {
 		bad("duration %v must be positive, as in 60s", s.Duration)

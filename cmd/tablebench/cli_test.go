@@ -158,6 +158,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--vm-size=huge"}, `VM size "huge" is not valid`},
 		{[]string{"run", "--vm-size=cores:0"}, "cores must be a whole number"},
 		{[]string{"run", "--entity-size=10"}, "entity size 10 is out of range"},
+		{[]string{"run", "--op=batch", "--entity-size=65536"}, "a batch of 100 entities of 65536 bytes is 6.2 MiB, and a batch may carry at most 4 MiB: use --batch-size 64"},
 		{[]string{"run", "--duration=0s"}, "duration 0s must be positive"},
 		{[]string{"run", "--duration=ten"}, `invalid value "ten" for flag -duration`},
 		{[]string{"run", "--retry=often"}, `retry policy "often" is not known`},
