@@ -316,7 +316,7 @@ func (r *Runner) preload(ctx context.Context, table string, workers []*worker) e
 		for range r.spec.Preload {
 			w.keys.loaded = append(w.keys.loaded, tables.Entity{
 				PartitionKey: w.keys.partitionKey(clock.Now().UnixNano()), RowKey: w.keys.rowKey(),
-				Properties: []tables.Property{tables.String("Payload", w.pay.next())},
+				Properties: w.pay.nextProps(),
 			})
 		}
 		if direct {

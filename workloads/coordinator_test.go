@@ -3,6 +3,7 @@ package workloads_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -315,5 +316,32 @@ func TestRetriesThatConfuse(t *testing.T) {
 	}
 	if len(plain.Warnings) > 0 {
 		t.Fatalf("a deliberate 50 ms client timeout was taken for a frozen endpoint: %v", plain.Warnings)
+	}
+}
+
+// TestEntitySizes: a run writes entities of every size it accepts without
+// an error, up to the service's 1 MiB (TestPayloadSizes checks their
+// weight): inserts, batches and the preload of gets.
+func TestEntitySizes(t *testing.T) {
+	for _, c := range []struct {
+		size      int
+		op        string
+		batchSize int
+	}{
+		{256, workloads.OpInsert, 1}, {1024, workloads.OpInsert, 1}, {65_536, workloads.OpInsert, 1},
+		{65_700, workloads.OpInsert, 1}, {200_001, workloads.OpInsert, 1}, {1 << 20, workloads.OpInsert, 1},
+		{100_000, workloads.OpBatch, 4}, {300_000, workloads.OpGet, 1},
+	} {
+		t.Run(fmt.Sprintf("%s-%d", c.op, c.size), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				spec := workloads.DefaultSpec()
+				spec.Op, spec.BatchSize, spec.EntitySize = c.op, c.batchSize, c.size
+				spec.Duration, spec.Warmup, spec.Preload = 5*time.Second, 0, 3
+				res := run(t, spec, engineTarget(t))
+				if len(res.Errors) > 0 || res.Totals.Requests == 0 {
+					t.Fatalf("%d requests, errors %v", res.Totals.Requests, res.Errors)
+				}
+			})
+		})
 	}
 }

@@ -113,37 +113,56 @@ func (k *keys) nextRead() *tables.Entity {
 	return e
 }
 
-// payloads holds a thread's random payload strings, made once so that the
+// payloads holds a thread's random payloads, made once so that the
 // harness costs little per request.
 type payloads struct {
-	s     []string
-	props [][]tables.Property // one Payload property per string, shared: writers copy them
+	props [][]tables.Property // one entity's Payload properties each, shared: writers copy them
 	i     int
 }
 
 const payloadAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 // newPayloads makes payloads so that an entity with keys of the given
-// lengths weighs size bytes by the service's formula:
-// 4 + 2·(len(PK)+len(RK)) + 8 + 2·len("Payload") + 2·len(payload) + 4.
+// lengths weighs size bytes by the service's formula: 4 + 2·(len(PK) +
+// len(RK)) and, for each property, 8 + 2·len(name) + 2·len(value) + 4 (one
+// byte less where that is odd). An entity's random characters go into one
+// Payload string while a string property holds them (32K characters, some
+// 64 KiB of entity), and into Payload, Payload2, Payload3, ... of nearly
+// equal lengths beyond that, as a writer of larger entities must.
 func newPayloads(rng *rand.Rand, size, pkLen, rkLen int) payloads {
-	n := max(0, (size-4-2*(pkLen+rkLen)-8-2*len("Payload")-4)/2)
+	room := size - 4 - 2*(pkLen+rkLen) // for the properties
+	names := []string{"Payload"}
+	chars := func() int { // the characters the properties' values can hold
+		n := room
+		for _, name := range names {
+			n -= 8 + 2*len(name) + 4
+		}
+		return max(0, n/2)
+	}
+	for chars() > len(names)*tables.MaxStringUnits {
+		names = append(names, "Payload"+strconv.Itoa(len(names)+1))
+	}
+	n := chars()
 	var p payloads
 	for range 8 {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = payloadAlphabet[rng.IntN(len(payloadAlphabet))]
+		props := make([]tables.Property, len(names))
+		for j, name := range names {
+			b := make([]byte, n/len(names)+btoi(j < n%len(names)))
+			for i := range b {
+				b[i] = payloadAlphabet[rng.IntN(len(payloadAlphabet))]
+			}
+			props[j] = tables.String(name, string(b))
 		}
-		p.s = append(p.s, string(b))
-		p.props = append(p.props, []tables.Property{tables.String("Payload", string(b))})
+		p.props = append(p.props, props)
 	}
 	return p
 }
 
-func (p *payloads) next() string {
-	s := p.s[p.i]
-	p.i = (p.i + 1) % len(p.s)
-	return s
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // nextProps returns the next entity's properties. They are shared and must

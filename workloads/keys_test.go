@@ -2,8 +2,14 @@ package workloads
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // TestRowKeys checks the RowKeys a thread writes: zero padded to ten
@@ -28,5 +34,40 @@ func TestRowKeys(t *testing.T) {
 	far := &keys{prefix: "p_", index: 9_999_999_999}
 	if a, b := far.rowKey(), far.rowKey(); a != "p_9999999999" || b != "p_10000000000" {
 		t.Fatalf("past ten digits: %q, %q", a, b)
+	}
+}
+
+// TestPayloadSizes: entities with a thread's payloads weigh the size asked
+// for by the service's formula (a byte less where it is odd), with no string
+// longer than a property may hold, and the engine stores them.
+func TestPayloadSizes(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	cfg.Profile = engine.None() // no latency model: a wall-clock test
+	e, err := engine.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.CreateTable(t.Context(), "sizes"); err != nil {
+		t.Fatal(err)
+	}
+	pk := uuid.NewString()
+	const rk = "tb_1_7_0000000001"
+	for _, size := range []int{minEntitySize, 1023, 1024, 65_536, 65_600, 65_700, 131_200, 200_001, 1 << 20} {
+		p := newPayloads(rand.New(rand.NewPCG(1, 2)), size, len(pk), len(rk))
+		for range 3 {
+			ent := tables.Entity{PartitionKey: pk, RowKey: rk, Properties: p.nextProps()}
+			if got := ent.Size(); got != size && got != size-1 {
+				t.Errorf("size %d: the entity weighs %d bytes", size, got)
+			}
+			for _, prop := range ent.Properties {
+				if n := len(prop.Value.(string)); n > tables.MaxStringUnits {
+					t.Errorf("size %d: %s holds %d characters", size, prop.Name, n)
+				}
+			}
+			if _, err := e.Upsert(t.Context(), "sizes", ent, tables.Replace); err != nil {
+				t.Errorf("size %d: %v", size, err)
+			}
+		}
 	}
 }

@@ -33,7 +33,7 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.spec.VMs, "vms", d.VMs, "client VMs")
 	fs.IntVar(&s.spec.Threads, "threads", d.Threads, "worker threads per VM")
 	fs.StringVar(&s.vmSize, "vm-size", "xl", "VM size: small (1 core), xl (8 cores) or cores:N[,serial:F]; the engine's client model uses it")
-	fs.IntVar(&s.spec.EntitySize, "entity-size", d.EntitySize, "bytes per entity by the service's size formula, one random Payload string")
+	fs.IntVar(&s.spec.EntitySize, "entity-size", d.EntitySize, "bytes per entity by the service's size formula, one random Payload string (Payload, Payload2, ... beyond the 32K characters one string holds)")
 	fs.DurationVar(&s.spec.Duration, "duration", d.Duration, "measured time, after the warm-up (model time on the engine)")
 	fs.DurationVar(&s.spec.Warmup, "warmup", d.Warmup, "warm-up before measuring; 0 measures from the start")
 	fs.Uint64Var(&s.spec.Seed, "seed", d.Seed, "seed of every random choice: keys, payloads, the engine's draws")
