@@ -239,7 +239,7 @@ func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, 
 	if signed(escapedPath) {
 		return nil
 	}
-	for _, path := range signedPaths(escapedPath, acct)[1:] {
+	for _, path := range secondaryPaths(escapedPath, acct) {
 		if signed(path) {
 			return nil
 		}
@@ -247,17 +247,17 @@ func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, 
 	return authFailed("The signature does not match.")
 }
 
-// signedPaths are the paths a client may have signed. A request to the
-// read-only secondary endpoint (/account-secondary/...) is signed by some
-// SDKs with the secondary's path and by others with the primary's, and one
-// SDK sends the primary's path after the secondary's segment.
-func signedPaths(escapedPath, account string) []string {
-	sec := "/" + account + "-secondary"
-	rest, ok := strings.CutPrefix(escapedPath, sec)
+// secondaryPaths are the other paths a client may have signed a request
+// to escapedPath with: none but for the read-only secondary endpoint
+// (/account-secondary/...), which some SDKs sign with the secondary's path,
+// others with the primary's, and one sends with the primary's path after
+// the secondary's segment.
+func secondaryPaths(escapedPath, account string) []string {
+	rest, ok := strings.CutPrefix(escapedPath, "/"+account+"-secondary")
 	if !ok || (rest != "" && rest[0] != '/') {
-		return []string{escapedPath}
+		return nil
 	}
-	return []string{escapedPath, "/" + account + rest, rest}
+	return []string{"/" + account + rest, rest}
 }
 
 // strictBase64 reads a signature as the service writes it: padding bits

@@ -76,3 +76,34 @@ func FuzzSharedKey(f *testing.F) {
 		}
 	})
 }
+
+// TestSecondarySignatures: a request to the secondary endpoint is accepted
+// signed with the secondary's path, the primary's, or the path after the
+// secondary's segment, as SDKs sign it; any other request only with its
+// own path.
+func TestSecondarySignatures(t *testing.T) {
+	key, _ := base64.StdEncoding.DecodeString(DevKey)
+	s := New(nil, Config{Account: DevAccount, Key: key})
+	date := time.Now().UTC().Format(http.TimeFormat)
+	req, _ := http.NewRequest(http.MethodGet, "http://h/", nil)
+	req.Header.Set("x-ms-date", date)
+	accepts := func(path, signedPath string) bool {
+		cred := DevAccount + ":" + hmacBase64(key, date+"\n/"+DevAccount+signedPath)
+		return s.checkSharedKey(req, nil, "SharedKeyLite", cred, path) == nil
+	}
+	const secondary = "/devstoreaccount1-secondary/Tables"
+	for _, signed := range []string{secondary, "/devstoreaccount1/Tables", "/Tables"} {
+		if !accepts(secondary, signed) {
+			t.Errorf("a secondary request signed with %s was refused", signed)
+		}
+	}
+	for _, c := range []struct{ path, signed string }{
+		{secondary, "/devstoreaccount1/Other"},
+		{"/devstoreaccount1/Tables", "/Tables"},
+		{"/devstoreaccount1-secondaryX/Tables", "/Tables"},
+	} {
+		if accepts(c.path, c.signed) {
+			t.Errorf("a request to %s signed with %s was accepted", c.path, c.signed)
+		}
+	}
+}
