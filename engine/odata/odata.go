@@ -374,13 +374,8 @@ func scanName(b []byte, i, pos int) (string, int, bool) {
 // value and no copy. Its size bounds what it keeps alive once the entities
 // are gone: at most len(sharedValues) values of at most maxShared bytes.
 var sharedValues [4096]struct {
-	seen atomic.Uint64 // the hash last seen at the slot
-	v    atomic.Pointer[sharedValue]
-}
-
-type sharedValue struct {
-	s string
-	v any // s, boxed once for every property that holds it
+	seen atomic.Uint64      // the hash last seen at the slot
+	v    atomic.Pointer[any] // the value, a string boxed once for every property that holds it
 }
 
 const minShared, maxShared = 64, 4096
@@ -395,16 +390,15 @@ func repeated(s string) any {
 	}
 	h := maphash.String(sharedSeed, s)
 	slot := &sharedValues[h%uint64(len(sharedValues))]
-	if p := slot.v.Load(); p != nil && p.s == s {
-		return p.v
+	if p := slot.v.Load(); p != nil && (*p).(string) == s {
+		return *p
 	}
 	if slot.seen.Swap(h) != h {
 		return nil
 	}
-	c := strings.Clone(s)
-	p := &sharedValue{s: c, v: c}
-	slot.v.Store(p)
-	return p.v
+	var v any = strings.Clone(s)
+	slot.v.Store(&v)
+	return v
 }
 
 func skipSpace(b []byte, i int) int {
