@@ -147,7 +147,11 @@ func newPayloads(rng *rand.Rand, size, pkLen, rkLen int) payloads {
 	for range 8 {
 		props := make([]tables.Property, len(names))
 		for j, name := range names {
-			b := make([]byte, n/len(names)+btoi(j < n%len(names)))
+			length := n / len(names)
+			if j < n%len(names) { // the remainder, a character each to the first
+				length++
+			}
+			b := make([]byte, length)
 			for i := range b {
 				b[i] = payloadAlphabet[rng.IntN(len(payloadAlphabet))]
 			}
@@ -156,13 +160,6 @@ func newPayloads(rng *rand.Rand, size, pkLen, rkLen int) payloads {
 		p.props = append(p.props, props)
 	}
 	return p
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // nextProps returns the next entity's properties. They are shared and must
