@@ -198,7 +198,7 @@ type field struct {
 	name string
 	s    string // the value, when str
 	str  bool
-	v    any // the value, unless str
+	v    any // the value, unless str; for a kept string, its shared box if it has one (see repeated)
 	// What DecodeEntity learns of the member, once: whether it is a
 	// property, and its @odata.type annotation.
 	prop bool
@@ -374,7 +374,7 @@ func scanName(b []byte, i, pos int) (string, int, bool) {
 // value and no copy. Its size bounds what it keeps alive once the entities
 // are gone: at most len(sharedValues) values of at most maxShared bytes.
 var sharedValues [4096]struct {
-	seen atomic.Uint64      // the hash last seen at the slot
+	seen atomic.Uint64       // the hash last seen at the slot
 	v    atomic.Pointer[any] // the value, a string boxed once for every property that holds it
 }
 
