@@ -549,6 +549,9 @@ func (s *Server) parseChangeset(pb *parsedBatch, subs []subRequest, next func() 
 			if last.t, last.keys, last.hasKeys, perr = parseEntityPath(res); perr != nil {
 				return at(perr, i)
 			}
+			// Keys are slices of the body, which is reused once the batch is
+			// answered; an operation keeps copies.
+			last.keys = [2]string{strings.Clone(last.keys[0]), strings.Clone(last.keys[1])}
 			last.path = sub.path
 		}
 		t, keys, hasKeys := last.t, last.keys, last.hasKeys

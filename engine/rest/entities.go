@@ -80,8 +80,8 @@ func (s *Server) writeEntity(q *request, status int, ent *tables.Entity, table s
 	}
 }
 
-func entityURL(base, table, pk, rk string) string {
-	return entityURLPrefix(base, table, pk) + url.PathEscape(odata.QuoteKey(rk)) + "')"
+func entityURL(base, table, pk, rk string) string { // one concatenation: an insert answers with it
+	return base + "/" + table + "(PartitionKey='" + url.PathEscape(odata.QuoteKey(pk)) + "',RowKey='" + url.PathEscape(odata.QuoteKey(rk)) + "')"
 }
 
 // entityURLPrefix is the start of the URLs of the entities with
@@ -124,7 +124,8 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 			s.fail(q, err)
 			return
 		}
-		ent, ok := s.readEntity(q, &[2]string{pk, rk})
+		// Keys parsed from the URL are slices of it; a stored entity keeps its own.
+		ent, ok := s.readEntity(q, &[2]string{strings.Clone(pk), strings.Clone(rk)})
 		if !ok {
 			return
 		}

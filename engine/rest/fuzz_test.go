@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/odata"
 	"github.com/tablebench/tablebench/engine/tables"
 )
 
@@ -76,11 +77,14 @@ func FuzzBatch(f *testing.F) {
 	})
 }
 
-// FuzzEntityPath: keys in URLs parse or are refused with 400.
+// FuzzEntityPath: keys in URLs parse or are refused with 400, and keys
+// that parse quote back to the URL they came from.
 func FuzzEntityPath(f *testing.F) {
 	f.Add("t(PartitionKey='a',RowKey='b')")
 	f.Add("t(PartitionKey='a''b',RowKey='')")
+	f.Add("t(PartitionKey='''',RowKey='x''''y''')")
 	f.Add("t(PartitionKey='a)")
+	f.Add("t(PartitionKey='a'',RowKey='b')")
 	f.Fuzz(func(t *testing.T, res string) {
 		table, keys, hasKeys, err := parseEntityPath(res)
 		if err != nil {
@@ -89,8 +93,11 @@ func FuzzEntityPath(f *testing.F) {
 			}
 			return
 		}
-		if hasKeys && !strings.HasPrefix(res, table+"(") {
-			t.Fatalf("%q parsed as table %q keys %q", res, table, keys)
+		if !hasKeys {
+			return
+		}
+		if again := table + "(PartitionKey='" + odata.QuoteKey(keys[0]) + "',RowKey='" + odata.QuoteKey(keys[1]) + "')"; again != res {
+			t.Fatalf("%q parsed as table %q keys %q, which quote back as %q", res, table, keys, again)
 		}
 	})
 }

@@ -3,6 +3,8 @@ package rest
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"net/textproto"
@@ -135,6 +137,45 @@ func TestValidVersion(t *testing.T) {
 	} {
 		if got := validVersion(v); got != want {
 			t.Errorf("validVersion(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+// TestServiceRootFollowsEachRequest checks the service root a response
+// names (odata.metadata) as requests alternate between hosts, TLS and
+// plain, and path-style and host-style URLs: the server remembers the last
+// root it made, and a request must never get another's.
+func TestServiceRootFollowsEachRequest(t *testing.T) {
+	s := fuzzServer(t)
+	cases := []struct {
+		host, path string
+		tls        bool
+		root       string
+	}{
+		{"127.0.0.1:10002", "/devstoreaccount1/fuzz(PartitionKey='p',RowKey='r')", false, "http://127.0.0.1:10002/devstoreaccount1"},
+		{"localhost:10002", "/devstoreaccount1/fuzz(PartitionKey='p',RowKey='r')", false, "http://localhost:10002/devstoreaccount1"},
+		{"localhost:10002", "/devstoreaccount1/fuzz(PartitionKey='p',RowKey='r')", true, "https://localhost:10002/devstoreaccount1"},
+		{"devstoreaccount1.table.example:443", "/fuzz(PartitionKey='p',RowKey='r')", true, "https://devstoreaccount1.table.example:443"},
+		{"localhost:10002", "/fuzz(PartitionKey='p',RowKey='r')", false, "http://localhost:10002"},
+	}
+	for round := range 3 {
+		for i, c := range cases[round%2:] { // each root after a different one, and after itself
+			req := httptest.NewRequest("GET", "http://"+c.host+c.path, nil)
+			req.Header.Set("Accept", "application/json;odata=minimalmetadata")
+			if c.tls {
+				req.TLS = &tls.ConnectionState{}
+			}
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, req)
+			var body struct {
+				Metadata string `json:"odata.metadata"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || w.Code != 200 {
+				t.Fatalf("case %d: %d %s", i, w.Code, w.Body)
+			}
+			if want := c.root + "/$metadata#fuzz/@Element"; body.Metadata != want {
+				t.Fatalf("round %d, %s%s (TLS %v): odata.metadata %q, want %q", round, c.host, c.path, c.tls, body.Metadata, want)
+			}
 		}
 	}
 }

@@ -91,6 +91,36 @@ type Server struct {
 	// with the current second, so most repeat it, and reading one took a
 	// microsecond.
 	lastDate atomic.Pointer[requestDate]
+	// lastRoot is the last service root made: a client sends every request
+	// to one host, and making the root was two allocations per request.
+	lastRoot atomic.Pointer[serviceRoot]
+}
+
+// serviceRoot is the service root URL of requests to host, over TLS or
+// not, naming account in their path or not.
+type serviceRoot struct {
+	tls           bool
+	host, account string
+	url           string
+}
+
+// root returns the service root URL, such as
+// http://127.0.0.1:10002/devstoreaccount1, of a request to host whose path
+// names account ("" when it names none).
+func (s *Server) root(tls bool, host, account string) string {
+	if r := s.lastRoot.Load(); r != nil && r.tls == tls && r.host == host && r.account == account {
+		return r.url
+	}
+	scheme := "http://"
+	if tls {
+		scheme = "https://"
+	}
+	url := scheme + host
+	if account != "" {
+		url = scheme + host + "/" + account
+	}
+	s.lastRoot.Store(&serviceRoot{tls: tls, host: host, account: account, url: url})
+	return url
 }
 
 // requestDate is a request's date header and the time it names.
@@ -256,14 +286,11 @@ func (s *Server) dispatch(q *request) {
 		return
 	}
 	account, rest := s.route(path)
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
+	named := account
+	if !strings.HasPrefix(strings.TrimPrefix(path, "/"), account) {
+		named = ""
 	}
-	q.base = scheme + "://" + r.Host
-	if account != "" && strings.HasPrefix(strings.TrimPrefix(path, "/"), account) {
-		q.base += "/" + account
-	}
+	q.base = s.root(r.TLS != nil, r.Host, named)
 	if r.Method == http.MethodOptions {
 		s.preflight(q)
 		return
@@ -401,44 +428,58 @@ func parseEntityPath(res string) (table string, keys [2]string, hasKeys bool, er
 	if args == "()" {
 		return table, keys, false, nil
 	}
-	bad := tables.BadRequest(tables.CodeInvalidInput, "The entity in the URL is not valid: use "+table+"(PartitionKey='...',RowKey='...') with single quotes doubled.")
+	bad := func() (string, [2]string, bool, *tables.Error) {
+		return "", [2]string{}, false, tables.BadRequest(tables.CodeInvalidInput, "The entity in the URL is not valid: use "+table+"(PartitionKey='...',RowKey='...') with single quotes doubled.")
+	}
 	if !strings.HasSuffix(args, ")") {
-		return "", keys, false, bad
+		return bad()
 	}
 	args = args[1 : len(args)-1]
-	for k, name := range []string{"PartitionKey='", "RowKey='"} {
+	for k, name := range [...]string{"PartitionKey='", "RowKey='"} {
 		rest, ok := strings.CutPrefix(args, name)
 		if !ok {
-			return "", keys, false, bad
+			return bad()
 		}
-		var b strings.Builder
-		j := 0
-		for ; j < len(rest); j++ {
-			if rest[j] == '\'' {
-				if j+1 < len(rest) && rest[j+1] == '\'' {
-					b.WriteByte('\'')
-					j++
-					continue
-				}
-				break
-			}
-			b.WriteByte(rest[j])
+		key, n, ok := quotedKey(rest)
+		if !ok {
+			return bad()
 		}
-		if j >= len(rest) {
-			return "", keys, false, bad
-		}
-		keys[k] = b.String()
-		args = rest[j+1:]
+		keys[k] = key
+		args = rest[n:]
 		if k == 0 {
 			if args, ok = strings.CutPrefix(args, ","); !ok {
-				return "", keys, false, bad
+				return bad()
 			}
 		}
 	}
 	if args != "" {
-		return "", keys, false, bad
+		return bad()
 	}
 	return table, keys, true, nil
+}
+
+// quotedKey reads a key up to its closing single quote, a doubled quote
+// standing for one, and returns it and the length read, the quote
+// included. A key without doubled quotes is a slice of s, not a copy.
+func quotedKey(s string) (key string, n int, ok bool) {
+	end := 0
+	for {
+		i := strings.IndexByte(s[end:], '\'')
+		if i < 0 {
+			return "", 0, false
+		}
+		end += i
+		if end+1 < len(s) && s[end+1] == '\'' {
+			end += 2
+			continue
+		}
+		break
+	}
+	key = s[:end]
+	if strings.Contains(key, "''") {
+		key = strings.ReplaceAll(key, "''", "'")
+	}
+	return key, end + 1, true
 }
 
 // atom reports whether a request sends or asks only for Atom XML.
