@@ -751,18 +751,29 @@ func WriteEntity(b *bytes.Buffer, e *tables.Entity, meta, base, account, table s
 		write()
 	}
 	str := func(s string) func() { return func() { WriteString(b, s) } }
+	etag := func() { // written in place, as are the metadata URL and the Timestamp: a point request's response is most of its allocation
+		var tag [64]byte
+		b.WriteByte('"')
+		for _, c := range tables.AppendETag(tag[:0], e.Timestamp) {
+			if c == '"' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+		}
+		b.WriteByte('"')
+	}
 	if meta != NoMetadata {
 		if element {
-			field("odata.metadata", str(base+"/$metadata#"+table+"/@Element"))
+			field("odata.metadata", func() { b.Write(appendJoined(b.AvailableBuffer(), base, "/$metadata#", table, "/@Element")) })
 		}
 		if meta == FullMetadata {
 			id := fmt.Sprintf("%s(PartitionKey='%s',RowKey='%s')", table, QuoteKey(e.PartitionKey), QuoteKey(e.RowKey))
 			field("odata.type", str(account+"."+table))
 			field("odata.id", str(base+"/"+id))
-			field("odata.etag", str(e.ETag()))
+			field("odata.etag", etag)
 			field("odata.editLink", str(id))
 		} else {
-			field("odata.etag", str(e.ETag()))
+			field("odata.etag", etag)
 		}
 	}
 	selected := func(name string) bool {
@@ -786,7 +797,11 @@ func WriteEntity(b *bytes.Buffer, e *tables.Entity, meta, base, account, table s
 		if meta == FullMetadata {
 			field("Timestamp@odata.type", str("Edm.DateTime"))
 		}
-		field("Timestamp", str(tables.FormatTimestamp(e.Timestamp)))
+		field("Timestamp", func() { // a timestamp needs no escapes
+			b.WriteByte('"')
+			b.Write(tables.AppendTimestamp(b.AvailableBuffer(), e.Timestamp))
+			b.WriteByte('"')
+		})
 	}
 	for _, p := range e.Properties {
 		typ := ""
@@ -837,6 +852,22 @@ func WriteEntity(b *bytes.Buffer, e *tables.Entity, meta, base, account, table s
 	b.WriteByte('}')
 }
 
+// appendJoined appends the JSON string of the parts joined, as
+// AppendString(b, strings.Join(parts, "")) would without making the string.
+func appendJoined(b []byte, parts ...string) []byte {
+	b = append(b, '"')
+	for _, p := range parts {
+		if plainJSON(p) == len(p) {
+			b = append(b, p...)
+			continue
+		}
+		q := AppendString(nil, p)
+		b = append(b, q[1:len(q)-1]...)
+	}
+	return append(b, '"')
+}
+
+// WriteString writes s to b as a JSON string.
 func WriteString(b *bytes.Buffer, s string) {
 	b.Grow(len(s) + 2) // room to append in place: no second copy
 	b.Write(AppendString(b.AvailableBuffer(), s))

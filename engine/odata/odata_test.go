@@ -2,6 +2,7 @@ package odata_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -171,4 +172,32 @@ func TestRepeatedValuesConcurrently(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestWriteEntityMetadata checks the fields a response writes in place,
+// without making their strings: the metadata URL, the ETag with its quotes
+// escaped, and the Timestamp, for a plain root and one JSON must escape.
+func TestWriteEntityMetadata(t *testing.T) {
+	ts := time.Date(2021, 8, 31, 15, 40, 2, 195259500, time.UTC)
+	in := tables.Entity{PartitionKey: "p", RowKey: "r", Timestamp: ts, Properties: []tables.Property{tables.String("S", "x")}}
+	var b bytes.Buffer
+	odata.WriteEntity(&b, &in, odata.MinimalMetadata, "http://h:1/acct", "acct", "tbl", true, nil)
+	want := `{"odata.metadata":"http://h:1/acct/$metadata#tbl/@Element","odata.etag":"W/\"datetime'2021-08-31T15%3A40%3A02.1952595Z'\"",` +
+		`"PartitionKey":"p","RowKey":"r","Timestamp":"2021-08-31T15:40:02.1952595Z","S":"x"}`
+	if b.String() != want {
+		t.Fatalf("wrote\n%s\nwant\n%s", b.String(), want)
+	}
+	for _, base := range []string{`http://h\"q:1/acct`, "http://h:1/a\u00e9\x01"} {
+		for _, meta := range []string{odata.MinimalMetadata, odata.FullMetadata} {
+			b.Reset()
+			odata.WriteEntity(&b, &in, meta, base, "acct", "tbl", true, nil)
+			var m map[string]any
+			if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+				t.Fatalf("%s, %s: %v in %s", base, meta, err, b.String())
+			}
+			if m["odata.metadata"] != base+"/$metadata#tbl/@Element" || m["odata.etag"] != in.ETag() || m["Timestamp"] != tables.FormatTimestamp(ts) {
+				t.Fatalf("%s, %s: %v", base, meta, m)
+			}
+		}
+	}
 }

@@ -160,13 +160,23 @@ func ParseDateTime(s string) (time.Time, bool) {
 // FormatTimestamp formats t as the service does: UTC with 7 fractional digits.
 func FormatTimestamp(t time.Time) string {
 	var b [40]byte
-	return string(appendTimestamp(b[:0], t, ":"))
+	return string(AppendTimestamp(b[:0], t))
 }
+
+// AppendTimestamp appends t as FormatTimestamp formats it.
+func AppendTimestamp(b []byte, t time.Time) []byte { return appendTimestamp(b, t, ":") }
 
 // FormatETag returns the ETag of an entity last written at t.
 func FormatETag(t time.Time) string {
 	var b [64]byte
-	return string(append(appendTimestamp(append(b[:0], `W/"datetime'`...), t, "%3A"), `'"`...))
+	return string(AppendETag(b[:0], t))
+}
+
+// AppendETag appends the ETag FormatETag returns: every response that
+// carries an entity carries its ETag, and writing it in place saves the
+// string.
+func AppendETag(b []byte, t time.Time) []byte {
+	return append(appendTimestamp(append(b, `W/"datetime'`...), t, "%3A"), `'"`...)
 }
 
 // appendTimestamp appends t as FormatTimestamp does, with colon between
