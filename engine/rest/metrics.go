@@ -20,13 +20,26 @@ type promMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	injected *prometheus.CounterVec
-	// counts and times hold the vectors' children by label, found once:
-	// a vector hashes its labels on every lookup.
-	counts, times sync.Map
+	// children holds the vectors' children by label, found once: a vector
+	// hashes its labels on every lookup. Its map is keyed by the labels
+	// themselves, not a string joined from them, so a lookup allocates
+	// nothing.
+	mu       sync.RWMutex
+	children map[labels]child
+}
+
+// labels are a request's operation and outcome.
+type labels struct{ op, outcome string }
+
+// child is the request counter and the latency observer of one set of
+// labels.
+type child struct {
+	count prometheus.Counter
+	time  prometheus.Observer
 }
 
 func newMetrics() *promMetrics {
-	m := &promMetrics{reg: prometheus.NewRegistry()}
+	m := &promMetrics{reg: prometheus.NewRegistry(), children: map[labels]child{}}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tablebench_requests_total",
 		Help: "Requests served, by operation (insert, get, query, batch, update, delete, table, service, other) and outcome (success, throttled, client_error, server_error, injected)."},
 		[]string{"op", "outcome"})
@@ -53,13 +66,24 @@ func (s *Server) Metrics() http.Handler {
 	return promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
 }
 
-// cached returns the value under key in c, made by mk the first time.
-func cached(c *sync.Map, key string, mk func() any) any {
-	if v, ok := c.Load(key); ok {
-		return v
+// child returns the counter and latency observer of requests of op with
+// outcome.
+func (m *promMetrics) child(op, outcome string) child {
+	key := labels{op, outcome}
+	m.mu.RLock()
+	c, ok := m.children[key]
+	m.mu.RUnlock()
+	if ok {
+		return c
 	}
-	v, _ := c.LoadOrStore(key, mk())
-	return v
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.children[key]; ok {
+		return c
+	}
+	c = child{count: m.requests.WithLabelValues(op, outcome), time: m.latency.WithLabelValues(op)}
+	m.children[key] = c
+	return c
 }
 
 // statusWriter remembers the status a handler answered.
@@ -105,8 +129,9 @@ func (m *promMetrics) observe(q *request, sw *statusWriter, start time.Time) {
 	case sw.status >= 400:
 		outcome = "client_error"
 	}
-	cached(&m.counts, op+"/"+outcome, func() any { return m.requests.WithLabelValues(op, outcome) }).(prometheus.Counter).Inc()
-	cached(&m.times, op, func() any { return m.latency.WithLabelValues(op) }).(prometheus.Observer).Observe(time.Since(start).Seconds())
+	c := m.child(op, outcome)
+	c.count.Inc()
+	c.time.Observe(time.Since(start).Seconds())
 	if q.injected != "" {
 		m.injected.WithLabelValues(q.injected).Inc()
 	}
