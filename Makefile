@@ -89,8 +89,8 @@ seeds: build
 # in one run on this machine: the raw engine against the previous release
 # (PERF_BASE, run in turns), the harness's own cost per request and its
 # ceiling per core against a canned endpoint, and the served engine beside
-# Azurite and the canned server under one aztables load (median and range
-# over alternating rounds).
+# Azurite and the canned server under one aztables load (median, range and
+# the median's 95% confidence interval over alternating rounds).
 # The previous release, v0.1.0, named by its commit: a clone need not carry
 # the tag (BenchmarkMemoryPerStoredEntity there: 682 bytes an entity).
 PERF_BASE ?= 9e63c57
@@ -98,4 +98,4 @@ perf: assets
 	PERF_BASE=$(PERF_BASE) tools/perf-engine.sh
 	$(GO) test -run XXX -bench . -benchtime 2s -count 3 ./workloads/
 	$(GO) test -run XXX -bench HarnessCeiling -benchtime 1x -v ./workloads/aztarget/ | grep -E 'per core|Benchmark|ok'
-	$(GO) test -run XXX -bench Servers -benchtime 1x -v ./engine/rest/ | grep -E 'served engine|Benchmark|ok'
+	$(GO) test -run XXX -bench Servers -benchtime 1x -v ./engine/rest/ | grep -E 'served engine|by round|CPU per operation|Benchmark|ok'
