@@ -282,9 +282,10 @@ func BenchmarkServers(b *testing.B) {
 	// in either order, and Azurite's comes last: the machine's pace drifts
 	// within seconds here, and the ratio the goal names is the one between
 	// those two. Single rounds scatter by a third either way whatever the
-	// window's length (3 s or 1.5 s), so the time goes to more rounds: 25
-	// of 1.5 s put the median's 95% interval between the 8th and 18th
-	// round, about 12 points wide here, where 17 left it about 14 wide.
+	// window's length (3 s or 1.5 s), so the time goes to more rounds: with
+	// 25 of 1.5 s the median's 95% interval runs from the 8th round to the
+	// 18th, and comes out about a sixth narrower than with 17 (its width
+	// goes as one over the square root of the rounds).
 	const rounds = 25
 	d := 1500 * time.Millisecond
 	for b.Loop() {
