@@ -115,12 +115,12 @@ func (s *Server) root(tls bool, host, account string) string {
 	if tls {
 		scheme = "https://"
 	}
-	url := scheme + host
+	made := scheme + host
 	if account != "" {
-		url = scheme + host + "/" + account
+		made = scheme + host + "/" + account
 	}
-	s.lastRoot.Store(&serviceRoot{tls: tls, host: host, account: account, url: url})
-	return url
+	s.lastRoot.Store(&serviceRoot{tls: tls, host: host, account: account, url: made})
+	return made
 }
 
 // requestDate is a request's date header and the time it names.
