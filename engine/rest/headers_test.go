@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/textproto"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,6 +99,38 @@ func TestMetricsOutcomes(t *testing.T) {
 		if got := testutil.ToFloat64(m.requests.WithLabelValues("get", outcome)); got != want {
 			t.Errorf("get %s: %v, want %v", outcome, got, want)
 		}
+	}
+}
+
+// TestMetricsConcurrently counts requests of many label pairs, each first
+// seen by several goroutines at once (run with -race): every request is
+// counted once, under its own labels, and timed under its operation.
+func TestMetricsConcurrently(t *testing.T) {
+	m := newMetrics()
+	ops := []string{"insert", "get", "query", "batch", "update", "delete", "table", "other"}
+	statuses := []int{200, 404, 500}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 300 {
+				sw := &statusWriter{ResponseWriter: httptest.NewRecorder()}
+				sw.WriteHeader(statuses[(g+i)%len(statuses)])
+				m.observe(&request{op: ops[i%len(ops)]}, sw, time.Now())
+			}
+		})
+	}
+	wg.Wait()
+	total := 0.0
+	for _, op := range ops {
+		for _, outcome := range []string{"success", "client_error", "server_error"} {
+			total += testutil.ToFloat64(m.requests.WithLabelValues(op, outcome))
+		}
+	}
+	if total != 8*300 {
+		t.Fatalf("%v requests counted, want %d", total, 8*300)
+	}
+	if n := testutil.CollectAndCount(m.latency); n != len(ops) {
+		t.Fatalf("%d latency series, want one per operation (%d)", n, len(ops))
 	}
 }
 

@@ -1,8 +1,10 @@
 package rest
 
 import (
+	"maps"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,11 +23,13 @@ type promMetrics struct {
 	latency  *prometheus.HistogramVec
 	injected *prometheus.CounterVec
 	// children holds the vectors' children by label, found once: a vector
-	// hashes its labels on every lookup. Its map is keyed by the labels
+	// hashes its labels on every lookup. The map is keyed by the labels
 	// themselves, not a string joined from them, so a lookup allocates
-	// nothing.
-	mu       sync.RWMutex
-	children map[labels]child
+	// nothing; it is replaced, never changed, when a label pair is first
+	// seen (a few dozen times in a server's life), so a lookup takes no
+	// lock and writes no shared memory.
+	mu       sync.Mutex // held to replace children
+	children atomic.Pointer[map[labels]child]
 }
 
 // labels are a request's operation and outcome.
@@ -39,7 +43,8 @@ type child struct {
 }
 
 func newMetrics() *promMetrics {
-	m := &promMetrics{reg: prometheus.NewRegistry(), children: map[labels]child{}}
+	m := &promMetrics{reg: prometheus.NewRegistry()}
+	m.children.Store(&map[labels]child{})
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tablebench_requests_total",
 		Help: "Requests served, by operation (insert, get, query, batch, update, delete, table, service, other) and outcome (success, throttled, client_error, server_error, injected)."},
 		[]string{"op", "outcome"})
@@ -70,19 +75,19 @@ func (s *Server) Metrics() http.Handler {
 // outcome.
 func (m *promMetrics) child(op, outcome string) child {
 	key := labels{op, outcome}
-	m.mu.RLock()
-	c, ok := m.children[key]
-	m.mu.RUnlock()
-	if ok {
+	if c, ok := (*m.children.Load())[key]; ok {
 		return c
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if c, ok := m.children[key]; ok {
+	old := *m.children.Load()
+	if c, ok := old[key]; ok {
 		return c
 	}
-	c = child{count: m.requests.WithLabelValues(op, outcome), time: m.latency.WithLabelValues(op)}
-	m.children[key] = c
+	c := child{count: m.requests.WithLabelValues(op, outcome), time: m.latency.WithLabelValues(op)}
+	next := maps.Clone(old)
+	next[key] = c
+	m.children.Store(&next)
 	return c
 }
 
