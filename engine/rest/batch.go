@@ -696,7 +696,7 @@ func (s *Server) batch(q *request, g *grant) {
 		b.WriteString(partStatus[b2i(withBody)][b2i(pb.noContent[i])])
 		if insert {
 			// Written piece by piece: a concatenation is a string per part.
-			key := url.PathEscape(odata.QuoteKey(ent.RowKey))
+			key := urlKey(ent.RowKey)
 			b.WriteString(location)
 			b.WriteString(key)
 			b.WriteString(id)

@@ -80,15 +80,19 @@ func (s *Server) writeEntity(q *request, status int, ent *tables.Entity, table s
 	}
 }
 
-func entityURL(base, table, pk, rk string) string { // one concatenation: an insert answers with it
-	return base + "/" + table + "(PartitionKey='" + url.PathEscape(odata.QuoteKey(pk)) + "',RowKey='" + url.PathEscape(odata.QuoteKey(rk)) + "')"
+func entityURL(base, table, pk, rk string) string {
+	return entityURLPrefix(base, table, pk) + urlKey(rk) + "')"
 }
 
 // entityURLPrefix is the start of the URLs of the entities with
 // PartitionKey pk, up to the quoted RowKey.
 func entityURLPrefix(base, table, pk string) string {
-	return base + "/" + table + "(PartitionKey='" + url.PathEscape(odata.QuoteKey(pk)) + "',RowKey='"
+	return base + "/" + table + "(PartitionKey='" + urlKey(pk) + "',RowKey='"
 }
+
+// urlKey is a key as an entity's URL holds it: single quotes doubled, then
+// percent-encoded.
+func urlKey(k string) string { return url.PathEscape(odata.QuoteKey(k)) }
 
 // entity serves GET, PUT, PATCH, MERGE and DELETE on one entity.
 func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
