@@ -9,19 +9,26 @@ import (
 	"time"
 )
 
+// keyedRequest returns a server keyed with the development key, the key,
+// the current date as a request carries it, and a request to target dated
+// with it, to sign.
+func keyedRequest(method, target string) (s *Server, key []byte, date string, req *http.Request) {
+	key, _ = base64.StdEncoding.DecodeString(DevKey)
+	date = time.Now().UTC().Format(http.TimeFormat)
+	req, _ = http.NewRequest(method, target, nil)
+	req.Header.Set("x-ms-date", date)
+	return New(nil, Config{Account: DevAccount, Key: key}), key, date, req
+}
+
 // TestSharedKeyCheck checks both schemes' signatures against the
 // service's string to sign, signatures that differ in any way (also only
 // in padding bits, which base64 readers commonly ignore), and that a
 // signature is checked without allocating (not counted under the race
 // detector).
 func TestSharedKeyCheck(t *testing.T) {
-	key, _ := base64.StdEncoding.DecodeString(DevKey)
-	s := New(nil, Config{Account: DevAccount, Key: key})
-	date := time.Now().UTC().Format(http.TimeFormat)
-	req, _ := http.NewRequest(http.MethodPost, "http://h/devstoreaccount1/people?comp=x", nil)
+	s, key, date, req := keyedRequest(http.MethodPost, "http://h/devstoreaccount1/people?comp=x")
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Content-MD5", "bWQ1")
-	req.Header.Set("x-ms-date", date)
 	vals := url.Values{"comp": {"x"}}
 	resource := "/devstoreaccount1/devstoreaccount1/people?comp=x"
 	full := hmacBase64(key, "POST\nbWQ1\napplication/json\n"+date+"\n"+resource)
@@ -57,11 +64,7 @@ func TestSharedKeyCheck(t *testing.T) {
 // the check fail other than with the service's 403, and only the
 // signature of the request's string to sign is accepted.
 func FuzzSharedKey(f *testing.F) {
-	key, _ := base64.StdEncoding.DecodeString(DevKey)
-	s := New(nil, Config{Account: DevAccount, Key: key})
-	date := time.Now().UTC().Format(http.TimeFormat)
-	req, _ := http.NewRequest(http.MethodGet, "http://h/devstoreaccount1/Tables", nil)
-	req.Header.Set("x-ms-date", date)
+	s, key, date, req := keyedRequest(http.MethodGet, "http://h/devstoreaccount1/Tables")
 	good := DevAccount + ":" + hmacBase64(key, date+"\n/devstoreaccount1/devstoreaccount1/Tables")
 	for _, seed := range []string{good, good + "A", good[:len(good)-1], DevAccount + ":", "x", DevAccount + ":" + strings.Repeat("A", 6000)} {
 		f.Add("SharedKeyLite", seed)
@@ -82,11 +85,7 @@ func FuzzSharedKey(f *testing.F) {
 // secondary's segment, as SDKs sign it; any other request only with its
 // own path.
 func TestSecondarySignatures(t *testing.T) {
-	key, _ := base64.StdEncoding.DecodeString(DevKey)
-	s := New(nil, Config{Account: DevAccount, Key: key})
-	date := time.Now().UTC().Format(http.TimeFormat)
-	req, _ := http.NewRequest(http.MethodGet, "http://h/", nil)
-	req.Header.Set("x-ms-date", date)
+	s, key, date, req := keyedRequest(http.MethodGet, "http://h/")
 	accepts := func(path, signedPath string) bool {
 		cred := DevAccount + ":" + hmacBase64(key, date+"\n/"+DevAccount+signedPath)
 		return s.checkSharedKey(req, nil, "SharedKeyLite", cred, path) == nil
