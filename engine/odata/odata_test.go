@@ -141,7 +141,9 @@ func TestRepeatedValuesAreStoredOnce(t *testing.T) {
 	// Values of 63 bytes and of more than 4 KiB are never shared.
 	a, b := decode([]byte(`{"PartitionKey":"p","RowKey":"a","S":"`+payload[:63]+`","H":"`+huge+`"}`)), decode([]byte(`{"PartitionKey":"p","RowKey":"b","S":"`+payload[:63]+`","H":"`+huge+`"}`))
 	for _, name := range []string{"S", "H"} {
-		if pa, _ := data(a, name); pa == func() *byte { pb, _ := data(b, name); return pb }() {
+		pa, _ := data(a, name)
+		pb, _ := data(b, name)
+		if pa == pb {
 			t.Fatalf("%s is shared", name)
 		}
 	}
