@@ -462,7 +462,7 @@ func parseEntityPath(res string) (table string, keys [2]string, hasKeys bool, er
 // standing for one, and returns it and the length read, the quote
 // included. A key without doubled quotes is a slice of s, not a copy.
 func quotedKey(s string) (key string, n int, ok bool) {
-	end := 0
+	end, doubled := 0, false
 	for {
 		i := strings.IndexByte(s[end:], '\'')
 		if i < 0 {
@@ -470,13 +470,13 @@ func quotedKey(s string) (key string, n int, ok bool) {
 		}
 		end += i
 		if end+1 < len(s) && s[end+1] == '\'' {
-			end += 2
+			end, doubled = end+2, true
 			continue
 		}
 		break
 	}
 	key = s[:end]
-	if strings.Contains(key, "''") {
+	if doubled {
 		key = strings.ReplaceAll(key, "''", "'")
 	}
 	return key, end + 1, true
