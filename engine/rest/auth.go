@@ -234,7 +234,14 @@ func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, 
 			b = append(append(b, "?comp="...), comp...)
 		}
 		m.buf = b
-		return hmac.Equal(m.sum(b), want[:sha256.Size])
+		if last := s.lastSigned.Load(); last != nil && last.s == string(b) {
+			return hmac.Equal(last.sum[:], want[:sha256.Size])
+		}
+		sum := m.sum(b)
+		if !strings.HasSuffix(path, "')") { // an entity's path rarely repeats
+			s.lastSigned.Store(&signedString{s: string(b), sum: [sha256.Size]byte(sum)})
+		}
+		return hmac.Equal(sum, want[:sha256.Size])
 	}
 	if signed(escapedPath) {
 		return nil

@@ -106,3 +106,47 @@ func TestSecondarySignatures(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedStringToSign: a string to sign that repeats (a client's
+// inserts to one table within a second) takes its HMAC from the last one
+// computed, yet every signature is still compared with it, a string that
+// differs in any part is signed anew, and a request to one entity does not
+// displace a table's.
+func TestRepeatedStringToSign(t *testing.T) {
+	s, key, date, req := keyedRequest(http.MethodPost, "http://h/")
+	sig := func(path string) string {
+		return hmacBase64(key, "POST\n\n\n"+date+"\n/"+DevAccount+path)
+	}
+	accepts := func(path, signature string) bool {
+		return s.checkSharedKey(req, nil, "SharedKey", DevAccount+":"+signature, path) == nil
+	}
+	const people, others, entity = "/devstoreaccount1/people", "/devstoreaccount1/others", "/devstoreaccount1/people(PartitionKey='p',RowKey='r')"
+	for range 2 { // the second time through, every check but the first finds its string remembered
+		for _, c := range []struct {
+			path, signedPath string
+			ok               bool
+		}{
+			{people, people, true}, {people, people, true}, {people, others, false}, {people, people, true},
+			{others, people, false}, {others, others, true}, {people, others, false}, {people, people, true},
+			{people, entity, false}, {entity, entity, true},
+		} {
+			if got := accepts(c.path, sig(c.signedPath)); got != c.ok {
+				t.Errorf("a request to %s signed for %s: accepted %v, want %v", c.path, c.signedPath, got, c.ok)
+			}
+		}
+		if last := s.lastSigned.Load(); last == nil || !strings.HasSuffix(last.s, "/people") {
+			t.Errorf("after a request to one entity, the string remembered is %+v, want the table's", last)
+		}
+	}
+	// A remembered string is not a pass: a wrong signature for it fails.
+	right := sig(people)
+	other := func(c byte) string { // another base64 digit
+		if c == 'A' {
+			return "B"
+		}
+		return "A"
+	}
+	if !accepts(people, right) || accepts(people, right[:10]+other(right[10])+right[11:]) || accepts(people, other(right[0])+right[1:]) {
+		t.Error("a wrong signature for the remembered string was accepted, or the right one refused")
+	}
+}
