@@ -98,4 +98,4 @@ perf: assets
 	PERF_BASE=$(PERF_BASE) tools/perf-engine.sh
 	$(GO) test -run XXX -bench . -benchtime 2s -count 3 ./workloads/
 	$(GO) test -run XXX -bench HarnessCeiling -benchtime 1x -v ./workloads/aztarget/ | grep -E 'per core|Benchmark|ok'
-	$(GO) test -run XXX -bench Servers -benchtime 1x -v ./engine/rest/ | grep -E 'served engine|by round|CPU per operation|Benchmark|ok'
+	$(GO) test -run XXX -bench Servers -benchtime 1x -v ./engine/rest/ | grep -E 'served engine|control|by round|CPU per operation|Benchmark|ok'

@@ -242,9 +242,12 @@ func startServe(b *testing.B) (string, int) {
 // BenchmarkServers puts the served engine (`tablebench serve --profile
 // none`) beside Azurite and a canned server under the same aztables load:
 // 30 goroutines of single inserts, gets and batches of 100, 1 KiB entities,
-// on this machine, in one run. Each server runs in a process of its own;
-// TABLEBENCH_PERF_IN_PROCESS=1 runs the engine and the canned server inside
-// the benchmark's process instead.
+// on this machine, in one run. A second canned server is the control: it
+// is measured against the first exactly as the engine is, so its ratio,
+// which should be 100%, shows in the same run how far the method itself
+// can be trusted. Each server runs in a process of its own;
+// TABLEBENCH_PERF_IN_PROCESS=1 runs the engine and the canned servers
+// inside the benchmark's process instead.
 // Run it with `make perf`.
 func BenchmarkServers(b *testing.B) {
 	// The client collects its garbage as tablebench does: otherwise the
@@ -253,6 +256,7 @@ func BenchmarkServers(b *testing.B) {
 	defer gctune.LoadGenerator(time.Second)() // as tablebench collects when it drives an endpoint
 	oursURL, oursPID := startServer(b, "engine")
 	cannedURL, cannedPID := startServer(b, "canned")
+	controlURL, controlPID := startServer(b, "canned")
 	_, azConn := azurite.Start(b)
 	conn := func(url string) string {
 		return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + rest.DevKey + ";TableEndpoint=" + url + "/devstoreaccount1;"
@@ -275,47 +279,66 @@ func BenchmarkServers(b *testing.B) {
 		}
 		return cpu{r, per(s0, s1), per(c0, c1)}
 	}
-	// Rounds of short windows, the three servers in turn, so that a drift in
-	// what else the machine does lands on all of them; each ratio is taken
-	// within one round, and the median and range over the rounds reported.
-	// The engine's and the canned server's windows are next to each other,
-	// in either order, and Azurite's comes last: the machine's pace drifts
-	// within seconds here, and the ratio the goal names is the one between
-	// those two. Single rounds scatter by a third either way whatever the
-	// window's length (3 s or 1.5 s), so the time goes to more rounds: with
-	// 25 of 1.5 s the median's 95% interval runs from the 8th round to the
-	// 18th, and comes out about a sixth narrower than with 17 (its width
-	// goes as one over the square root of the rounds).
-	const rounds = 25
-	d := 1500 * time.Millisecond
+	servers := []struct {
+		url string
+		pid int
+	}{{oursURL, oursPID}, {cannedURL, cannedPID}, {controlURL, controlPID}}
+	// Each round measures the engine, the canned server and the control in
+	// one of the six orders, in turn, so that neither the engine nor the
+	// control holds a place the other does not; Azurite's window comes
+	// last. Each ratio is taken within its round. The machine's pace
+	// drifts within seconds here, so a round's ratio scatters by a tenth
+	// or more whatever the window's length: in canned-against-canned runs,
+	// rounds of 1.5 s windows scattered as widely as rounds of 300 ms, and
+	// 5 s windows still by 5%. Short windows and many rounds therefore
+	// narrow the median's interval most for the time spent: in one hour,
+	// 40 rounds of 300 ms (24 s) put it in an interval 8.4 points wide,
+	// 12 rounds of 1.5 s (36 s) in one 18.6 points wide. A batch of 100
+	// takes tens of milliseconds with 30 in flight, so its windows are
+	// longer, for the start and the drain to stay a small part of each.
+	orders := [6][3]int{{0, 1, 2}, {1, 0, 2}, {2, 1, 0}, {1, 2, 0}, {0, 2, 1}, {2, 0, 1}}
+	plans := []struct {
+		op     string
+		rounds int
+		window time.Duration
+	}{{"insert", 81, 300 * time.Millisecond}, {"get", 81, 300 * time.Millisecond}, {"batch100", 61, 500 * time.Millisecond}}
 	for b.Loop() {
-		for _, op := range []string{"insert", "get", "batch100"} {
-			var vsCanned, vsAzurite []float64
+		for _, p := range plans {
+			op, rounds := p.op, p.rounds
+			var vsCanned, control, vsAzurite []float64
 			var oursCPU, cannedCPU, clientOurs, clientCanned []time.Duration
-			var o, c cpu
+			var m [3]cpu
 			var a float64
 			for round := range rounds {
-				if round%2 == 0 {
-					o = measure(oursURL, oursPID, op, d)
-					c = measure(cannedURL, cannedPID, op, d)
-				} else { // and the other order, so neither always follows Azurite
-					c = measure(cannedURL, cannedPID, op, d)
-					o = measure(oursURL, oursPID, op, d)
+				for _, i := range orders[round%len(orders)] {
+					m[i] = measure(servers[i].url, servers[i].pid, op, p.window)
 				}
-				a, _ = rate(b, azConn, op, d)
-				vsCanned, vsAzurite = append(vsCanned, 100*o.rate/c.rate), append(vsAzurite, o.rate/a)
+				a, _ = rate(b, azConn, op, p.window)
+				o, c := m[0], m[1]
+				vsCanned, control, vsAzurite = append(vsCanned, 100*o.rate/c.rate), append(control, 100*m[2].rate/c.rate), append(vsAzurite, o.rate/a)
 				oursCPU, cannedCPU = append(oursCPU, o.server), append(cannedCPU, c.server)
 				clientOurs, clientCanned = append(clientOurs, o.client), append(clientCanned, c.client)
 			}
+			o, c := m[0], m[1]
 			slices.Sort(vsCanned)
+			slices.Sort(control)
 			slices.Sort(vsAzurite)
 			lo, hi := medianInterval(vsCanned)
+			clo, chi := medianInterval(control)
 			b.Logf("%-8s served engine %8.0f/s  Azurite %8.0f/s  canned %8.0f/s (last round)  engine/canned %3.0f%% (%.0f-%.0f%%)  engine/Azurite %5.2fx (%.2f-%.2fx)  canned/Azurite %.2fx",
 				op, o.rate, a, c.rate, vsCanned[rounds/2], vsCanned[0], vsCanned[rounds-1], vsAzurite[rounds/2], vsAzurite[0], vsAzurite[rounds-1], c.rate/a)
-			verdict := "not shown"
-			if lo >= 90 {
+			// The control's interval misses 100% in one run of twenty by
+			// chance alone; when it does, the engine's verdict is not
+			// given either, since the method's noise is then larger than
+			// its interval says.
+			method, verdict := "the method shows no bias beyond its noise", "not shown"
+			if clo > 100 || chi < 100 {
+				method, verdict = "the method's noise exceeds its interval in this run; distrust its ratios", "not judged, as the control's interval misses 100%,"
+			} else if lo >= 90 {
 				verdict = "met"
 			}
+			b.Logf("%-8s control (a second canned server against the first, %d rounds of %v) %.1f%%, its median in %.1f-%.1f%% with 95%% confidence: %s",
+				op, rounds, p.window, control[rounds/2], clo, chi, method)
 			b.Logf("%-8s engine/canned by round, sorted: %.0f; the median lies in %.1f-%.1f%% with 95%% confidence, so the goal of at least 90%% is %s beyond this machine's noise",
 				op, vsCanned, lo, hi, verdict)
 			if m := median(oursCPU); m >= 0 && median(cannedCPU) >= 0 {
@@ -327,6 +350,7 @@ func BenchmarkServers(b *testing.B) {
 			b.ReportMetric(vsAzurite[rounds/2], op+"-engine/azurite")
 			b.ReportMetric(vsCanned[rounds/2], op+"-engine/canned-%")
 			b.ReportMetric(lo, op+"-engine/canned-%-low")
+			b.ReportMetric(control[rounds/2], op+"-control/canned-%")
 		}
 	}
 }
