@@ -57,7 +57,11 @@ func TestRequestIDs(t *testing.T) {
 	s := New(nil, Config{})
 	seen := map[string]bool{}
 	for i := 1; i <= 1000; i++ {
-		id := s.requestID()
+		ids := s.requestID()
+		if len(ids) != 1 {
+			t.Fatalf("request ID header value %q, want one ID", ids)
+		}
+		id := ids[0]
 		u, err := uuid.Parse(id)
 		if err != nil || u.String() != id || seen[id] {
 			t.Fatalf("request id %q: %v, seen before %v", id, err, seen[id])

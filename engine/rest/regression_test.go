@@ -542,6 +542,45 @@ func TestBatchResponseParts(t *testing.T) {
 	}
 }
 
+// TestInsertAnswerHeaders checks the headers of an insert's answer, with
+// the entity and without: one request ID, an ETag that the entity and a
+// read agree on, and Location and DataServiceId naming the entity with its
+// quote doubled and percent-encoded.
+func TestInsertAnswerHeaders(t *testing.T) {
+	r := newRaw(t)
+	r.table("answers")
+	for _, c := range []struct {
+		rk     string
+		prefer string
+		status int
+	}{{"it's b c", "", 201}, {"r2", "return-no-content", 204}, {"é ü%", "return-content", 201}} {
+		hdr := map[string]string{"Content-Type": "application/json"}
+		if c.prefer != "" {
+			hdr["Prefer"] = c.prefer
+		}
+		body, _ := json.Marshal(map[string]string{"PartitionKey": "p", "RowKey": c.rk})
+		got := r.must("POST", "/answers", hdr, string(body), c.status)
+		loc := r.base + "/answers(PartitionKey='p',RowKey='" + url.PathEscape(strings.ReplaceAll(c.rk, "'", "''")) + "')"
+		h := got.header
+		if len(h["Location"]) != 1 || h.Get("Location") != loc || len(h["Dataserviceid"]) != 1 || h.Get("Dataserviceid") != loc {
+			t.Errorf("%s: Location %q, DataServiceId %q, want %s", c.rk, h["Location"], h["Dataserviceid"], loc)
+		}
+		if ids := h["X-Ms-Request-Id"]; len(ids) != 1 || len(ids[0]) != 36 {
+			t.Errorf("%s: request IDs %q", c.rk, ids)
+		}
+		etag := h.Get("Etag")
+		if len(h["Etag"]) != 1 || !strings.HasPrefix(etag, `W/"datetime'`) {
+			t.Fatalf("%s: ETag %q", c.rk, h["Etag"])
+		}
+		if c.status == 201 && !strings.Contains(got.body, `"odata.etag":"`+strings.ReplaceAll(etag, `"`, `\"`)+`"`) {
+			t.Errorf("%s: ETag %s, entity %s", c.rk, etag, got.body)
+		}
+		if read := r.do("GET", strings.TrimPrefix(loc, r.base), nil, "", true); read.status != 200 || read.header.Get("Etag") != etag {
+			t.Errorf("%s: read back as %d with ETag %q, the insert's %q", c.rk, read.status, read.header.Get("Etag"), etag)
+		}
+	}
+}
+
 // TestBatchResponseLength checks that a batch response larger than
 // net/http buffers is sent whole, with its length, rather than in chunks.
 func TestBatchResponseLength(t *testing.T) {

@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/google/uuid"
 
@@ -167,17 +168,25 @@ func New(e *engine.Engine, cfg Config) *Server {
 	return s
 }
 
-// requestID returns a unique request ID in GUID form: the server's prefix
-// and a counter in twelve hex digits.
-func (s *Server) requestID() string {
-	var b [36]byte
-	n := copy(b[:], s.idBase)
+// requestID returns a unique request ID in GUID form, the server's prefix
+// and a counter in twelve hex digits, as the one value of its header.
+func (s *Server) requestID() []string {
+	x := new(idValue)
+	n := copy(x.b[:], s.idBase)
 	id := s.nextID.Add(1)
-	for i := len(b) - 1; i >= n; i-- {
-		b[i] = "0123456789abcdef"[id&0xf]
+	for i := len(x.b) - 1; i >= n; i-- {
+		x.b[i] = "0123456789abcdef"[id&0xf]
 		id >>= 4
 	}
-	return string(b[:])
+	x.v[0] = unsafe.String(&x.b[0], len(x.b))
+	return x.v[:]
+}
+
+// idValue is a request ID and the header value that holds it, made in one
+// allocation rather than two: every response carries its ID.
+type idValue struct {
+	v [1]string
+	b [36]byte
 }
 
 // request is one request's context.
@@ -214,7 +223,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
 	w = sw
-	q := &request{w: w, r: r, id: s.requestID(), version: r.Header.Get("X-Ms-Version"), vals: query(r.URL.RawQuery)}
+	ids := s.requestID()
+	q := &request{w: w, r: r, id: ids[0], version: r.Header.Get("X-Ms-Version"), vals: query(r.URL.RawQuery)}
+	w.Header()["X-Ms-Request-Id"] = ids
 	defer func() {
 		s.metrics.observe(q, sw, start)
 		if v := recover(); v != nil {
@@ -273,7 +284,6 @@ func (s *Server) dispatch(q *request) {
 	h := w.Header()
 	// Headers every response carries are set under their canonical names,
 	// the constant ones from shared values, as net/http's Set would store them.
-	h["X-Ms-Request-Id"] = []string{q.id}
 	h["X-Content-Type-Options"] = hdrNosniff
 	h["Cache-Control"] = hdrNoCache
 	if q.version != "" && !validVersion(q.version) {
