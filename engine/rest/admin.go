@@ -47,7 +47,7 @@ func (s *Server) admin(q *request, path string) bool {
 		return false
 	}
 	q.op = "admin"
-	scheme, cred, _ := strings.Cut(q.r.Header.Get("Authorization"), " ")
+	scheme, cred, _ := strings.Cut(header(q.r, "Authorization"), " ")
 	if scheme != "SharedKeyLite" && scheme != "SharedKey" {
 		s.fail(q, authFailed("The admin endpoint needs a request signed with the account key (SharedKeyLite or SharedKey); no SAS or token is accepted."))
 		return true

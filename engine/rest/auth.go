@@ -177,7 +177,7 @@ func (s *Server) authenticate(r *http.Request, vals url.Values, account, escaped
 	if _, hasSig := vals["sig"]; hasSig {
 		return s.checkSAS(r, vals)
 	}
-	auth := r.Header.Get("Authorization")
+	auth := header(r, "Authorization")
 	scheme, cred, _ := strings.Cut(auth, " ")
 	switch scheme {
 	case "Bearer":
@@ -195,9 +195,9 @@ func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, 
 	if !ok || acct != s.cfg.Account {
 		return authFailed("The account in the signature is not this server's.")
 	}
-	date := r.Header.Get("X-Ms-Date") // canonical names: Get canonicalizes any other into a new string
+	date := header(r, "X-Ms-Date")
 	if date == "" {
-		date = r.Header.Get("Date")
+		date = header(r, "Date")
 	}
 	if date == "" {
 		return authFailed("The request has no x-ms-date or Date header; a signed request must carry its date.")
@@ -224,7 +224,7 @@ func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, 
 	signed := func(path string) bool {
 		b := m.buf[:0]
 		if scheme != "SharedKeyLite" { // which signs only the date and the resource
-			for _, line := range [...]string{r.Method, r.Header.Get("Content-Md5"), r.Header.Get("Content-Type")} {
+			for _, line := range [...]string{r.Method, header(r, "Content-Md5"), header(r, "Content-Type")} {
 				b = append(append(b, line...), '\n')
 			}
 		}

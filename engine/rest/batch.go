@@ -638,7 +638,7 @@ func (s *Server) batch(q *request, g *grant) {
 	if !ok {
 		return
 	}
-	pb, perr := s.parseBatch(q.r.Header.Get("Content-Type"), body, g)
+	pb, perr := s.parseBatch(header(q.r, "Content-Type"), body, g)
 	if perr != nil {
 		if perr.Index >= 0 {
 			s.batchFailure(q, perr)

@@ -113,8 +113,8 @@ func urlKey(k string) string { return url.PathEscape(odata.QuoteKey(k)) }
 // entity serves GET, PUT, PATCH, MERGE and DELETE on one entity.
 func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 	ctx := q.r.Context()
-	ifMatch := q.r.Header.Get("If-Match")
-	if q.r.Header.Get("If-None-Match") != "" && q.r.Method != http.MethodGet {
+	ifMatch := header(q.r, "If-Match")
+	if header(q.r, "If-None-Match") != "" && q.r.Method != http.MethodGet {
 		s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "If-None-Match is not supported on writes."))
 		return
 	}

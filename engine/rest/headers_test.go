@@ -6,9 +6,15 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/textproto"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -214,5 +220,34 @@ func TestServiceRootFollowsEachRequest(t *testing.T) {
 				t.Fatalf("round %d, %s%s (TLS %v): odata.metadata %q, want %q", round, c.host, c.path, c.tls, body.Metadata, want)
 			}
 		}
+	}
+}
+
+// TestHeaderNamesCanonical: every name the package's code passes to header
+// is in canonical form, which header needs and does not check.
+func TestHeaderNamesCanonical(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	call := regexp.MustCompile(`header\((?:q\.)?r, ("[^"]*")\)`)
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range call.FindAllSubmatch(src, -1) {
+			name, _ := strconv.Unquote(string(m[1]))
+			if n++; name != http.CanonicalHeaderKey(name) {
+				t.Errorf("%s: header(r, %q): the canonical name is %q", f, name, http.CanonicalHeaderKey(name))
+			}
+		}
+	}
+	if n < 15 {
+		t.Errorf("found %d names passed to header, expected at least 15: the pattern no longer matches the calls", n)
+	}
+	if faultHeaderKey != http.CanonicalHeaderKey(faultHeaderKey) {
+		t.Errorf("the fault header's name %q is not canonical", faultHeaderKey)
 	}
 }

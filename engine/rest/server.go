@@ -224,7 +224,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 	w = sw
 	ids := s.requestID()
-	q := &request{w: w, r: r, id: ids[0], version: r.Header.Get("X-Ms-Version"), vals: query(r.URL.RawQuery)}
+	q := &request{w: w, r: r, id: ids[0], version: header(r, "X-Ms-Version"), vals: query(r.URL.RawQuery)}
 	w.Header()["X-Ms-Request-Id"] = ids
 	defer func() {
 		s.metrics.observe(q, sw, start)
@@ -242,6 +242,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if q.body != nil && q.body.Cap() <= maxPooledBody { // nothing holds it now: decoded values are copies
 		bodies.Put(q.body)
 	}
+}
+
+// header returns the first value of a request's header, as Header.Get
+// does, for a name in its canonical form (TestHeaderNamesCanonical checks
+// each). Get checks the name's form on every call: with the dozen
+// lookups a request makes, half their cost, and they were a tenth of an
+// insert's work in the handler.
+func header(r *http.Request, canonical string) string {
+	if v := r.Header[canonical]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // query returns a request's query parameters, nil (which reads as empty)
@@ -298,7 +310,7 @@ func (s *Server) dispatch(q *request) {
 		h["X-Ms-Version"] = []string{q.version}
 	}
 	path := r.URL.EscapedPath()
-	if path == MetricsPath && r.Method == http.MethodGet && r.URL.RawQuery == "" && r.Header.Get("Authorization") == "" {
+	if path == MetricsPath && r.Method == http.MethodGet && r.URL.RawQuery == "" && header(r, "Authorization") == "" {
 		q.op = "metrics"
 		s.Metrics().ServeHTTP(w, r)
 		return
@@ -321,7 +333,7 @@ func (s *Server) dispatch(q *request) {
 		s.fail(q, err)
 		return
 	}
-	if v := r.Header.Get(faultHeaderKey); v != "" {
+	if v := header(r, faultHeaderKey); v != "" {
 		if !s.cfg.AllowFaultHeader {
 			h.Set(FaultHeader+"-ignored", "start the server with --allow-fault-header to honour "+FaultHeader)
 		} else if q.header, err = parseFaultHeader(v); err != nil {
@@ -333,7 +345,7 @@ func (s *Server) dispatch(q *request) {
 	}
 	// The verb a request was signed with is the one it was sent with; the
 	// operation, and so the permission it needs, is the tunnelled one.
-	if m := r.Header.Get("X-Http-Method"); m != "" && r.Method == http.MethodPost { // X-HTTP-Method, canonical
+	if m := header(r, "X-Http-Method"); m != "" && r.Method == http.MethodPost { // X-HTTP-Method
 		r.Method = strings.ToUpper(m)
 	}
 	s.corsActual(q)
@@ -505,12 +517,12 @@ func quotedKey(s string) (key string, n int, ok bool) {
 
 // atom reports whether a request sends or asks only for Atom XML.
 func atom(r *http.Request, vals url.Values) bool {
-	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/atom+xml") {
+	if strings.HasPrefix(header(r, "Content-Type"), "application/atom+xml") {
 		return true
 	}
 	f := vals.Get("$format")
 	if f == "" {
-		f = r.Header.Get("Accept")
+		f = header(r, "Accept")
 	}
 	return strings.Contains(f, "atom+xml") && !strings.Contains(f, "json")
 }
@@ -519,7 +531,7 @@ func atom(r *http.Request, vals url.Values) bool {
 func metadataLevel(r *http.Request, vals url.Values) string {
 	f := vals.Get("$format")
 	if f == "" {
-		f = r.Header.Get("Accept")
+		f = header(r, "Accept")
 	}
 	switch {
 	case strings.Contains(f, "odata=nometadata"):
@@ -600,5 +612,5 @@ func parseTop(t string) (int, *tables.Error) {
 }
 
 func noContent(r *http.Request) bool {
-	return strings.Contains(r.Header.Get("Prefer"), "return-no-content")
+	return strings.Contains(header(r, "Prefer"), "return-no-content")
 }

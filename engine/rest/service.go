@@ -336,12 +336,12 @@ func listMatches(list, v string, origin bool) bool {
 // preflight answers a CORS preflight OPTIONS request. It needs no
 // credentials.
 func (s *Server) preflight(q *request) {
-	origin, method := q.r.Header.Get("Origin"), q.r.Header.Get("Access-Control-Request-Method")
+	origin, method := header(q.r, "Origin"), header(q.r, "Access-Control-Request-Method")
 	if origin == "" || method == "" {
 		s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "A CORS preflight request needs the Origin and Access-Control-Request-Method headers."))
 		return
 	}
-	headers := splitList(q.r.Header.Get("Access-Control-Request-Headers"))
+	headers := splitList(header(q.r, "Access-Control-Request-Headers"))
 	rule, ok := s.corsMatch(origin, method, headers)
 	if !ok {
 		s.fail(q, forbidden("CorsPreflightFailure", "CORS not enabled or no matching rule found for this request."))
@@ -370,7 +370,7 @@ func allowOrigin(h http.Header, rule corsRule, origin string) {
 // corsActual adds the CORS response headers to an actual request from a
 // browser whose origin a rule admits.
 func (s *Server) corsActual(q *request) {
-	origin := q.r.Header.Get("Origin")
+	origin := header(q.r, "Origin")
 	if origin == "" {
 		return
 	}
