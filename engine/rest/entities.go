@@ -96,10 +96,6 @@ func setInserted(h http.Header, ent *tables.Entity, base, table string) {
 	h["Location"], h["Dataserviceid"] = vals[1:2:2], vals[1:2:2]
 }
 
-func entityURL(base, table, pk, rk string) string {
-	return entityURLPrefix(base, table, pk) + urlKey(rk) + "')"
-}
-
 // entityURLPrefix is the start of the URLs of the entities with
 // PartitionKey pk, up to the quoted RowKey.
 func entityURLPrefix(base, table, pk string) string {

@@ -98,7 +98,7 @@ type Server struct {
 	// lastSigned is the last string signed for a request to a table or
 	// the service rather than to one entity: a client's inserts and
 	// batches to one table within one second sign the same string, and its
-	// HMAC was a tenth of an insert's own work.
+	// HMAC was about a sixteenth of an insert's work in the handler.
 	lastSigned atomic.Pointer[signedString]
 }
 
