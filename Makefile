@@ -90,7 +90,8 @@ seeds: build
 # (PERF_BASE, run in turns), the harness's own cost per request and its
 # ceiling per core against a canned endpoint, and the served engine beside
 # Azurite and the canned server under one aztables load (median, range and
-# the median's 95% confidence interval over alternating rounds).
+# the median's 95% confidence interval over alternating rounds, beside a
+# second canned server measured the same way as the control).
 # The previous release, v0.1.0, named by its commit: a clone need not carry
 # the tag (BenchmarkMemoryPerStoredEntity there: 682 bytes an entity).
 PERF_BASE ?= 9e63c57
