@@ -88,68 +88,77 @@ type Server struct {
 	// macs are HMAC-SHA256 states keyed with the account key: keying one
 	// hashes two blocks, and every request's signature is checked.
 	macs sync.Pool
-	// lastDate is the last request date read: clients stamp each request
-	// with the current second, so most repeat it, and reading one took a
-	// microsecond.
-	lastDate atomic.Pointer[requestDate]
+	// lastDate is the time of the last request date read: clients stamp
+	// each request with the current second, so most repeat it, and reading
+	// one took a microsecond.
+	lastDate lastOne[string, time.Time]
 	// lastRoot is the last service root made: a client sends every request
 	// to one host, and making the root was two allocations per request.
-	lastRoot atomic.Pointer[serviceRoot]
-	// lastSigned is the last string signed for a request to a table or
-	// the service rather than to one entity: a client's inserts and
-	// batches to one table within one second sign the same string, and its
-	// HMAC was about a sixteenth of an insert's work in the handler.
-	lastSigned atomic.Pointer[signedString]
+	lastRoot lastOne[rootOf, string]
+	// lastSigned is the HMAC of the last string signed for a request to a
+	// table or the service rather than to one entity: a client's inserts
+	// and batches to one table within one second sign the same string, and
+	// its HMAC was about a sixteenth of an insert's work in the handler.
+	lastSigned lastOne[string, [sha256.Size]byte]
 }
 
-// signedString is a string to sign and its HMAC with the account key.
-type signedString struct {
-	s   string
-	sum [sha256.Size]byte
+// lastOne remembers the value made for the last key it was given: what
+// requests repeat is made once, and read again without a lock.
+type lastOne[K comparable, V any] struct{ p atomic.Pointer[keyed[K, V]] }
+
+type keyed[K comparable, V any] struct {
+	k K
+	v V
 }
 
-// serviceRoot is the service root URL of requests to host, over TLS or
-// not, naming account in their path or not.
-type serviceRoot struct {
+// get returns the value remembered for k, if the last key was k.
+func (l *lastOne[K, V]) get(k K) (v V, ok bool) {
+	if e := l.p.Load(); e != nil && e.k == k {
+		return e.v, true
+	}
+	return v, false
+}
+
+// put remembers v as the value for k, which must not share memory that
+// changes.
+func (l *lastOne[K, V]) put(k K, v V) { l.p.Store(&keyed[K, V]{k, v}) }
+
+// rootOf is what a service root is made of: a request over TLS or not, to
+// host, naming account in its path or not ("").
+type rootOf struct {
 	tls           bool
 	host, account string
-	url           string
 }
 
 // root returns the service root URL, such as
 // http://127.0.0.1:10002/devstoreaccount1, of a request to host whose path
 // names account ("" when it names none).
 func (s *Server) root(tls bool, host, account string) string {
-	if r := s.lastRoot.Load(); r != nil && r.tls == tls && r.host == host && r.account == account {
-		return r.url
+	of := rootOf{tls, host, account}
+	if url, ok := s.lastRoot.get(of); ok {
+		return url
 	}
 	scheme := "http://"
 	if tls {
 		scheme = "https://"
 	}
-	made := scheme + host
+	url := scheme + host
 	if account != "" {
-		made = scheme + host + "/" + account
+		url += "/" + account
 	}
-	s.lastRoot.Store(&serviceRoot{tls: tls, host: host, account: account, url: made})
-	return made
-}
-
-// requestDate is a request's date header and the time it names.
-type requestDate struct {
-	text string
-	t    time.Time
+	s.lastRoot.put(of, url)
+	return url
 }
 
 // requestTime reads a request's date (x-ms-date or Date) as
 // http.ParseTime does.
 func (s *Server) requestTime(text string) (time.Time, error) {
-	if d := s.lastDate.Load(); d != nil && d.text == text {
-		return d.t, nil
+	if t, ok := s.lastDate.get(text); ok {
+		return t, nil
 	}
 	t, err := http.ParseTime(text)
 	if err == nil {
-		s.lastDate.Store(&requestDate{strings.Clone(text), t})
+		s.lastDate.put(strings.Clone(text), t)
 	}
 	return t, err
 }
