@@ -83,13 +83,14 @@ func (s *Server) writeEntity(q *request, status int, ent *tables.Entity, table s
 // an insert of ent: their strings in one allocation and their values in
 // another, where they were five.
 func setInserted(h http.Header, ent *tables.Entity, base, table string) {
-	pk, rk := urlKey(ent.PartitionKey), urlKey(ent.RowKey)
+	rk := urlKey(ent.RowKey)
 	const etagLen = len(`W/"datetime'2006-01-02T15%3A04%3A05.0000000Z'"`)
-	b := make([]byte, 0, etagLen+len(base)+len(table)+len("/(PartitionKey='',RowKey='')")+len(pk)+len(rk))
+	// Room for keys that need no escapes; one that does grows b, and the
+	// strings are cut from b only once it is whole.
+	b := make([]byte, 0, etagLen+len(base)+len(table)+len("/(PartitionKey='',RowKey='')")+len(ent.PartitionKey)+len(rk))
 	b = tables.AppendETag(b, ent.Timestamp)
 	etag := len(b)
-	b = append(append(append(append(b, base...), '/'), table...), "(PartitionKey='"...)
-	b = append(append(append(append(b, pk...), "',RowKey='"...), rk...), "')"...)
+	b = append(append(appendEntityURLPrefix(b, base, table, ent.PartitionKey), rk...), "')"...)
 	all := unsafe.String(unsafe.SliceData(b), len(b))
 	vals := []string{all[:etag], all[etag:]}
 	h["Etag"] = vals[0:1:1]
@@ -99,7 +100,14 @@ func setInserted(h http.Header, ent *tables.Entity, base, table string) {
 // entityURLPrefix is the start of the URLs of the entities with
 // PartitionKey pk, up to the quoted RowKey.
 func entityURLPrefix(base, table, pk string) string {
-	return base + "/" + table + "(PartitionKey='" + urlKey(pk) + "',RowKey='"
+	var buf [256]byte
+	return string(appendEntityURLPrefix(buf[:0], base, table, pk))
+}
+
+// appendEntityURLPrefix appends entityURLPrefix(base, table, pk) to b.
+func appendEntityURLPrefix(b []byte, base, table, pk string) []byte {
+	b = append(append(append(b, base...), '/'), table...)
+	return append(append(append(b, "(PartitionKey='"...), urlKey(pk)...), "',RowKey='"...)
 }
 
 // urlKey is a key as an entity's URL holds it: single quotes doubled, then
