@@ -307,19 +307,18 @@ func BenchmarkServers(b *testing.B) {
 			op, rounds := p.op, p.rounds
 			var vsCanned, control, vsAzurite []float64
 			var oursCPU, cannedCPU, clientOurs, clientCanned []time.Duration
-			var m [3]cpu
+			var m [3]cpu // the last round's windows
+			o, c := &m[0], &m[1]
 			var a float64
 			for round := range rounds {
 				for _, i := range orders[round%len(orders)] {
 					m[i] = measure(servers[i].url, servers[i].pid, op, p.window)
 				}
 				a, _ = rate(b, azConn, op, p.window)
-				o, c := m[0], m[1]
 				vsCanned, control, vsAzurite = append(vsCanned, 100*o.rate/c.rate), append(control, 100*m[2].rate/c.rate), append(vsAzurite, o.rate/a)
 				oursCPU, cannedCPU = append(oursCPU, o.server), append(cannedCPU, c.server)
 				clientOurs, clientCanned = append(clientOurs, o.client), append(clientCanned, c.client)
 			}
-			o, c := m[0], m[1]
 			slices.Sort(vsCanned)
 			slices.Sort(control)
 			slices.Sort(vsAzurite)
