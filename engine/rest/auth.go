@@ -235,12 +235,12 @@ func (s *Server) checkSharedKey(r *http.Request, vals url.Values, scheme, cred, 
 			b = append(append(b, "?comp="...), comp...)
 		}
 		m.buf = b
-		if sum, ok := s.lastSigned.get(unsafe.String(unsafe.SliceData(b), len(b))); ok { // a view of b, not kept
+		if sum, ok := s.lastSigned.Get(unsafe.String(unsafe.SliceData(b), len(b))); ok { // a view of b, not kept
 			return hmac.Equal(sum[:], want[:sha256.Size])
 		}
 		sum := m.sum(b)
 		if !strings.HasSuffix(path, "')") { // an entity's path rarely repeats
-			s.lastSigned.put(string(b), [sha256.Size]byte(sum))
+			s.lastSigned.Put(string(b), [sha256.Size]byte(sum))
 		}
 		return hmac.Equal(sum, want[:sha256.Size])
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/odata"
 	"github.com/tablebench/tablebench/engine/rest/faults"
+	"github.com/tablebench/tablebench/engine/rest/internal/memo"
 	"github.com/tablebench/tablebench/engine/tables"
 )
 
@@ -91,37 +92,16 @@ type Server struct {
 	// lastDate is the time of the last request date read: clients stamp
 	// each request with the current second, so most repeat it, and reading
 	// one took a microsecond.
-	lastDate lastOne[string, time.Time]
+	lastDate memo.Last[string, time.Time]
 	// lastRoot is the last service root made: a client sends every request
 	// to one host, and making the root was two allocations per request.
-	lastRoot lastOne[rootOf, string]
+	lastRoot memo.Last[rootOf, string]
 	// lastSigned is the HMAC of the last string signed for a request to a
 	// table or the service rather than to one entity: a client's inserts
 	// and batches to one table within one second sign the same string, and
 	// its HMAC was about a sixteenth of an insert's work in the handler.
-	lastSigned lastOne[string, [sha256.Size]byte]
+	lastSigned memo.Last[string, [sha256.Size]byte]
 }
-
-// lastOne remembers the value made for the last key it was given: what
-// requests repeat is made once, and read again without a lock.
-type lastOne[K comparable, V any] struct{ p atomic.Pointer[keyed[K, V]] }
-
-type keyed[K comparable, V any] struct {
-	k K
-	v V
-}
-
-// get returns the value remembered for k, if the last key was k.
-func (l *lastOne[K, V]) get(k K) (v V, ok bool) {
-	if e := l.p.Load(); e != nil && e.k == k {
-		return e.v, true
-	}
-	return v, false
-}
-
-// put remembers v as the value for k, which must not share memory that
-// changes.
-func (l *lastOne[K, V]) put(k K, v V) { l.p.Store(&keyed[K, V]{k, v}) }
 
 // rootOf is what a service root is made of: a request over TLS or not, to
 // host, naming account in its path or not ("").
@@ -135,7 +115,7 @@ type rootOf struct {
 // names account ("" when it names none).
 func (s *Server) root(tls bool, host, account string) string {
 	of := rootOf{tls, host, account}
-	if url, ok := s.lastRoot.get(of); ok {
+	if url, ok := s.lastRoot.Get(of); ok {
 		return url
 	}
 	scheme := "http://"
@@ -146,19 +126,19 @@ func (s *Server) root(tls bool, host, account string) string {
 	if account != "" {
 		url += "/" + account
 	}
-	s.lastRoot.put(of, url)
+	s.lastRoot.Put(of, url)
 	return url
 }
 
 // requestTime reads a request's date (x-ms-date or Date) as
 // http.ParseTime does.
 func (s *Server) requestTime(text string) (time.Time, error) {
-	if t, ok := s.lastDate.get(text); ok {
+	if t, ok := s.lastDate.Get(text); ok {
 		return t, nil
 	}
 	t, err := http.ParseTime(text)
 	if err == nil {
-		s.lastDate.put(strings.Clone(text), t)
+		s.lastDate.Put(strings.Clone(text), t)
 	}
 	return t, err
 }

@@ -134,7 +134,7 @@ func TestRepeatedStringToSign(t *testing.T) {
 				t.Errorf("a request to %s signed for %s: accepted %v, want %v", c.path, c.signedPath, got, c.ok)
 			}
 		}
-		if last := s.lastSigned.p.Load(); last == nil || !strings.HasSuffix(last.k, "/people") {
+		if last, ok := s.lastSigned.Key(); !ok || !strings.HasSuffix(last, "/people") {
 			t.Errorf("after a request to one entity, the string remembered is %+v, want the table's", last)
 		}
 	}

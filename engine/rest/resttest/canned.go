@@ -3,8 +3,11 @@ package resttest
 import (
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
-	"sync/atomic"
+
+	"github.com/tablebench/tablebench/engine/rest"
+	"github.com/tablebench/tablebench/engine/rest/internal/memo"
 )
 
 // Canned returns a handler that answers every request with a fixed
@@ -24,12 +27,11 @@ func Canned() http.Handler { return new(canned) }
 // canned keeps its answers for the last host it was asked by: one, in a
 // benchmark.
 type canned struct {
-	last atomic.Pointer[cannedAnswers]
+	last memo.Last[string, *cannedAnswers]
 }
 
 // cannedAnswers are the bodies and header values of one host's answers.
 type cannedAnswers struct {
-	host     string
 	entity   string
 	batch    string
 	location []string
@@ -43,10 +45,10 @@ const (
 
 // answers returns the answers for host, made on its first request.
 func (c *canned) answers(host string) *cannedAnswers {
-	if a := c.last.Load(); a != nil && a.host == host {
+	if a, ok := c.last.Get(host); ok {
 		return a
 	}
-	root := "http://" + host + "/devstoreaccount1/"
+	root := "http://" + host + "/" + rest.DevAccount + "/"
 	loc := root + "t(PartitionKey='p',RowKey='r')"
 	var b strings.Builder
 	b.WriteString("--" + cannedBatchBoundary + "\r\nContent-Type: multipart/mixed; boundary=" + cannedChangesetBoundary + "\r\n\r\n")
@@ -58,13 +60,12 @@ func (c *canned) answers(host string) *cannedAnswers {
 	}
 	b.WriteString("--" + cannedChangesetBoundary + "--\r\n--" + cannedBatchBoundary + "--\r\n")
 	a := &cannedAnswers{
-		host: host,
-		entity: `{"odata.metadata":"` + root + `$metadata#t/@Element","odata.etag":"W/\"datetime'2021-08-31T15%3A40%3A02.1952595Z'\"",` +
+		entity: `{"odata.metadata":"` + root + `$metadata#t/@Element","odata.etag":` + strconv.Quote(cannedETag[0]) + `,` +
 			`"PartitionKey":"p","RowKey":"r","Timestamp":"2021-08-31T15:40:02.1952595Z","Payload":"` + strings.Repeat("x", 440) + `"}`,
 		batch:    b.String(),
 		location: []string{loc},
 	}
-	c.last.Store(a)
+	c.last.Put(host, a)
 	return a
 }
 
