@@ -27,18 +27,20 @@ func TestCannedAnswersTheSDK(t *testing.T) {
 	var batchType, batchBody, location string
 	capture := roundTripper(func(r *http.Request) (*http.Response, error) {
 		resp, err := http.DefaultTransport.RoundTrip(r)
-		if err == nil && strings.HasSuffix(r.URL.Path, "$batch") {
+		switch {
+		case err != nil:
+		case strings.HasSuffix(r.URL.Path, "$batch"):
 			batchType = resp.Header.Get("Content-Type")
 			body, rerr := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			batchBody, resp.Body = string(body), io.NopCloser(bytes.NewReader(body))
 			return resp, rerr
-		} else if err == nil && r.Method == http.MethodPost {
+		case r.Method == http.MethodPost:
 			location = resp.Header.Get("Location")
 		}
 		return resp, err
 	})
-	conn := "DefaultEndpointsProtocol=http;AccountName=" + rest.DevAccount + ";AccountKey=" + rest.DevKey + ";TableEndpoint=" + srv.URL + "/" + rest.DevAccount + ";"
+	conn := rest.ConnectionString("http", rest.DevAccount, rest.DevKey, srv.URL+"/"+rest.DevAccount)
 	svc, err := aztables.NewServiceClientFromConnectionString(conn, &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{
 		Retry: policy.RetryOptions{MaxRetries: -1}, Transport: &http.Client{Transport: capture}}})
 	if err != nil {
