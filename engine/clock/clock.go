@@ -74,10 +74,19 @@ func (c *Scaled) SleepUntil(ctx context.Context, t time.Time) error {
 // waiting on the clock. A run on it goes as fast as the CPU allows and does
 // not depend on how the machine schedules goroutines.
 //
-// Goroutines that drive time are declared with Hold before they start and
-// call Release when they end. Background goroutines (the load balancer) wait
-// with a context from Background: they are woken when their time comes but
-// never make time pass on their own.
+// That independence rests on three rules. The clock wakes one participant
+// at a time, and the next only when it waits again or ends, so whatever
+// participants share is touched in model-time order. Wake-ups at the same
+// model time come in the order their sleeps began (a sequence number, not
+// the race to a lock), which is itself deterministic because only one
+// participant runs at a time. And participants that start together start
+// through Go, which gives each its turn in the order of the calls.
+//
+// Goroutines that drive time are started with Go, or declared with Hold
+// before they start and call Release when they end. Background goroutines
+// (the load balancer) wait with a context from Background, and start with
+// GoBackground: they are woken when their time comes but never make time
+// pass on their own.
 type Virtual struct {
 	mu      sync.Mutex
 	start   time.Time // waiters keep their time as an offset from it
@@ -85,6 +94,7 @@ type Virtual struct {
 	active  int // participants running (not waiting on the clock)
 	drivers int // participants waiting on the clock
 	q       waiters
+	seq     uint64 // sleeps begun, the order of wake-ups at one time
 }
 
 // NewVirtual returns a virtual clock that starts at start.
@@ -110,6 +120,98 @@ func (c *Virtual) Release() {
 	c.active--
 	c.advance()
 	c.mu.Unlock()
+}
+
+// Go starts fn in a new goroutine as a participant that drives time, and
+// releases it when fn returns. The participant begins in its turn at the
+// current model time: participants started at one time begin one at a
+// time, in the order of the calls, however the machine schedules their
+// goroutines. Call Go from a running participant, or between Hold(1) and
+// Release, so that time cannot pass before the last one is started.
+func (c *Virtual) Go(fn func()) {
+	w := &waiter{ch: make(chan struct{}, 1)}
+	c.mu.Lock()
+	w.at = c.now.Sub(c.start)
+	c.push(w)
+	c.drivers++
+	c.advance()
+	c.mu.Unlock()
+	go func() {
+		<-w.ch
+		defer c.Release()
+		fn()
+	}()
+}
+
+// GoBackground starts fn in a new goroutine as a background participant of
+// c, with a context from Background. On a Virtual clock fn begins in its
+// turn at the current model time, before the participants started after
+// it, so the time it starts from does not depend on when the machine first
+// runs its goroutine; if ctx ends first, fn begins at once. On other clocks
+// it is a plain goroutine.
+func GoBackground(c Clock, ctx context.Context, fn func(context.Context)) {
+	bctx := Background(ctx)
+	v, ok := c.(*Virtual)
+	if !ok {
+		go fn(bctx)
+		return
+	}
+	st := bctx.Value(stateKey{}).(*ctxState)
+	w := &waiter{ch: make(chan struct{}, 1), st: st}
+	v.mu.Lock()
+	w.at = v.now.Sub(v.start)
+	v.push(w)
+	v.advance()
+	v.mu.Unlock()
+	go func() {
+		select {
+		case <-w.ch:
+		case <-ctx.Done():
+			v.mu.Lock()
+			if w.index >= 0 { // not woken: begin outside the clock's turns
+				v.q.remove(w.index)
+			}
+			v.mu.Unlock()
+		}
+		fn(bctx)
+		v.mu.Lock()
+		if st.running { // it ended without waiting again: time may pass
+			st.running = false
+			v.active--
+			v.advance()
+		}
+		v.mu.Unlock()
+	}()
+}
+
+// Cancel calls cancel, which ends a context that participants may sleep
+// with, as an event at the current model time: every driving participant
+// whose sleep it ends wakes now, in its turn, in the order its sleep began,
+// before time passes. (A context ended by anything else, such as an
+// interrupt, wakes its sleepers at once, as the machine runs them.) Call
+// it from a running participant.
+func (c *Virtual) Cancel(cancel context.CancelFunc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Under the lock, so that a Sleeper's wake-up on cancellation, and a
+	// select that sees the context end, find their waiter already moved.
+	cancel()
+	now := c.now.Sub(c.start)
+	moved := false
+	for _, w := range c.q {
+		if w.done == nil || w.cancelled || (w.st != nil && w.st.bg) {
+			continue
+		}
+		select {
+		case <-w.done:
+			w.at, w.cancelled, moved = now, true, true
+		default:
+		}
+	}
+	if moved {
+		c.q.init()
+	}
+	c.advance()
 }
 
 type stateKey struct{}
@@ -141,7 +243,7 @@ func Background(ctx context.Context) context.Context {
 // another goroutine sleeps with the same one, work as before. Call release
 // when the goroutine is done with the context.
 func Sleeper(ctx context.Context) (_ context.Context, release func()) {
-	st := &ctxState{w: &waiter{ch: make(chan struct{}, 1), index: -1}, done: ctx.Done()}
+	st := &ctxState{w: &waiter{ch: make(chan struct{}, 1), index: -1, done: ctx.Done()}, done: ctx.Done()}
 	st.w.st = st
 	release = func() {}
 	if st.done != nil {
@@ -153,7 +255,7 @@ func Sleeper(ctx context.Context) (_ context.Context, release func()) {
 			}
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			if w := st.w; w.index >= 0 {
+			if w := st.w; w.index >= 0 && !w.cancelled { // not moved to now by Cancel already
 				c.q.remove(w.index)
 				w.cancelled = true
 				c.drivers--
@@ -168,12 +270,14 @@ func Sleeper(ctx context.Context) (_ context.Context, release func()) {
 }
 
 type waiter struct {
-	at        time.Duration // since the clock's start
-	ch        chan struct{} // receives one token when the sleep ends; buffered
-	st        *ctxState     // nil for a participant without a context of its own
-	index     int           // in the heap; -1 once woken or removed
-	cancelled bool          // a Sleeper's waiter woken because its context ended
-	reused    bool          // the Sleeper's own waiter, taken for this sleep
+	at        time.Duration   // since the clock's start
+	seq       uint64          // when the sleep began, among the clock's sleeps
+	ch        chan struct{}   // receives one token when the sleep ends; buffered
+	st        *ctxState       // nil for a participant without a context of its own
+	done      <-chan struct{} // the sleep's context's Done, for Cancel
+	index     int             // in the heap; -1 once woken or removed
+	cancelled bool            // woken, or to be woken, because its context ended
+	reused    bool            // the Sleeper's own waiter, taken for this sleep
 }
 
 // SleepUntil waits until model time t, or until ctx is done.
@@ -194,13 +298,13 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 		w = st.w
 		w.cancelled, w.reused = false, true
 	} else {
-		w = &waiter{ch: make(chan struct{}, 1)}
+		w = &waiter{ch: make(chan struct{}, 1), done: ctx.Done()}
 		if st != nil && st.bg {
 			w.st = st
 		}
 	}
 	w.at = t.Sub(c.start)
-	c.q.push(w)
+	c.push(w)
 	switch {
 	case w.st == nil || !w.st.bg:
 		c.active--
@@ -224,9 +328,20 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 	}
 	select {
 	case <-w.ch:
+		c.mu.Lock()
+		cancelled := w.cancelled
+		c.mu.Unlock()
+		if cancelled {
+			return ctx.Err()
+		}
 		return nil
 	case <-ctx.Done():
 		c.mu.Lock()
+		if w.cancelled { // Cancel moved the sleep to now: wake in turn
+			c.mu.Unlock()
+			<-w.ch
+			return ctx.Err()
+		}
 		defer c.mu.Unlock()
 		if w.index < 0 {
 			// Woken at t as the context ended: the sleep is over, and saying so
@@ -243,30 +358,49 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// advance moves time to the next wake-up while every participant waits.
-// Called with c.mu held.
-func (c *Virtual) advance() {
-	for c.active == 0 && c.drivers > 0 && len(c.q) > 0 {
-		if t := c.start.Add(c.q[0].at); t.After(c.now) {
-			c.now = t
-		}
-		at := c.now.Sub(c.start)
-		for len(c.q) > 0 && c.q[0].at <= at {
-			w := c.q.pop()
-			if w.st != nil && w.st.bg {
-				w.st.running = true // runs until it waits again
-			} else {
-				c.drivers--
-			}
-			c.active++
-			w.ch <- struct{}{}
-		}
-	}
+// push queues w, after every sleep begun before it. Called with c.mu held.
+func (c *Virtual) push(w *waiter) {
+	c.seq++
+	w.seq = c.seq
+	c.q.push(w)
 }
 
-// waiters is a binary min-heap by wake-up time, typed so that its
-// comparisons are of integers and need no interface calls.
+// advance wakes the next participant, moving time to its wake-up, when
+// every participant waits: one at a time, so that what participants share
+// sees them in model-time order and, at one time, in the order they began
+// to sleep. Without a driver time stands still, but a background wake-up
+// that is due already still comes. Called with c.mu held.
+func (c *Virtual) advance() {
+	if c.active != 0 || len(c.q) == 0 || (c.drivers == 0 && c.q[0].at > c.now.Sub(c.start)) {
+		return
+	}
+	w := c.q.pop()
+	if t := c.start.Add(w.at); t.After(c.now) {
+		c.now = t
+	}
+	if w.st != nil && w.st.bg {
+		w.st.running = true // runs until it waits again
+	} else {
+		c.drivers--
+	}
+	c.active++
+	w.ch <- struct{}{}
+}
+
+// waiters is a binary min-heap by wake-up time, then by when the sleep
+// began, typed so that its comparisons are of integers and need no
+// interface calls.
 type waiters []*waiter
+
+// before reports whether a wakes before b.
+func before(a, b *waiter) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
+
+// init restores the heap after wake-up times changed in place.
+func (q waiters) init() {
+	for i := len(q)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+}
 
 func (q *waiters) push(w *waiter) {
 	*q = append(*q, w)
@@ -301,7 +435,7 @@ func (q *waiters) remove(i int) *waiter {
 func (q waiters) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if q[p].at <= q[i].at {
+		if !before(q[i], q[p]) {
 			return
 		}
 		q[p], q[i] = q[i], q[p]
@@ -319,10 +453,10 @@ func (q waiters) down(i int) bool {
 			break
 		}
 		m := l
-		if r := l + 1; r < len(q) && q[r].at < q[l].at {
+		if r := l + 1; r < len(q) && before(q[r], q[l]) {
 			m = r
 		}
-		if q[i].at <= q[m].at {
+		if !before(q[m], q[i]) {
 			break
 		}
 		q[i], q[m] = q[m], q[i]

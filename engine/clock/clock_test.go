@@ -2,7 +2,9 @@ package clock_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -199,3 +201,149 @@ func TestSleeperShared(t *testing.T) {
 
 // otherKey is a context value of some other package's.
 type otherKey struct{}
+
+// TestVirtualClockWakesInTurn checks that participants due at the same
+// model time wake one at a time, in the order their sleeps began, and that
+// participants started with Go begin in the order of the calls: what they
+// share then sees them in an order that does not depend on how the machine
+// schedules goroutines.
+func TestVirtualClockWakesInTurn(t *testing.T) {
+	const n = 16
+	c := clock.NewVirtual(epoch)
+	var running atomic.Int32
+	var mu sync.Mutex
+	var order []int
+	turn := func(i int) {
+		if running.Add(1) != 1 {
+			t.Errorf("participant %d runs while another does", i)
+		}
+		mu.Lock()
+		order = append(order, i)
+		mu.Unlock()
+		for range 10 { // a chance for any other woken participant to run meanwhile
+			runtime.Gosched()
+		}
+		running.Add(-1)
+	}
+	var wg sync.WaitGroup
+	wg.Add(n)
+	c.Hold(1) // no time passes until all are started
+	for i := range n {
+		c.Go(func() {
+			defer wg.Done()
+			turn(i)
+			for s := 1; s <= 3; s++ { // all due at once, three times
+				if err := c.SleepUntil(ctx, epoch.Add(time.Duration(s)*time.Second)); err != nil {
+					t.Error(err)
+				}
+				turn(i)
+			}
+		})
+	}
+	c.Release()
+	wg.Wait()
+	for k, i := range order {
+		if i != k%n {
+			t.Fatalf("participants woke in the order %v, want 0 to %d four times", order, n-1)
+		}
+	}
+	if len(order) != 4*n || c.Now() != epoch.Add(3*time.Second) {
+		t.Fatalf("%d turns, clock at %v", len(order), c.Now())
+	}
+}
+
+// TestVirtualClockCancelIsAnEvent checks that a context a participant ends
+// with Cancel wakes its sleepers at that moment of model time, one at a
+// time in the order they began to sleep, before time passes to another
+// participant's wake-up.
+func TestVirtualClockCancelIsAnEvent(t *testing.T) {
+	const n = 16
+	c := clock.NewVirtual(epoch)
+	stop, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type woke struct {
+		i   int
+		at  time.Duration
+		err error
+	}
+	var mu sync.Mutex
+	var got []woke
+	var wg sync.WaitGroup
+	wg.Add(n + 2)
+	c.Hold(1)
+	c.Go(func() { // cancels at 1 s
+		defer wg.Done()
+		c.SleepUntil(ctx, epoch.Add(time.Second))
+		c.Cancel(cancel)
+	})
+	c.Go(func() { // another participant, due at 2 s
+		defer wg.Done()
+		c.SleepUntil(ctx, epoch.Add(2*time.Second))
+	})
+	for i := range n {
+		c.Go(func() {
+			defer wg.Done()
+			sctx := stop
+			if i%2 == 0 { // Sleepers and plain contexts alike
+				var release func()
+				sctx, release = clock.Sleeper(stop)
+				defer release()
+			}
+			err := c.SleepUntil(sctx, epoch.Add(time.Hour+time.Duration(i)))
+			mu.Lock()
+			got = append(got, woke{i, c.Now().Sub(epoch), err})
+			mu.Unlock()
+			for range 10 {
+				runtime.Gosched()
+			}
+		})
+	}
+	c.Release()
+	wg.Wait()
+	for k, w := range got {
+		if w.i != k || w.at != time.Second || w.err != context.Canceled {
+			t.Fatalf("sleep %d of %d: sleeper %d woke at %v with %v, want sleeper %d at 1s with %v", k+1, n, w.i, w.at, w.err, k, context.Canceled)
+		}
+	}
+	if len(got) != n || c.Now() != epoch.Add(2*time.Second) {
+		t.Fatalf("%d sleepers woke, clock at %v", len(got), c.Now())
+	}
+}
+
+// TestGoBackgroundStartsInTurn checks that a background loop started with
+// GoBackground starts from the model time it was started at, however long
+// its goroutine waits for a CPU while the drivers run.
+func TestGoBackgroundStartsInTurn(t *testing.T) {
+	c := clock.NewVirtual(epoch)
+	bctx, cancel := context.WithCancel(ctx)
+	var first time.Time
+	var ticks int
+	done := make(chan struct{})
+	clock.GoBackground(c, bctx, func(ctx context.Context) {
+		defer close(done)
+		next := c.Now()
+		first = next
+		for {
+			next = next.Add(15 * time.Second)
+			if c.SleepUntil(ctx, next) != nil {
+				return
+			}
+			ticks++
+		}
+	})
+	driven := make(chan struct{})
+	c.Hold(1)
+	c.Go(func() {
+		defer close(driven)
+		for s := 1; s <= 3600; s++ {
+			c.SleepUntil(ctx, epoch.Add(time.Duration(s)*time.Second))
+		}
+	})
+	c.Release()
+	<-driven
+	cancel()
+	<-done
+	if !first.Equal(epoch) || ticks != 240 {
+		t.Fatalf("the loop started at %v and ticked %d times in an hour, want %v and 240", first.Sub(epoch), ticks, time.Duration(0))
+	}
+}
