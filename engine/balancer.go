@@ -8,8 +8,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/tablebench/tablebench/engine/clock"
 )
 
 // BalancerConfig configures the load balancer, the engine's partition
@@ -115,8 +113,10 @@ func newBalancer(e *Engine, cfg BalancerConfig) *balancer {
 	return &balancer{e: e, cfg: cfg, rng: rand.New(rand.NewPCG(e.cfg.Seed, 0xba1a))}
 }
 
+// run ticks every interval from when it starts, with a context from
+// clock.GoBackground: on a virtual clock it never drives time, and starts in
+// its turn rather than whenever its goroutine first gets a CPU.
 func (b *balancer) run(ctx context.Context) {
-	ctx = clock.Background(ctx) // on a virtual clock the balancer never drives time
 	next := b.e.clock.Now()
 	for {
 		next = next.Add(b.cfg.Interval)

@@ -124,10 +124,10 @@ func New(cfg Config) (*Engine, error) {
 		e.closeLB = cancel
 		e.lbDone = make(chan struct{})
 		e.lb = newBalancer(e, cfg.Balancer)
-		go func() {
+		clock.GoBackground(e.clock, ctx, func(ctx context.Context) { // it never drives time
 			defer close(e.lbDone)
 			e.lb.run(ctx)
-		}()
+		})
 	}
 	return e, nil
 }
