@@ -12,9 +12,8 @@ import (
 	mrand "math/rand/v2"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/tablebench/tablebench/engine/clock"
 	"github.com/tablebench/tablebench/engine/tables"
@@ -173,30 +172,44 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	release := func() {}
-	if pc, ok := clock.(participants); ok { // a virtual clock: time passes when all of these wait
-		pc.Hold(len(workers) + 1)
-		release = pc.Release
+	goTask, release := func(fn func()) { go fn() }, func() {}
+	endRun := stop
+	if pc, ok := clock.(participants); ok {
+		// A virtual clock: time passes when all of these wait. They start in
+		// this order, and the deadline stops the threads at its moment in
+		// model time, so that a run repeats exactly for its seed.
+		pc.Hold(1) // no time passes until the last one is started
+		goTask, release = pc.Go, pc.Release
+		endRun = func() { pc.Cancel(stop) }
 	}
 	deadlineDone := make(chan struct{})
-	go func() { // the deadline, in the target's clock
+	goTask(func() { // the deadline, in the target's clock
 		defer close(deadlineDone)
-		defer release()
 		if clock.SleepUntil(runCtx, to) == nil {
-			stop()
+			endRun()
 		}
-	}()
+	})
 	// Workers stop sending at the deadline (runCtx), but a request in flight
 	// then is waited for, up to the request timeout, and recorded: only an
 	// interrupt (ctx) abandons requests.
-	var g errgroup.Group
-	for _, w := range workers {
-		g.Go(func() error {
-			defer release()
-			return w.run(ctx, runCtx, start, from, to)
+	var wg sync.WaitGroup
+	errs := make([]error, len(workers))
+	for i, w := range workers {
+		wg.Add(1)
+		goTask(func() {
+			defer wg.Done()
+			errs[i] = w.run(ctx, runCtx, start, from, to)
 		})
 	}
-	werr := g.Wait()
+	release()
+	wg.Wait()
+	var werr error
+	for _, err := range errs {
+		if err != nil {
+			werr = err
+			break
+		}
+	}
 	stop()
 	<-deadlineDone
 	for _, w := range workers {
@@ -281,10 +294,13 @@ func timeoutHint(err error, d time.Duration) error {
 }
 
 // participants is a clock on which time passes only when every declared
-// participant waits on it (clock.Virtual).
+// participant waits on it (clock.Virtual): it starts them in a set order
+// and ends their sleeps at a set moment.
 type participants interface {
 	Hold(n int)
 	Release()
+	Go(fn func())
+	Cancel(cancel context.CancelFunc)
 }
 
 // Version is tablebench's version, stored with every run.

@@ -345,3 +345,25 @@ func TestEntitySizes(t *testing.T) {
 		})
 	}
 }
+
+// TestVirtualRunStopsAtTheDeadline checks that in virtual time every
+// thread stops at the deadline itself: an open-loop thread asleep until a
+// request due after it never sends that request, so every request the
+// intervals count is one the run's totals count too.
+func TestVirtualRunStopsAtTheDeadline(t *testing.T) {
+	spec := workloads.DefaultSpec()
+	spec.Op, spec.Partition, spec.VMs, spec.Threads = workloads.OpInsert, workloads.PartitionShared, 4, 10
+	spec.Load, spec.Rate = workloads.LoadOpen, 20 // each thread sends every 2 s
+	spec.Duration, spec.Warmup = 20*time.Second, 0
+	for seed := range uint64(5) {
+		spec.Seed = seed + 1
+		r := run(t, spec, engineTarget(t, func(c *engine.Config) { c.Clock = clock.NewVirtual(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)) }))
+		var sent int64
+		for _, in := range r.Intervals {
+			sent += in.Requests
+		}
+		if sent != r.Totals.Requests {
+			t.Fatalf("seed %d: the intervals count %d requests, the totals %d: a thread sent after the deadline", spec.Seed, sent, r.Totals.Requests)
+		}
+	}
+}
