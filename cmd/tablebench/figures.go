@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -348,6 +349,7 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 	if prog != nil {
 		prog.wait()
 	}
+	planOrder(dir, plan)
 	if err != nil {
 		if serr := dir.Save(); serr != nil { // results.json is written every few seconds: now, before saying it holds them
 			return fmt.Errorf("%w; and the runs that finished could not be listed in %s: %v", err, dir.Path, serr)
@@ -361,6 +363,24 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 		fmt.Fprintf(e.stderr, "%d runs in %s\n", len(todo), time.Since(start).Round(time.Second))
 	}
 	return nil
+}
+
+// planOrder lists the stored runs in the plan's order, not in the order
+// parallel runs happened to finish, so that a suite's results.json repeats
+// exactly for its seed. Runs the plan does not name (stored by an earlier
+// suite in the same directory) keep their order after it.
+func planOrder(dir *results.Dir, plan []workloads.PlannedRun) {
+	pos := make(map[string]int, len(plan))
+	for i, pr := range plan {
+		pos[pr.ID] = i
+	}
+	at := func(r *results.Run) int {
+		if i, ok := pos[r.ID]; ok {
+			return i
+		}
+		return len(plan)
+	}
+	slices.SortStableFunc(dir.Set.Runs, func(a, b *results.Run) int { return cmp.Compare(at(a), at(b)) })
 }
 
 func reportSummary(dir *results.Dir, tf *targetFlags, mode workloads.Mode) []string {
