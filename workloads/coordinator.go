@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -80,19 +81,32 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	s := &r.spec
 	clock := r.target.Clock()
 	sharded := s.Shards > 1
+	// In virtual time the engine is the run's own: its table's name comes
+	// from the seed, so that the run's ID and records repeat exactly.
+	var names *mrand.Rand
+	if r.virtual() {
+		names = mrand.New(mrand.NewPCG(s.Seed, 0x7ab1e))
+	}
 	table := s.Table
 	switch {
 	case table == "" && sharded:
 		table = shardTable(s.JobID)
 	case table == "":
-		table = tableName(s.JobID)
+		table = tableName(s.JobID, names)
 	}
 	creator := !sharded || s.Shard == 0 // one shard makes the table, and deletes it
 	if creator {
-		sctx, cancel := r.requestContext(ctx)
-		err := r.target.CreateTable(sctx, table)
-		cancel()
+		create := func() error {
+			sctx, cancel := r.requestContext(ctx)
+			defer cancel()
+			return r.target.CreateTable(sctx, table)
+		}
+		err := create()
 		var te *tables.Error
+		for try := 0; errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists && s.Table == "" && !sharded && try < 3; try++ {
+			table = tableName(s.JobID, names) // an earlier run's, kept: the next name
+			err = create()
+		}
 		if errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists {
 			switch {
 			case s.Table != "":
@@ -306,10 +320,15 @@ type participants interface {
 // Version is tablebench's version, stored with every run.
 const Version = "0.1.0"
 
-// tableName returns a fresh table name for a job: letters and digits only.
-func tableName(job string) string {
+// tableName returns a fresh table name for a job: letters and digits only,
+// drawn from names, or at random when it is nil.
+func tableName(job string, names *mrand.Rand) string {
 	var b [4]byte
-	rand.Read(b[:])
+	if names != nil {
+		binary.BigEndian.PutUint32(b[:], names.Uint32())
+	} else {
+		rand.Read(b[:])
+	}
 	return "tb" + alnum(job) + hex.EncodeToString(b[:])
 }
 

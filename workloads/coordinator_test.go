@@ -367,3 +367,23 @@ func TestVirtualRunStopsAtTheDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestVirtualRunNamesItsTableFromItsSeed checks that a run in virtual time
+// names its table, and so itself, from its seed, so that its records
+// repeat, and that a table an earlier run kept does not stop the next.
+func TestVirtualRunNamesItsTableFromItsSeed(t *testing.T) {
+	spec := workloads.DefaultSpec()
+	spec.VMs, spec.Threads, spec.Duration, spec.Warmup = 1, 1, time.Second, 0
+	virtual := func(c *engine.Config) { c.Clock = clock.NewVirtual(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)) }
+	a := run(t, spec, engineTarget(t, virtual))
+	b := run(t, spec, engineTarget(t, virtual))
+	if a.ID != b.ID {
+		t.Fatalf("two runs of one seed are %s and %s", a.ID, b.ID)
+	}
+	spec.KeepTable = true
+	tg := engineTarget(t, virtual)
+	kept, next := run(t, spec, tg), run(t, spec, tg)
+	if kept.ID != a.ID || next.ID == kept.ID {
+		t.Fatalf("runs %s then %s on one engine, want %s then another", kept.ID, next.ID, a.ID)
+	}
+}
