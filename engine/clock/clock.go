@@ -74,13 +74,15 @@ func (c *Scaled) SleepUntil(ctx context.Context, t time.Time) error {
 // waiting on the clock. A run on it goes as fast as the CPU allows and does
 // not depend on how the machine schedules goroutines.
 //
-// That independence rests on three rules. The clock wakes one participant
+// That independence rests on four rules. The clock wakes one participant
 // at a time, and the next only when it waits again or ends, so whatever
 // participants share is touched in model-time order. Wake-ups at the same
 // model time come in the order their sleeps began (a sequence number, not
 // the race to a lock), which is itself deterministic because only one
-// participant runs at a time. And participants that start together start
-// through Go, which gives each its turn in the order of the calls.
+// participant runs at a time. Participants that start together start
+// through Go, which gives each its turn in the order of the calls. And a
+// context that a participant ends with Cancel wakes its sleepers at that
+// moment, in turn, before time passes.
 //
 // Goroutines that drive time are started with Go, or declared with Hold
 // before they start and call Release when they end. Background goroutines
@@ -107,7 +109,9 @@ func (c *Virtual) Now() time.Time {
 	return c.now
 }
 
-// Hold declares n participants that are about to start.
+// Hold declares n participants that are about to start. They run together
+// until each first waits, in whatever order the machine runs them: Go
+// starts participants in a set order.
 func (c *Virtual) Hold(n int) {
 	c.mu.Lock()
 	c.active += n
