@@ -62,10 +62,10 @@ type grant struct {
 	perms   string // sp, or the stored policy's permissions
 	types   string // an account SAS's srt
 	table   string // a service SAS's table, lower case
-	spk     *string
-	srk     *string
-	epk     *string
-	erk     *string
+	// keys is a service SAS's key range (spk, srk, epk, erk), nil for none.
+	// Queries take it to the engine, which scans only inside it, so that
+	// neither a page nor its continuation names a key outside it.
+	keys *tables.KeyRange
 }
 
 // authorize checks one action on table (and, for entity operations, the
@@ -145,28 +145,19 @@ func (g *grant) authorize(act action, table, pk, rk string) *tables.Error {
 	return forbidden("AuthorizationFailure", "This request is not authorized to perform this operation.")
 }
 
-// inRange reports whether an entity's keys lie in the SAS's key range; the
-// bounds are inclusive, and a row key bound applies only at its partition
-// key bound.
-func (g *grant) inRange(pk, rk string) bool {
-	if g == nil {
-		return true
-	}
-	if g.spk != nil {
-		if pk < *g.spk || (pk == *g.spk && g.srk != nil && rk < *g.srk) {
-			return false
-		}
-	}
-	if g.epk != nil {
-		if pk > *g.epk || (pk == *g.epk && g.erk != nil && rk > *g.erk) {
-			return false
-		}
-	}
-	return true
-}
+// inRange reports whether an entity's keys lie in the SAS's key range.
+func (g *grant) inRange(pk, rk string) bool { return g == nil || g.keys.Has(pk, rk) }
 
 // ranged reports whether the SAS limits the keys it covers.
-func (g *grant) ranged() bool { return g != nil && (g.spk != nil || g.epk != nil) }
+func (g *grant) ranged() bool { return g != nil && g.keys != nil }
+
+// within is the key range a query under g is limited to, nil for none.
+func (g *grant) within() *tables.KeyRange {
+	if g == nil {
+		return nil
+	}
+	return g.keys
+}
 
 // authenticate checks a request's SharedKeyLite or SharedKey signature, its
 // SAS, or (over TLS, when enabled) its bearer token, and returns what the
@@ -323,14 +314,24 @@ func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error)
 		toSign = strings.Join([]string{v.Get("sp"), st, se, "/table/" + s.cfg.Account + "/" + strings.ToLower(tn),
 			v.Get("si"), v.Get("sip"), v.Get("spr"), v.Get("sv"), v.Get("spk"), v.Get("srk"), v.Get("epk"), v.Get("erk")}, "\n")
 		g.table = strings.ToLower(tn)
+		var kr tables.KeyRange
 		for _, b := range []struct {
 			name string
 			to   **string
-		}{{"spk", &g.spk}, {"srk", &g.srk}, {"epk", &g.epk}, {"erk", &g.erk}} {
+		}{{"spk", &kr.StartPK}, {"srk", &kr.StartRK}, {"epk", &kr.EndPK}, {"erk", &kr.EndRK}} {
 			if vals, ok := v[b.name]; ok {
 				val := vals[0]
 				*b.to = &val
 			}
+		}
+		// The service's rules: a row key bound only with its partition key
+		// bound (startpk must accompany startrk, endpk endrk). Alone, a
+		// row key bound would bound nothing here, and grant the whole table.
+		if (kr.StartRK != nil && kr.StartPK == nil) || (kr.EndRK != nil && kr.EndPK == nil) {
+			return nil, authFailed("The SAS gives a row key bound (srk or erk) without its partition key bound (spk or epk).")
+		}
+		if kr != (tables.KeyRange{}) {
+			g.keys = &kr
 		}
 		if si := v.Get("si"); si != "" {
 			pol, ok := s.policy(g.table, si)

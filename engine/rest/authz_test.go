@@ -1,0 +1,139 @@
+package rest_test
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tablebench/tablebench/engine/tables"
+)
+
+// pageKeys reads the keys of a query page's entities and of its
+// continuation, "" when it has none.
+func pageKeys(t *testing.T, body string, npk, nrk string) (keys []string, next [2]string) {
+	t.Helper()
+	var page struct {
+		Value []struct{ PartitionKey, RowKey string }
+	}
+	if err := json.Unmarshal([]byte(body), &page); err != nil {
+		t.Fatalf("a query page is not JSON: %v: %s", err, body)
+	}
+	for _, e := range page.Value {
+		keys = append(keys, e.PartitionKey+"/"+e.RowKey)
+	}
+	for i, tok := range []string{npk, nrk} {
+		if tok == "" {
+			continue
+		}
+		k, err := tables.DecodeToken(tok)
+		if err != nil {
+			t.Fatalf("continuation token %q: %v", tok, err)
+		}
+		next[i] = k
+	}
+	return keys, next
+}
+
+// batchQuery returns a batch of one query, as SDKs send a query in a batch.
+func (r *raw) batchQuery(path string) (ctype, body string) {
+	return "multipart/mixed; boundary=batch_1", "--batch_1\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
+		"GET " + r.base + path + " HTTP/1.1\r\nAccept: application/json;odata=minimalmetadata\r\n\r\n\r\n--batch_1--\r\n"
+}
+
+// TestSASRangeEndsContinuation pages through queries under a SAS with a key
+// range, on every query path, and checks that no page or continuation
+// names a key outside the range.
+func TestSASRangeEndsContinuation(t *testing.T) {
+	r := newRaw(t)
+	r.table("leak")
+	for _, e := range []string{`"a","secretlow"`, `"b","1"`, `"m","1"`, `"mz","secretkey"`, `"zsecretpk","1"`} {
+		r.insert("leak", `{"PartitionKey":`+strings.Replace(e, ",", `,"RowKey":`, 1)+`}`)
+	}
+	inRange := map[string]bool{"b/1": true, "m/1": true}
+	for _, tc := range []struct {
+		name   string
+		sas    url.Values
+		want   []string
+		inside func(pk, rk string) bool
+	}{
+		{"partition keys b to m", url.Values{"tn": {"leak"}, "sp": {"r"}, "spk": {"b"}, "epk": {"m"}}, []string{"b/1", "m/1"},
+			func(pk, rk string) bool { return pk >= "b" && pk <= "m" }},
+		{"up to row 1 of m", url.Values{"tn": {"leak"}, "sp": {"r"}, "spk": {"b"}, "srk": {"1"}, "epk": {"m"}, "erk": {"1"}}, []string{"b/1", "m/1"},
+			func(pk, rk string) bool {
+				return (pk > "b" || (pk == "b" && rk >= "1")) && (pk < "m" || (pk == "m" && rk <= "1"))
+			}},
+	} {
+		sas := signSAS(tc.sas)
+		geM := "&$filter=" + url.QueryEscape("PartitionKey ge 'm'")
+		for _, path := range []struct {
+			name, path, from string
+			batch            bool
+			want             []string
+		}{
+			{"table query", "/leak()?$top=1" + geM, "", false, []string{"m/1"}},
+			{"table query from the start", "/leak()?$top=1", "", false, tc.want},
+			{"query without parentheses", "/leak?$top=1", "", false, tc.want},
+			{"query from before the range", "/leak()?$top=1", "&NextPartitionKey=" + url.QueryEscape(tables.EncodeToken("a")), false, tc.want},
+			{"query in a batch", "/leak()?$top=1" + geM, "", true, []string{"m/1"}},
+			{"query in a batch from the start", "/leak()?$top=1", "", true, tc.want},
+		} {
+			var got []string
+			next := path.from
+			for page := 0; ; page++ {
+				if page > 10 {
+					t.Fatalf("%s, %s: the query does not end", tc.name, path.name)
+				}
+				var body, npk, nrk string
+				if path.batch {
+					ctype, b := r.batchQuery(path.path + next)
+					rep := r.do("POST", "/$batch?"+sas, map[string]string{"Content-Type": ctype}, b, false)
+					if rep.status != 202 || innerStatus(rep.body) != "200" {
+						t.Fatalf("%s, %s: %d %s", tc.name, path.name, rep.status, rep.body)
+					}
+					body = rep.body[strings.Index(rep.body, "{") : strings.LastIndex(rep.body, "}")+1]
+					npk, nrk = partHeader(rep.body, "x-ms-continuation-NextPartitionKey"), partHeader(rep.body, "x-ms-continuation-NextRowKey")
+				} else {
+					rep := r.do("GET", path.path+next+"&"+sas, nil, "", false)
+					if rep.status != 200 {
+						t.Fatalf("%s, %s: %d %s", tc.name, path.name, rep.status, rep.body)
+					}
+					body, npk, nrk = rep.body, rep.header.Get("x-ms-continuation-NextPartitionKey"), rep.header.Get("x-ms-continuation-NextRowKey")
+				}
+				if strings.Contains(body, "secret") {
+					t.Fatalf("%s, %s: a page shows an entity outside the range: %s", tc.name, path.name, body)
+				}
+				keys, c := pageKeys(t, body, npk, nrk)
+				got = append(got, keys...)
+				if npk == "" {
+					break
+				}
+				if !tc.inside(c[0], c[1]) {
+					t.Fatalf("%s, %s: the continuation names %q/%q, outside the SAS's key range", tc.name, path.name, c[0], c[1])
+				}
+				next = "&NextPartitionKey=" + url.QueryEscape(npk)
+				if nrk != "" {
+					next += "&NextRowKey=" + url.QueryEscape(nrk)
+				}
+			}
+			for _, k := range got {
+				if !inRange[k] {
+					t.Errorf("%s, %s: returned %s", tc.name, path.name, k)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(path.want, ",") {
+				t.Errorf("%s, %s: got %v, want %v", tc.name, path.name, got, path.want)
+			}
+		}
+	}
+}
+
+// partHeader returns a header of the first part of a batch response.
+func partHeader(body, name string) string {
+	for _, line := range strings.Split(body, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, name) {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
