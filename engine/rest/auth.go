@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -307,6 +308,9 @@ func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error)
 			return nil, authFailed("The SAS parameter " + p + " appears more than once.")
 		}
 	}
+	if err := checkSignedVersion(v.Get("sv"), v.Get("tn") == ""); err != nil {
+		return nil, err
+	}
 	g := &grant{perms: v.Get("sp")}
 	st, se := v.Get("st"), v.Get("se")
 	var toSign string
@@ -381,6 +385,39 @@ func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error)
 		return nil, forbidden("AuthorizationProtocolMismatch", "This request is not authorized to perform this operation using this protocol: the SAS allows HTTPS only.")
 	}
 	return g, nil
+}
+
+// The first signed versions of each kind of SAS: a table SAS takes sv
+// from 2012-02-12, when the service began to require it; an account SAS
+// exists from 2015-04-05.
+const (
+	firstTableSASVersion   = "2012-02-12"
+	firstAccountSASVersion = "2015-04-05"
+)
+
+// checkSignedVersion checks a SAS's signed version (sv), which the service
+// requires and by which it reads the rest of the SAS and serves the
+// request. It accepts the versions x-ms-version takes (validVersion). A
+// version it does not know is refused as the service refuses it: 403
+// AuthenticationFailed with the reason in the detail, not the 400
+// InvalidHeaderValue of a bad x-ms-version, because sv is part of the
+// signed credential, so a SAS the service cannot read fails to
+// authenticate (the service's versioning rules: only sv, never
+// x-ms-version, sets the version of a SAS request).
+func checkSignedVersion(sv string, account bool) *tables.Error {
+	first := firstTableSASVersion
+	if account {
+		first = firstAccountSASVersion
+	}
+	switch {
+	case sv == "":
+		return authFailed("The SAS has no signed version (sv); every SAS since version " + firstTableSASVersion + " names one.")
+	case !validVersion(sv):
+		return authFailed("The SAS's signed version (sv) " + strconv.Quote(sv) + " is not a service version (use a version such as 2019-02-02).")
+	case sv < first:
+		return authFailed("The SAS's signed version (sv) " + sv + " is older than the first version of this kind of SAS, " + first + ".")
+	}
+	return nil
 }
 
 func hostOf(remote string) string {

@@ -137,3 +137,52 @@ func partHeader(body, name string) string {
 	}
 	return ""
 }
+
+// TestSASSignedVersion checks that a SAS's signed version is one the server
+// takes in x-ms-version, and that the SAS is refused as unauthenticated
+// when it is not.
+func TestSASSignedVersion(t *testing.T) {
+	r := newRaw(t)
+	r.table("versions")
+	r.insert("versions", `{"PartitionKey":"p","RowKey":"1"}`)
+	get := "/versions(PartitionKey='p',RowKey='1')?"
+	for _, tc := range []struct {
+		name string
+		sas  url.Values
+		drop bool // sign with sv, then leave it out
+		want int
+		code string
+	}{
+		{"a known version", url.Values{"tn": {"versions"}, "sp": {"r"}, "sv": {"2019-02-02"}}, false, 200, ""},
+		{"a later known version", url.Values{"tn": {"versions"}, "sp": {"r"}, "sv": {"2020-12-06"}}, false, 200, ""},
+		{"a version in the future", url.Values{"tn": {"versions"}, "sp": {"r"}, "sv": {"2099-01-01"}}, false, 403, "AuthenticationFailed"},
+		{"not a version", url.Values{"tn": {"versions"}, "sp": {"r"}, "sv": {"banana"}}, false, 403, "AuthenticationFailed"},
+		{"before table SAS", url.Values{"tn": {"versions"}, "sp": {"r"}, "sv": {"2011-08-18"}}, false, 403, "AuthenticationFailed"},
+		{"no version", url.Values{"tn": {"versions"}, "sp": {"r"}}, true, 403, "AuthenticationFailed"},
+		{"account SAS, a known version", url.Values{"ss": {"t"}, "srt": {"o"}, "sp": {"r"}, "sv": {"2019-02-02"}}, false, 200, ""},
+		{"account SAS, a version in the future", url.Values{"ss": {"t"}, "srt": {"o"}, "sp": {"r"}, "sv": {"2099-01-01"}}, false, 403, "AuthenticationFailed"},
+		{"account SAS, not a version", url.Values{"ss": {"t"}, "srt": {"o"}, "sp": {"r"}, "sv": {"banana"}}, false, 403, "AuthenticationFailed"},
+		{"account SAS before account SAS", url.Values{"ss": {"t"}, "srt": {"o"}, "sp": {"r"}, "sv": {"2013-08-15"}}, false, 403, "AuthenticationFailed"},
+	} {
+		q := signSAS(tc.sas)
+		if tc.drop {
+			v, _ := url.ParseQuery(q)
+			v.Del("sv")
+			q = v.Encode()
+		}
+		got := r.do("GET", get+q, nil, "", false)
+		if got.status != tc.want || got.code != tc.code {
+			t.Errorf("%s: %d %s %s, want %d %s", tc.name, got.status, got.code, got.body, tc.want, tc.code)
+		}
+		if tc.want != 200 && !strings.Contains(got.body, "signed version") {
+			t.Errorf("%s: the error does not say what is wrong: %s", tc.name, got.body)
+		}
+	}
+	// The same values in x-ms-version are refused too, as the request's
+	// header.
+	for _, v := range []string{"2099-01-01", "banana"} {
+		if got := r.do("GET", get+signSAS(url.Values{"tn": {"versions"}, "sp": {"r"}}), map[string]string{"x-ms-version": v}, "", false); got.status != 400 {
+			t.Errorf("x-ms-version %s: %d, want 400", v, got.status)
+		}
+	}
+}
