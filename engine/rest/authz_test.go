@@ -1,11 +1,15 @@
 package rest_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tablebench/tablebench/engine/rest"
 	"github.com/tablebench/tablebench/engine/tables"
 )
 
@@ -185,4 +189,58 @@ func TestSASSignedVersion(t *testing.T) {
 			t.Errorf("x-ms-version %s: %d, want 400", v, got.status)
 		}
 	}
+}
+
+// TestAdminTakesSharedKeyOnly replays a captured admin GET's signature as a
+// PUT of the rates: SharedKeyLite, which does not sign the verb, is refused
+// outright, and a SharedKey GET's signature does not sign a PUT.
+func TestAdminTakesSharedKeyOnly(t *testing.T) {
+	r := newRaw(t)
+	root := strings.TrimSuffix(r.base, "/"+rest.DevAccount)
+	send := func(method string, auth http.Header, body string) int {
+		req, _ := http.NewRequest(method, root+rest.AdminPath+"rates", strings.NewReader(body))
+		for k, v := range auth {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	captured := func(sign func(*http.Request)) http.Header {
+		req, _ := http.NewRequest(http.MethodGet, root+rest.AdminPath+"rates", nil)
+		sign(req)
+		return http.Header{"Authorization": req.Header["Authorization"], "X-Ms-Date": req.Header["X-Ms-Date"]}
+	}
+	lite := captured(func(req *http.Request) { signLite(req, time.Now()) })
+	full := captured(func(req *http.Request) { rest.SignRequest(req, rest.DevAccount, accountKey()) })
+	if got := send(http.MethodGet, full, ""); got != 200 {
+		t.Fatalf("a SharedKey GET: %d", got)
+	}
+	for name, auth := range map[string]http.Header{"SharedKeyLite": lite, "SharedKey": full} {
+		if got := send(http.MethodPut, auth, `{"partition_rate": 1}`); got != 403 {
+			t.Errorf("a %s GET's signature replayed as a PUT: %d, want 403", name, got)
+		}
+	}
+	if got := send(http.MethodGet, lite, ""); got != 403 {
+		t.Errorf("a SharedKeyLite admin GET: %d, want 403", got)
+	}
+	req, _ := http.NewRequest(http.MethodPut, root+rest.AdminPath+"rates", strings.NewReader(`{"partition_rate": 7}`))
+	req.Header.Set("Content-Type", "application/json")
+	rest.SignRequest(req, rest.DevAccount, accountKey())
+	if got := send(http.MethodPut, req.Header, `{"partition_rate": 7}`); got != 200 {
+		t.Fatalf("a SharedKey PUT: %d", got)
+	}
+	// Content-Type is signed: the same signature with another type fails.
+	req.Header.Set("Content-Type", "text/plain")
+	if got := send(http.MethodPut, req.Header, `{"partition_rate": 8}`); got != 403 {
+		t.Errorf("a PUT whose content type changed after signing: %d, want 403", got)
+	}
+}
+
+func accountKey() []byte {
+	key, _ := base64.StdEncoding.DecodeString(rest.DevKey)
+	return key
 }
