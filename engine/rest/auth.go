@@ -356,9 +356,6 @@ func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error)
 			}
 		}
 	} else {
-		if !strings.Contains(v.Get("ss"), "t") {
-			return nil, authFailed("The account SAS does not cover the table service.")
-		}
 		g.account, g.types = true, v.Get("srt")
 		fields := []string{s.cfg.Account, v.Get("sp"), v.Get("ss"), v.Get("srt"), st, se, v.Get("sip"), v.Get("spr"), v.Get("sv")}
 		if v.Get("sv") >= "2020-12-06" {
@@ -368,6 +365,11 @@ func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error)
 	}
 	if !hmac.Equal([]byte(v.Get("sig")), []byte(s.sign(toSign))) {
 		return nil, authFailed("The SAS signature does not match.")
+	}
+	if g.account && !strings.Contains(v.Get("ss"), "t") {
+		// Checked once the signature holds: a forged SAS learns nothing
+		// past AuthenticationFailed.
+		return nil, forbidden("AuthorizationServiceMismatch", "This request is not authorized to perform this operation using this service: the account SAS's signed services (ss) do not include the table service (t).")
 	}
 	now := time.Now()
 	if end, ok := sasTime(se); !ok || now.After(end) {

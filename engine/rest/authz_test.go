@@ -244,3 +244,61 @@ func accountKey() []byte {
 	key, _ := base64.StdEncoding.DecodeString(rest.DevKey)
 	return key
 }
+
+// TestSASMismatchCodes checks each kind of account SAS mismatch answers the
+// service's code for it: 403 AuthorizationServiceMismatch for a service the
+// SAS does not name, AuthorizationResourceTypeMismatch for a resource type,
+// AuthorizationPermissionMismatch for a permission; a forged SAS is
+// AuthenticationFailed whatever it names.
+func TestSASMismatchCodes(t *testing.T) {
+	r := newRaw(t)
+	r.table("codes")
+	r.insert("codes", `{"PartitionKey":"p","RowKey":"1"}`)
+	json := map[string]string{"Content-Type": "application/json"}
+	type call struct {
+		method, path string
+		body         string
+	}
+	query := call{"GET", "/codes()", ""}
+	insert := call{"POST", "/codes", `{"PartitionKey":"p","RowKey":"2"}`}
+	list := call{"GET", "/Tables", ""}
+	create := call{"POST", "/Tables", `{"TableName":"made"}`}
+	props := call{"GET", "/?restype=service&comp=properties", ""}
+	for _, tc := range []struct {
+		name   string
+		sas    url.Values
+		call   call
+		want   int
+		code   string
+		forged bool
+	}{
+		{"services without tables, query", url.Values{"ss": {"bq"}, "srt": {"sco"}, "sp": {"rwdlacu"}}, query, 403, "AuthorizationServiceMismatch", false},
+		{"services without tables, list", url.Values{"ss": {"f"}, "srt": {"sco"}, "sp": {"rwdlacu"}}, list, 403, "AuthorizationServiceMismatch", false},
+		{"no services", url.Values{"srt": {"sco"}, "sp": {"rwdlacu"}}, props, 403, "AuthorizationServiceMismatch", false},
+		{"forged, services without tables", url.Values{"ss": {"b"}, "srt": {"sco"}, "sp": {"rwdlacu"}}, query, 403, "AuthenticationFailed", true},
+		{"objects without o", url.Values{"ss": {"t"}, "srt": {"s"}, "sp": {"rwdlacu"}}, insert, 403, "AuthorizationResourceTypeMismatch", false},
+		{"tables without c", url.Values{"ss": {"t"}, "srt": {"o"}, "sp": {"rwdlacu"}}, create, 403, "AuthorizationResourceTypeMismatch", false},
+		{"service without s", url.Values{"ss": {"t"}, "srt": {"co"}, "sp": {"rwdlacu"}}, props, 403, "AuthorizationResourceTypeMismatch", false},
+		{"query without r", url.Values{"ss": {"t"}, "srt": {"o"}, "sp": {"a"}}, query, 403, "AuthorizationPermissionMismatch", false},
+		{"insert without a", url.Values{"ss": {"t"}, "srt": {"o"}, "sp": {"ru"}}, insert, 403, "AuthorizationPermissionMismatch", false},
+		{"list without l", url.Values{"ss": {"t"}, "srt": {"sc"}, "sp": {"r"}}, list, 403, "AuthorizationPermissionMismatch", false},
+		{"all of it", url.Values{"ss": {"bt"}, "srt": {"o"}, "sp": {"r"}}, query, 200, "", false},
+		{"a table SAS with srk but no spk", url.Values{"tn": {"codes"}, "sp": {"r"}, "srk": {"1"}}, query, 403, "AuthenticationFailed", false},
+		{"a table SAS with erk but no epk", url.Values{"tn": {"codes"}, "sp": {"r"}, "erk": {"1"}}, query, 403, "AuthenticationFailed", false},
+	} {
+		q := signSAS(tc.sas)
+		if tc.forged {
+			v, _ := url.ParseQuery(q)
+			v.Set("sig", "AAAA"+v.Get("sig")[4:])
+			q = v.Encode()
+		}
+		sep := "?"
+		if strings.Contains(tc.call.path, "?") {
+			sep = "&"
+		}
+		got := r.do(tc.call.method, tc.call.path+sep+q, json, tc.call.body, false)
+		if got.status != tc.want || got.code != tc.code {
+			t.Errorf("%s: %d %s, want %d %s %s", tc.name, got.status, got.code, tc.want, tc.code, got.body)
+		}
+	}
+}
