@@ -3,6 +3,7 @@ package rest_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -299,6 +300,45 @@ func TestSASMismatchCodes(t *testing.T) {
 		got := r.do(tc.call.method, tc.call.path+sep+q, json, tc.call.body, false)
 		if got.status != tc.want || got.code != tc.code {
 			t.Errorf("%s: %d %s, want %d %s %s", tc.name, got.status, got.code, tc.want, tc.code, got.body)
+		}
+	}
+}
+
+// TestOversizedRequestsAnswerInServiceForm sends a URL and headers over the
+// server's limits, including ones over what net/http reads by default,
+// and expects the service's error form: a JSON error body and
+// x-ms-error-code, not net/http's plain-text 431.
+func TestOversizedRequestsAnswerInServiceForm(t *testing.T) {
+	root := "http://" + limitedServer(t, rest.DefaultTimeouts()) + "/" + rest.DevAccount
+	for _, tc := range []struct {
+		name   string
+		url    string
+		header string
+		status int
+		code   string
+	}{
+		{"a URL over the limit", "/slow()?$filter=" + strings.Repeat("x", rest.MaxURLBytes), "", 414, "RequestUrlTooLong"},
+		{"a URL over net/http's limit", "/slow()?$filter=" + strings.Repeat("x", rest.MaxHeaderBytes+8<<10), "", 414, "RequestUrlTooLong"},
+		{"headers over the limit", "/slow()", strings.Repeat("y", rest.MaxHeaderBytes), 431, "RequestHeaderTooLarge"},
+		{"headers over net/http's limit", "/slow()", strings.Repeat("y", rest.MaxHeaderBytes+8<<10), 431, "RequestHeaderTooLarge"},
+		{"a URL within the limit", "/slow()?$top=1&x=" + strings.Repeat("x", rest.MaxURLBytes-1000), "", 200, ""},
+	} {
+		req, _ := http.NewRequest("GET", root+tc.url, nil)
+		if tc.header != "" {
+			req.Header.Set("X-Padding", tc.header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || resp.Header.Get("x-ms-error-code") != tc.code {
+			t.Errorf("%s: %d %q %.200s, want %d %s", tc.name, resp.StatusCode, resp.Header.Get("x-ms-error-code"), body, tc.status, tc.code)
+			continue
+		}
+		if tc.code != "" && !strings.Contains(string(body), `"odata.error"`) {
+			t.Errorf("%s: the body is not the service's error form: %.200s", tc.name, body)
 		}
 	}
 }
