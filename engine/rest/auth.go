@@ -15,6 +15,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/google/uuid"
+
 	"github.com/tablebench/tablebench/engine/tables"
 )
 
@@ -163,7 +165,7 @@ func (g *grant) within() *tables.KeyRange {
 // authenticate checks a request's SharedKeyLite or SharedKey signature, its
 // SAS, or (over TLS, when enabled) its bearer token, and returns what the
 // request may do.
-func (s *Server) authenticate(r *http.Request, vals url.Values, account, escapedPath string) (*grant, *tables.Error) {
+func (s *Server) authenticate(r *http.Request, vals url.Values, base, escapedPath string) (*grant, *tables.Error) {
 	if s.cfg.Auth == AuthNone {
 		return nil, nil
 	}
@@ -174,7 +176,7 @@ func (s *Server) authenticate(r *http.Request, vals url.Values, account, escaped
 	scheme, cred, _ := strings.Cut(auth, " ")
 	switch scheme {
 	case "Bearer":
-		return nil, s.checkBearer(r, cred)
+		return nil, s.checkBearer(r, cred, base)
 	case "SharedKeyLite", "SharedKey":
 		return nil, s.checkSharedKey(r, vals, scheme, cred, escapedPath)
 	}
@@ -460,11 +462,49 @@ func sasTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// tokenAudiences are the audiences a bearer token for the Table service
-// carries.
-func (s *Server) tokenAudience(aud string) bool {
+// storageAppID is the application ID of Azure Storage in Microsoft Entra
+// ID, which a token may carry as its audience in place of a URI.
+const storageAppID = "e406a681-f3d4-42a8-90b6-c2b029497af1"
+
+// tokenAudience reports whether aud is an audience the service takes for
+// the Table service of this account: https://storage.azure.com, the
+// storage application's ID, or the account's table endpoint, with or
+// without a trailing slash. The account's endpoint is the public cloud's
+// (https://<account>.table.core.windows.net) or the one this server is
+// reached at (base); other clouds' endpoints are not this account's.
+func (s *Server) tokenAudience(aud, base string) bool {
+	if aud == storageAppID {
+		return true
+	}
 	aud = strings.TrimSuffix(aud, "/")
-	return aud == "https://storage.azure.com" || strings.EqualFold(aud, "https://"+s.cfg.Account+".table.core.windows.net")
+	return aud == "https://storage.azure.com" ||
+		strings.EqualFold(aud, "https://"+s.cfg.Account+".table.core.windows.net") ||
+		(base != "" && strings.EqualFold(aud, base))
+}
+
+// tokenIssuer reports whether iss is an issuer the service takes: Microsoft
+// Entra ID's v1.0 (https://sts.windows.net/<tenant>/) or v2.0
+// (https://login.microsoftonline.com/<tenant>/v2.0) issuer of the public
+// cloud, naming a tenant ID, which is a GUID and, when the token has a tid
+// claim, that tenant.
+func tokenIssuer(iss, tid string) bool {
+	var tenant string
+	if t, ok := strings.CutPrefix(iss, "https://sts.windows.net/"); ok {
+		tenant, ok = strings.CutSuffix(t, "/")
+		if !ok {
+			return false
+		}
+	} else if t, ok := strings.CutPrefix(iss, "https://login.microsoftonline.com/"); ok {
+		if tenant, ok = strings.CutSuffix(t, "/v2.0"); !ok {
+			return false
+		}
+	} else {
+		return false
+	}
+	if _, err := uuid.Parse(tenant); err != nil || len(tenant) != 36 {
+		return false
+	}
+	return tid == "" || strings.EqualFold(tid, tenant)
 }
 
 func invalidToken(detail string) *tables.Error {
@@ -472,10 +512,11 @@ func invalidToken(detail string) *tables.Error {
 		"Server failed to authenticate the request. "+detail)
 }
 
-// checkBearer checks a bearer token's form, lifetime and audience. It does
+// checkBearer checks a bearer token's form, lifetime, issuer and audience,
+// base being the service root the request was sent to. It does
 // not verify the token's signature: the server has no identity provider to
 // ask, so bearer tokens are accepted only when the operator enables them.
-func (s *Server) checkBearer(r *http.Request, tok string) *tables.Error {
+func (s *Server) checkBearer(r *http.Request, tok, base string) *tables.Error {
 	if !s.cfg.Bearer {
 		return authFailed("This server does not accept bearer tokens: serve with --bearer (and TLS) to allow them.")
 	}
@@ -493,6 +534,8 @@ func (s *Server) checkBearer(r *http.Request, tok string) *tables.Error {
 		Exp *float64        `json:"exp"`
 		Nbf *float64        `json:"nbf"`
 		Aud json.RawMessage `json:"aud"`
+		Iss string          `json:"iss"`
+		Tid string          `json:"tid"`
 	}
 	for i, into := range []any{&hdr, &claims} {
 		raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[i], "="))
@@ -511,6 +554,9 @@ func (s *Server) checkBearer(r *http.Request, tok string) *tables.Error {
 	if claims.Nbf != nil && now < *claims.Nbf-skew {
 		return invalidToken("Lifetime validation failed. The token is not yet valid.")
 	}
+	if !tokenIssuer(claims.Iss, claims.Tid) {
+		return invalidToken("Issuer validation failed: the token's issuer is not Microsoft Entra ID's (https://sts.windows.net/<tenant>/ or https://login.microsoftonline.com/<tenant>/v2.0).")
+	}
 	var auds []string
 	var one string
 	if json.Unmarshal(claims.Aud, &one) == nil {
@@ -519,9 +565,9 @@ func (s *Server) checkBearer(r *http.Request, tok string) *tables.Error {
 		json.Unmarshal(claims.Aud, &auds)
 	}
 	for _, a := range auds {
-		if s.tokenAudience(a) {
+		if s.tokenAudience(a, base) {
 			return nil
 		}
 	}
-	return invalidToken("Audience validation failed: the token's audience is not https://storage.azure.com.")
+	return invalidToken("Audience validation failed: the token's audience is not https://storage.azure.com, the storage application's ID or this account's table endpoint.")
 }

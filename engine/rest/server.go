@@ -321,7 +321,7 @@ func (s *Server) dispatch(q *request) {
 		s.preflight(q)
 		return
 	}
-	g, err := s.authenticate(r, q.vals, account, path)
+	g, err := s.authenticate(r, q.vals, q.base, path)
 	if err != nil {
 		s.fail(q, err)
 		return
