@@ -141,6 +141,9 @@ func (g *grant) authorize(act action, table, pk, rk string) *tables.Error {
 	case actUpdate:
 		return need("u")
 	case actUpsert:
+		// Insert-or-replace and insert-or-merge may insert or update, and
+		// the service's SAS rules require both permissions for them.
+		// Azurite takes update alone; tablebench follows the service.
 		return need("au")
 	case actDelete:
 		return need("d")
