@@ -474,7 +474,10 @@ const storageAppID = "e406a681-f3d4-42a8-90b6-c2b029497af1"
 // storage application's ID, or the account's table endpoint, with or
 // without a trailing slash. The account's endpoint is the public cloud's
 // (https://<account>.table.core.windows.net) or the one this server is
-// reached at (base); other clouds' endpoints are not this account's.
+// reached at (base); other clouds' endpoints are not this account's. base
+// comes from the request's Host: as a token's signature is not checked,
+// the audience guards against a token meant for another service, not
+// against a forger.
 func (s *Server) tokenAudience(aud, base string) bool {
 	if aud == storageAppID {
 		return true
