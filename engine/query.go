@@ -30,6 +30,12 @@ func (cl Client) QueryEntities(ctx context.Context, tableName string, q tables.Q
 	if c := q.Continuation; c != nil && compareRecordKeys(c.PartitionKey, c.RowKey, startPK, startRK) > 0 {
 		startPK, startRK = c.PartitionKey, c.RowKey
 	}
+	if w := q.Within; w.Before(startPK, startRK) {
+		startPK, startRK = *w.StartPK, ""
+		if w.StartRK != nil {
+			startRK = *w.StartRK
+		}
+	}
 	var page tables.Page
 	budget := -1
 	if p := e.cfg.Profile; p.Model && p.Scan > 0 {
@@ -38,7 +44,7 @@ func (cl Client) QueryEntities(ctx context.Context, tableName string, q tables.Q
 	qerr := e.do(ctx, cl.c, t, startPK, opQuery, 0, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		var next *tables.Continuation
 		rp.data.ascend(startPK, startRK, func(pk string, r *record) bool {
-			if rng.past(pk, r.rk) {
+			if rng.past(pk, r.rk) || q.Within.Past(pk, r.rk) {
 				return false
 			}
 			if len(page.Entities) == limit || page.Scanned == budget {
@@ -51,7 +57,7 @@ func (cl Client) QueryEntities(ctx context.Context, tableName string, q tables.Q
 			}
 			return true
 		})
-		if next == nil && rp.hi != "" && !rng.past(rp.hi, "") {
+		if next == nil && rp.hi != "" && !rng.past(rp.hi, "") && !q.Within.Past(rp.hi, "") {
 			next = &tables.Continuation{PartitionKey: rp.hi} // the scan goes on in the next range partition
 		}
 		page.Continuation = next

@@ -16,20 +16,29 @@ import (
 // AdminPath+"faults" (GET the rules in force and how often each kind fired;
 // PUT a rules file, YAML or JSON) and AdminPath+"rates" (GET; PUT
 // {"partition_rate": N, "account_rate": N}, either field optional). Every
-// admin request must be signed with the account key (SharedKeyLite or
-// SharedKey), whatever the server's --auth: SignRequest signs one.
+// admin request must be signed with the account key by SharedKey, whatever
+// the server's --auth: SignRequest signs one. SharedKeyLite is refused
+// there: it signs neither the verb nor the content type, so a captured
+// GET would replay as a PUT that changes the rules.
 const AdminPath = "/_tablebench/"
 
 // MetricsPath is where Prometheus scrapes a served engine: an unsigned GET
 // with no query string.
 const MetricsPath = "/metrics"
 
-// SignRequest signs req with SharedKeyLite for account and key, as the
-// Table service expects and as the admin endpoint requires.
+// SignRequest signs req with SharedKey for account and key, as the Table
+// service expects and as the admin endpoint requires: the verb, the
+// Content-MD5 and Content-Type headers as req carries them, the date and
+// the resource. Set those headers before signing.
 func SignRequest(req *http.Request, account string, key []byte) {
 	date := time.Now().UTC().Format(http.TimeFormat)
 	req.Header.Set("x-ms-date", date)
-	req.Header.Set("Authorization", "SharedKeyLite "+account+":"+hmacBase64(key, date+"\n/"+account+req.URL.EscapedPath()))
+	res := "/" + account + req.URL.EscapedPath()
+	if comp := req.URL.Query().Get("comp"); comp != "" {
+		res += "?comp=" + comp
+	}
+	toSign := req.Method + "\n" + req.Header.Get("Content-MD5") + "\n" + req.Header.Get("Content-Type") + "\n" + date + "\n" + res
+	req.Header.Set("Authorization", "SharedKey "+account+":"+hmacBase64(key, toSign))
 }
 
 // ConnectionString is the connection string an SDK takes for a served
@@ -48,8 +57,8 @@ func (s *Server) admin(q *request, path string) bool {
 	}
 	q.op = "admin"
 	scheme, cred, _ := strings.Cut(header(q.r, "Authorization"), " ")
-	if scheme != "SharedKeyLite" && scheme != "SharedKey" {
-		s.fail(q, authFailed("The admin endpoint needs a request signed with the account key (SharedKeyLite or SharedKey); no SAS or token is accepted."))
+	if scheme != "SharedKey" {
+		s.fail(q, authFailed("The admin endpoint needs a request signed with the account key by SharedKey, which signs the verb (tablebench admin signs so); no SharedKeyLite, SAS or token is accepted."))
 		return true
 	}
 	if err := s.checkSharedKey(q.r, q.vals, scheme, cred, path); err != nil {

@@ -10,9 +10,12 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/google/uuid"
 
 	"github.com/tablebench/tablebench/engine/tables"
 )
@@ -62,10 +65,10 @@ type grant struct {
 	perms   string // sp, or the stored policy's permissions
 	types   string // an account SAS's srt
 	table   string // a service SAS's table, lower case
-	spk     *string
-	srk     *string
-	epk     *string
-	erk     *string
+	// keys is a service SAS's key range (spk, srk, epk, erk), nil for none.
+	// Queries take it to the engine, which scans only inside it, so that
+	// neither a page nor its continuation names a key outside it.
+	keys *tables.KeyRange
 }
 
 // authorize checks one action on table (and, for entity operations, the
@@ -138,6 +141,9 @@ func (g *grant) authorize(act action, table, pk, rk string) *tables.Error {
 	case actUpdate:
 		return need("u")
 	case actUpsert:
+		// Insert-or-replace and insert-or-merge may insert or update, and
+		// the service's SAS rules require both permissions for them.
+		// Azurite takes update alone; tablebench follows the service.
 		return need("au")
 	case actDelete:
 		return need("d")
@@ -145,33 +151,24 @@ func (g *grant) authorize(act action, table, pk, rk string) *tables.Error {
 	return forbidden("AuthorizationFailure", "This request is not authorized to perform this operation.")
 }
 
-// inRange reports whether an entity's keys lie in the SAS's key range; the
-// bounds are inclusive, and a row key bound applies only at its partition
-// key bound.
-func (g *grant) inRange(pk, rk string) bool {
-	if g == nil {
-		return true
-	}
-	if g.spk != nil {
-		if pk < *g.spk || (pk == *g.spk && g.srk != nil && rk < *g.srk) {
-			return false
-		}
-	}
-	if g.epk != nil {
-		if pk > *g.epk || (pk == *g.epk && g.erk != nil && rk > *g.erk) {
-			return false
-		}
-	}
-	return true
-}
+// inRange reports whether an entity's keys lie in the SAS's key range.
+func (g *grant) inRange(pk, rk string) bool { return g == nil || g.keys.Has(pk, rk) }
 
 // ranged reports whether the SAS limits the keys it covers.
-func (g *grant) ranged() bool { return g != nil && (g.spk != nil || g.epk != nil) }
+func (g *grant) ranged() bool { return g != nil && g.keys != nil }
+
+// within is the key range a query under g is limited to, nil for none.
+func (g *grant) within() *tables.KeyRange {
+	if g == nil {
+		return nil
+	}
+	return g.keys
+}
 
 // authenticate checks a request's SharedKeyLite or SharedKey signature, its
 // SAS, or (over TLS, when enabled) its bearer token, and returns what the
 // request may do.
-func (s *Server) authenticate(r *http.Request, vals url.Values, account, escapedPath string) (*grant, *tables.Error) {
+func (s *Server) authenticate(r *http.Request, vals url.Values, base, escapedPath string) (*grant, *tables.Error) {
 	if s.cfg.Auth == AuthNone {
 		return nil, nil
 	}
@@ -182,7 +179,7 @@ func (s *Server) authenticate(r *http.Request, vals url.Values, account, escaped
 	scheme, cred, _ := strings.Cut(auth, " ")
 	switch scheme {
 	case "Bearer":
-		return nil, s.checkBearer(r, cred)
+		return nil, s.checkBearer(r, cred, base)
 	case "SharedKeyLite", "SharedKey":
 		return nil, s.checkSharedKey(r, vals, scheme, cred, escapedPath)
 	}
@@ -316,6 +313,9 @@ func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error)
 			return nil, authFailed("The SAS parameter " + p + " appears more than once.")
 		}
 	}
+	if err := checkSignedVersion(v.Get("sv"), v.Get("tn") == ""); err != nil {
+		return nil, err
+	}
 	g := &grant{perms: v.Get("sp")}
 	st, se := v.Get("st"), v.Get("se")
 	var toSign string
@@ -323,14 +323,24 @@ func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error)
 		toSign = strings.Join([]string{v.Get("sp"), st, se, "/table/" + s.cfg.Account + "/" + strings.ToLower(tn),
 			v.Get("si"), v.Get("sip"), v.Get("spr"), v.Get("sv"), v.Get("spk"), v.Get("srk"), v.Get("epk"), v.Get("erk")}, "\n")
 		g.table = strings.ToLower(tn)
+		var kr tables.KeyRange
 		for _, b := range []struct {
 			name string
 			to   **string
-		}{{"spk", &g.spk}, {"srk", &g.srk}, {"epk", &g.epk}, {"erk", &g.erk}} {
+		}{{"spk", &kr.StartPK}, {"srk", &kr.StartRK}, {"epk", &kr.EndPK}, {"erk", &kr.EndRK}} {
 			if vals, ok := v[b.name]; ok {
 				val := vals[0]
 				*b.to = &val
 			}
+		}
+		// The service's rules: a row key bound only with its partition key
+		// bound (startpk must accompany startrk, endpk endrk). Alone, a
+		// row key bound would bound nothing here, and grant the whole table.
+		if (kr.StartRK != nil && kr.StartPK == nil) || (kr.EndRK != nil && kr.EndPK == nil) {
+			return nil, authFailed("The SAS gives a row key bound (srk or erk) without its partition key bound (spk or epk).")
+		}
+		if kr != (tables.KeyRange{}) {
+			g.keys = &kr
 		}
 		if si := v.Get("si"); si != "" {
 			pol, ok := s.policy(g.table, si)
@@ -351,9 +361,6 @@ func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error)
 			}
 		}
 	} else {
-		if !strings.Contains(v.Get("ss"), "t") {
-			return nil, authFailed("The account SAS does not cover the table service.")
-		}
 		g.account, g.types = true, v.Get("srt")
 		fields := []string{s.cfg.Account, v.Get("sp"), v.Get("ss"), v.Get("srt"), st, se, v.Get("sip"), v.Get("spr"), v.Get("sv")}
 		if v.Get("sv") >= "2020-12-06" {
@@ -363,6 +370,11 @@ func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error)
 	}
 	if !hmac.Equal([]byte(v.Get("sig")), []byte(s.sign(toSign))) {
 		return nil, authFailed("The SAS signature does not match.")
+	}
+	if g.account && !strings.Contains(v.Get("ss"), "t") {
+		// Checked once the signature holds: a forged SAS learns nothing
+		// past AuthenticationFailed.
+		return nil, forbidden("AuthorizationServiceMismatch", "This request is not authorized to perform this operation using this service: the account SAS's signed services (ss) do not include the table service (t).")
 	}
 	now := time.Now()
 	if end, ok := sasTime(se); !ok || now.After(end) {
@@ -380,6 +392,39 @@ func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error)
 		return nil, forbidden("AuthorizationProtocolMismatch", "This request is not authorized to perform this operation using this protocol: the SAS allows HTTPS only.")
 	}
 	return g, nil
+}
+
+// The first signed versions of each kind of SAS: a table SAS takes sv
+// from 2012-02-12, when the service began to require it; an account SAS
+// exists from 2015-04-05.
+const (
+	firstTableSASVersion   = "2012-02-12"
+	firstAccountSASVersion = "2015-04-05"
+)
+
+// checkSignedVersion checks a SAS's signed version (sv), which the service
+// requires and by which it reads the rest of the SAS and serves the
+// request. It accepts the versions x-ms-version takes (validVersion). A
+// version it does not know is refused as the service refuses it: 403
+// AuthenticationFailed with the reason in the detail, not the 400
+// InvalidHeaderValue of a bad x-ms-version, because sv is part of the
+// signed credential, so a SAS the service cannot read fails to
+// authenticate (the service's versioning rules: only sv, never
+// x-ms-version, sets the version of a SAS request).
+func checkSignedVersion(sv string, account bool) *tables.Error {
+	first := firstTableSASVersion
+	if account {
+		first = firstAccountSASVersion
+	}
+	switch {
+	case sv == "":
+		return authFailed("The SAS has no signed version (sv); every SAS since version " + firstTableSASVersion + " names one.")
+	case !validVersion(sv):
+		return authFailed("The SAS's signed version (sv) " + strconv.Quote(sv) + " is not a service version (use a version such as 2019-02-02).")
+	case sv < first:
+		return authFailed("The SAS's signed version (sv) " + sv + " is older than the first version of this kind of SAS, " + first + ".")
+	}
+	return nil
 }
 
 func hostOf(remote string) string {
@@ -420,11 +465,52 @@ func sasTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// tokenAudiences are the audiences a bearer token for the Table service
-// carries.
-func (s *Server) tokenAudience(aud string) bool {
+// storageAppID is the application ID of Azure Storage in Microsoft Entra
+// ID, which a token may carry as its audience in place of a URI.
+const storageAppID = "e406a681-f3d4-42a8-90b6-c2b029497af1"
+
+// tokenAudience reports whether aud is an audience the service takes for
+// the Table service of this account: https://storage.azure.com, the
+// storage application's ID, or the account's table endpoint, with or
+// without a trailing slash. The account's endpoint is the public cloud's
+// (https://<account>.table.core.windows.net) or the one this server is
+// reached at (base); other clouds' endpoints are not this account's. base
+// comes from the request's Host: as a token's signature is not checked,
+// the audience guards against a token meant for another service, not
+// against a forger.
+func (s *Server) tokenAudience(aud, base string) bool {
+	if aud == storageAppID {
+		return true
+	}
 	aud = strings.TrimSuffix(aud, "/")
-	return aud == "https://storage.azure.com" || strings.EqualFold(aud, "https://"+s.cfg.Account+".table.core.windows.net")
+	return aud == "https://storage.azure.com" ||
+		strings.EqualFold(aud, "https://"+s.cfg.Account+".table.core.windows.net") ||
+		(base != "" && strings.EqualFold(aud, base))
+}
+
+// tokenIssuer reports whether iss is an issuer the service takes: Microsoft
+// Entra ID's v1.0 (https://sts.windows.net/<tenant>/) or v2.0
+// (https://login.microsoftonline.com/<tenant>/v2.0) issuer of the public
+// cloud, naming a tenant ID, which is a GUID and, when the token has a tid
+// claim, that tenant.
+func tokenIssuer(iss, tid string) bool {
+	var tenant string
+	if t, ok := strings.CutPrefix(iss, "https://sts.windows.net/"); ok {
+		tenant, ok = strings.CutSuffix(t, "/")
+		if !ok {
+			return false
+		}
+	} else if t, ok := strings.CutPrefix(iss, "https://login.microsoftonline.com/"); ok {
+		if tenant, ok = strings.CutSuffix(t, "/v2.0"); !ok {
+			return false
+		}
+	} else {
+		return false
+	}
+	if _, err := uuid.Parse(tenant); err != nil || len(tenant) != 36 {
+		return false
+	}
+	return tid == "" || strings.EqualFold(tid, tenant)
 }
 
 func invalidToken(detail string) *tables.Error {
@@ -432,10 +518,11 @@ func invalidToken(detail string) *tables.Error {
 		"Server failed to authenticate the request. "+detail)
 }
 
-// checkBearer checks a bearer token's form, lifetime and audience. It does
+// checkBearer checks a bearer token's form, lifetime, issuer and audience,
+// base being the service root the request was sent to. It does
 // not verify the token's signature: the server has no identity provider to
 // ask, so bearer tokens are accepted only when the operator enables them.
-func (s *Server) checkBearer(r *http.Request, tok string) *tables.Error {
+func (s *Server) checkBearer(r *http.Request, tok, base string) *tables.Error {
 	if !s.cfg.Bearer {
 		return authFailed("This server does not accept bearer tokens: serve with --bearer (and TLS) to allow them.")
 	}
@@ -453,6 +540,8 @@ func (s *Server) checkBearer(r *http.Request, tok string) *tables.Error {
 		Exp *float64        `json:"exp"`
 		Nbf *float64        `json:"nbf"`
 		Aud json.RawMessage `json:"aud"`
+		Iss string          `json:"iss"`
+		Tid string          `json:"tid"`
 	}
 	for i, into := range []any{&hdr, &claims} {
 		raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[i], "="))
@@ -471,6 +560,9 @@ func (s *Server) checkBearer(r *http.Request, tok string) *tables.Error {
 	if claims.Nbf != nil && now < *claims.Nbf-skew {
 		return invalidToken("Lifetime validation failed. The token is not yet valid.")
 	}
+	if !tokenIssuer(claims.Iss, claims.Tid) {
+		return invalidToken("Issuer validation failed: the token's issuer is not Microsoft Entra ID's (https://sts.windows.net/<tenant>/ or https://login.microsoftonline.com/<tenant>/v2.0).")
+	}
 	var auds []string
 	var one string
 	if json.Unmarshal(claims.Aud, &one) == nil {
@@ -479,9 +571,9 @@ func (s *Server) checkBearer(r *http.Request, tok string) *tables.Error {
 		json.Unmarshal(claims.Aud, &auds)
 	}
 	for _, a := range auds {
-		if s.tokenAudience(a) {
+		if s.tokenAudience(a, base) {
 			return nil
 		}
 	}
-	return invalidToken("Audience validation failed: the token's audience is not https://storage.azure.com.")
+	return invalidToken("Audience validation failed: the token's audience is not https://storage.azure.com, the storage application's ID or this account's table endpoint.")
 }

@@ -758,7 +758,7 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 			}
 		}
 	} else if fail = g.authorize(actQuery, table, "", ""); fail == nil {
-		page, sel, err := s.queryPage(inner, table, sub.query())
+		page, sel, err := s.queryPage(inner, g, table, sub.query())
 		if err != nil {
 			fail = err
 		} else {

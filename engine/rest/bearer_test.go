@@ -27,9 +27,13 @@ func jwt(claims map[string]any) string {
 	return enc(map[string]any{"alg": "RS256", "typ": "JWT"}) + "." + enc(claims) + "." + base64.RawURLEncoding.EncodeToString([]byte("signature"))
 }
 
+// tenant is the tenant the test tokens name.
+const tenant = "ab1f708d-50f6-404c-a006-d71b2ac7a606"
+
 func validClaims() map[string]any {
 	now := time.Now()
-	return map[string]any{"aud": "https://storage.azure.com", "exp": now.Add(time.Hour).Unix(), "nbf": now.Add(-time.Minute).Unix()}
+	return map[string]any{"aud": "https://storage.azure.com", "iss": "https://sts.windows.net/" + tenant + "/", "tid": tenant,
+		"exp": now.Add(time.Hour).Unix(), "nbf": now.Add(-time.Minute).Unix()}
 }
 
 // token is a token credential that hands out a fixed token, as Microsoft
@@ -100,6 +104,68 @@ func TestBearerTokens(t *testing.T) {
 		rest.New(e, cfg).ServeHTTP(w, req)
 		if w.Code != 403 {
 			t.Errorf("bearer, %s: %d, want 403", name, w.Code)
+		}
+	}
+}
+
+// TestBearerAudiencesAndIssuers checks the audiences and issuers the service
+// takes for a Table service token, and some it refuses.
+func TestBearerAudiencesAndIssuers(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	cfg.Profile = engine.None()
+	e, _ := engine.New(cfg)
+	defer e.Close()
+	key, _ := base64.StdEncoding.DecodeString(rest.DevKey)
+	srv := httptest.NewTLSServer(rest.New(e, rest.Config{Account: rest.DevAccount, Key: key, TLS: true, Bearer: true}))
+	defer srv.Close()
+	endpoint := srv.URL + "/" + rest.DevAccount
+	with := func(claim string, v any) string {
+		c := validClaims()
+		if v == nil {
+			delete(c, claim)
+		} else {
+			c[claim] = v
+		}
+		return jwt(c)
+	}
+	for _, tc := range []struct {
+		name, tok string
+		ok        bool
+	}{
+		{"audience storage", with("aud", "https://storage.azure.com"), true},
+		{"audience storage with a slash", with("aud", "https://storage.azure.com/"), true},
+		{"audience the storage application", with("aud", "e406a681-f3d4-42a8-90b6-c2b029497af1"), true},
+		{"audience the account's endpoint", with("aud", "https://devstoreaccount1.table.core.windows.net"), true},
+		{"audience the account's endpoint with a slash", with("aud", "https://devstoreaccount1.table.core.windows.net/"), true},
+		{"audience the served endpoint", with("aud", endpoint), true},
+		{"audience the served endpoint with a slash", with("aud", endpoint+"/"), true},
+		{"audience another account", with("aud", "https://invalidaccount.table.core.windows.net"), false},
+		{"audience the account's blob endpoint", with("aud", "https://devstoreaccount1.blob.core.windows.net"), false},
+		{"audience another host", with("aud", "https://example.org/"+rest.DevAccount), false},
+		{"audience another application", with("aud", "00000003-0000-0000-c000-000000000000"), false},
+		{"audience a scope", with("aud", "https://storage.azure.com/.default"), false},
+		{"no audience", with("aud", nil), false},
+		{"issuer v1.0", with("iss", "https://sts.windows.net/"+tenant+"/"), true},
+		{"issuer v2.0", with("iss", "https://login.microsoftonline.com/"+tenant+"/v2.0"), true},
+		{"no issuer", with("iss", nil), false},
+		{"issuer elsewhere", with("iss", "https://invalidissuer/"+tenant+"/"), false},
+		{"issuer on a lookalike host", with("iss", "https://sts.windows.net.example.org/"+tenant+"/"), false},
+		{"issuer without a tenant", with("iss", "https://sts.windows.net/"), false},
+		{"issuer with a tenant that is not a GUID", with("iss", "https://sts.windows.net/contoso/"), false},
+		{"issuer v2.0 without its version", with("iss", "https://login.microsoftonline.com/"+tenant+"/"), false},
+		{"issuer for another tenant than tid", with("iss", "https://sts.windows.net/00000000-0000-0000-0000-000000000001/"), false},
+	} {
+		req, _ := http.NewRequest("GET", endpoint+"/Tables", nil)
+		req.Header.Set("Authorization", "Bearer "+tc.tok)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if ok := resp.StatusCode == 200; ok != tc.ok {
+			t.Errorf("%s: %d %s, want accepted %v", tc.name, resp.StatusCode, resp.Header.Get("x-ms-error-code"), tc.ok)
+		} else if !ok && (resp.StatusCode != 401 || resp.Header.Get("x-ms-error-code") != "InvalidAuthenticationInfo") {
+			t.Errorf("%s: %d %s, want 401 InvalidAuthenticationInfo", tc.name, resp.StatusCode, resp.Header.Get("x-ms-error-code"))
 		}
 	}
 }

@@ -212,8 +212,8 @@ func selectList(v string) []string {
 }
 
 // queryPage runs one page of a query from the request's parameters.
-func (s *Server) queryPage(q *request, table string, vals url.Values) (tables.Page, []string, *tables.Error) {
-	qu := tables.Query{Filter: vals.Get("$filter")}
+func (s *Server) queryPage(q *request, g *grant, table string, vals url.Values) (tables.Page, []string, *tables.Error) {
+	qu := tables.Query{Filter: vals.Get("$filter"), Within: g.within()}
 	top, terr := parseTop(vals.Get("$top"))
 	if terr != nil {
 		return tables.Page{}, nil, terr
@@ -263,7 +263,7 @@ func (s *Server) query(q *request, g *grant, table string) {
 	if s.point(q, faults.OpQuery, table, filterPK(q.vals.Get("$filter"))) {
 		return
 	}
-	page, sel, err := s.queryPage(q, table, q.vals)
+	page, sel, err := s.queryPage(q, g, table, q.vals)
 	if err != nil {
 		s.fail(q, err)
 		return

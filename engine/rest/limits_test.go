@@ -119,10 +119,12 @@ func TestFilterSizeIsBounded(t *testing.T) {
 	e.CreateTable(t.Context(), "filters")
 	key, _ := base64.StdEncoding.DecodeString(rest.DevKey)
 	s := rest.New(e, rest.Config{Account: rest.DevAccount, Key: key, Auth: rest.AuthNone})
+	// Each fits in rest.MaxURLBytes, so that the filter's own bounds, not
+	// the URL's, refuse it.
 	for name, f := range map[string]string{
-		"150k nots":   strings.Repeat("not ", 150000) + "A eq 1",
+		"10k nots":    strings.Repeat("not ", 10000) + "A eq 1",
 		"deep parens": strings.Repeat("(", 5000) + "A eq 1" + strings.Repeat(")", 5000),
-		"long chain":  strings.Repeat("A eq 1 and ", 5000) + "A eq 1",
+		"long chain":  strings.Repeat("A eq 1 and ", 3000) + "A eq 1",
 	} {
 		before := heapInUse()
 		req := httptest.NewRequest("GET", "/devstoreaccount1/filters()?$filter="+strings.ReplaceAll(f, " ", "%20"), nil)

@@ -112,7 +112,7 @@ func TestSASRules(t *testing.T) {
 		{"account SAS without objects", url.Values{"ss": {"t"}, "srt": {"sc"}, "sp": {"rwdlacu"}}, call{"POST", "/rules", json, `{"PartitionKey":"b","RowKey":"8"}`}, 403, "AuthorizationResourceTypeMismatch"},
 		{"account SAS lists tables", url.Values{"ss": {"t"}, "srt": {"c"}, "sp": {"l"}}, call{"GET", "/Tables", nil, ""}, 200, ""},
 		{"account SAS without list", url.Values{"ss": {"t"}, "srt": {"sco"}, "sp": {"r"}}, call{"GET", "/Tables", nil, ""}, 403, "AuthorizationPermissionMismatch"},
-		{"account SAS for blobs only", url.Values{"ss": {"b"}, "srt": {"sco"}, "sp": {"rl"}}, call{"GET", "/Tables", nil, ""}, 403, "AuthenticationFailed"},
+		{"account SAS for blobs only", url.Values{"ss": {"b"}, "srt": {"sco"}, "sp": {"rl"}}, call{"GET", "/Tables", nil, ""}, 403, "AuthorizationServiceMismatch"},
 		{"a table SAS cannot create tables", url.Values{"tn": {"rules"}, "sp": {"raud"}}, call{"POST", "/Tables", json, `{"TableName":"sneaky"}`}, 403, "AuthorizationFailure"},
 		{"not yet valid", url.Values{"tn": {"rules"}, "sp": {"r"}, "st": {time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}}, get, 403, "AuthenticationFailed"},
 	} {

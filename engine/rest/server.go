@@ -287,6 +287,10 @@ func (s *Server) dispatch(q *request) {
 	// the constant ones from shared values, as net/http's Set would store them.
 	h["X-Content-Type-Options"] = hdrNosniff
 	h["Cache-Control"] = hdrNoCache
+	if err := oversized(r); err != nil {
+		s.fail(q, err)
+		return
+	}
 	if q.version != "" && !validVersion(q.version) {
 		h.Set("x-ms-version", "2019-02-02")
 		s.fail(q, tables.BadRequest("InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-version "+strconv.Quote(q.version)+" is not a service version (use a version such as 2019-02-02)."))
@@ -317,7 +321,7 @@ func (s *Server) dispatch(q *request) {
 		s.preflight(q)
 		return
 	}
-	g, err := s.authenticate(r, q.vals, account, path)
+	g, err := s.authenticate(r, q.vals, q.base, path)
 	if err != nil {
 		s.fail(q, err)
 		return

@@ -16,6 +16,40 @@ type Query struct {
 	Select       []string
 	Top          int
 	Continuation *Continuation
+	// Within, when not nil, limits the query to the keys its caller may
+	// read: the scan neither starts before nor goes past them, and so no
+	// continuation names a key outside them.
+	Within *KeyRange
+}
+
+// KeyRange is the keys a shared access signature with a key range covers:
+// from (StartPK, StartRK) to (EndPK, EndRK) in key order, both ends
+// inclusive. A nil StartPK leaves no low bound and a nil EndPK no high one;
+// a nil StartRK starts at the first row of StartPK and a nil EndRK ends at
+// the last row of EndPK.
+type KeyRange struct {
+	StartPK, StartRK, EndPK, EndRK *string
+}
+
+// Has reports whether the keys (pk, rk) lie in r.
+func (r *KeyRange) Has(pk, rk string) bool {
+	return r == nil || (!r.Before(pk, rk) && !r.Past(pk, rk))
+}
+
+// Before reports whether the keys (pk, rk) come before r's low bound.
+func (r *KeyRange) Before(pk, rk string) bool {
+	if r == nil || r.StartPK == nil {
+		return false
+	}
+	return pk < *r.StartPK || (pk == *r.StartPK && r.StartRK != nil && rk < *r.StartRK)
+}
+
+// Past reports whether the keys (pk, rk) come after r's high bound.
+func (r *KeyRange) Past(pk, rk string) bool {
+	if r == nil || r.EndPK == nil {
+		return false
+	}
+	return pk > *r.EndPK || (pk == *r.EndPK && r.EndRK != nil && rk > *r.EndRK)
 }
 
 // Continuation is where a query goes on: the next PartitionKey and RowKey to
