@@ -420,7 +420,15 @@ func (s *Server) dispatch(q *request) {
 // /account/resource, or /account-secondary/resource for the read-only
 // secondary endpoint SDKs ask for stats) and the resource. Host-style
 // requests (account.table.host/resource) name the configured account.
+// A slash after the resource (/Tables/, /$batch/) names the same resource,
+// as it does to the service: clients that build URLs by joining paths
+// send it, and no table name or key holds a slash.
 func (s *Server) route(path string) (account, rest string) {
+	account, rest = s.routeExact(path)
+	return account, strings.TrimSuffix(rest, "/")
+}
+
+func (s *Server) routeExact(path string) (account, rest string) {
 	p := strings.TrimPrefix(path, "/")
 	first, after, ok := strings.Cut(p, "/")
 	named := first == s.cfg.Account || first == s.cfg.Account+"-secondary"
