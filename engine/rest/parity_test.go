@@ -1,6 +1,8 @@
 package rest_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -44,4 +46,86 @@ func TestTrailingSlashAndRecordedHosts(t *testing.T) {
 		}
 	}
 	r.must("GET", "/flows(PartitionKey='p',RowKey='1')/", nil, "", 200)
+}
+
+// TestCreateAndQueryTablesInEachShape: Create Table with and without Prefer,
+// and Query Tables, at each metadata level, answer in the shape the service
+// documents: 204 with Preference-Applied: return-no-content, or 201 whose
+// Preference-Applied says return-content when it was asked for; the odata
+// annotations of the level; x-ms-version the version the request named.
+func TestCreateAndQueryTablesInEachShape(t *testing.T) {
+	r := newRaw(t)
+	const full, minimal, none = "application/json;odata=fullmetadata", "application/json;odata=minimalmetadata", "application/json;odata=nometadata"
+	annotations := map[string][]string{
+		full:    {"odata.metadata", "odata.type", "odata.id", "odata.editLink"},
+		minimal: {"odata.metadata"},
+		none:    nil,
+	}
+	for i, c := range []struct {
+		prefer, accept string
+		status         int
+		applied        string
+	}{
+		{"return-no-content", minimal, 204, "return-no-content"},
+		{"return-no-content", full, 204, "return-no-content"},
+		{"return-content", full, 201, "return-content"},
+		{"return-content", minimal, 201, "return-content"},
+		{"return-content", none, 201, "return-content"},
+		{"", minimal, 201, ""},
+	} {
+		name := fmt.Sprintf("shape%d", i)
+		hdr := map[string]string{"Content-Type": "application/json", "Accept": c.accept, "x-ms-version": "2018-03-28"}
+		if c.prefer != "" {
+			hdr["Prefer"] = c.prefer
+		}
+		got := r.must("POST", "/Tables", hdr, `{"TableName":"`+name+`"}`, c.status)
+		if a := got.header.Get("Preference-Applied"); a != c.applied {
+			t.Errorf("Prefer %q: Preference-Applied %q, want %q", c.prefer, a, c.applied)
+		}
+		if v := got.header.Get("x-ms-version"); v != "2018-03-28" {
+			t.Errorf("x-ms-version %q, want the request's", v)
+		}
+		if c.status == 204 {
+			if got.body != "" {
+				t.Errorf("Prefer %q: a body %q", c.prefer, got.body)
+			}
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(got.body), &m); err != nil || m["TableName"] != name {
+			t.Fatalf("%s: %s", c.accept, got.body)
+		}
+		if len(m) != 1+len(annotations[c.accept]) {
+			t.Errorf("%s: %s, want TableName and %v", c.accept, got.body, annotations[c.accept])
+		}
+		for _, k := range annotations[c.accept] {
+			if m[k] == nil {
+				t.Errorf("%s: no %s in %s", c.accept, k, got.body)
+			}
+		}
+		if c.accept == full && (m["odata.id"] != r.base+"/Tables('"+name+"')" || m["odata.editLink"] != "Tables('"+name+"')" || m["odata.type"] != "devstoreaccount1.Tables" || m["odata.metadata"] != r.base+"/$metadata#Tables/@Element") {
+			t.Errorf("full metadata: %s", got.body)
+		}
+	}
+	for accept, want := range annotations {
+		got := r.must("GET", "/Tables", map[string]string{"Accept": accept}, "", 200)
+		var v struct {
+			Metadata string           `json:"odata.metadata"`
+			Value    []map[string]any `json:"value"`
+		}
+		if err := json.Unmarshal([]byte(got.body), &v); err != nil || len(v.Value) == 0 {
+			t.Fatalf("%s: %s", accept, got.body)
+		}
+		if (v.Metadata == r.base+"/$metadata#Tables") != (accept != none) {
+			t.Errorf("%s: odata.metadata %q", accept, v.Metadata)
+		}
+		for _, k := range want {
+			if k != "odata.metadata" && v.Value[0][k] == nil {
+				t.Errorf("%s: no %s in %v", accept, k, v.Value[0])
+			}
+		}
+		if len(v.Value[0]) != 1+max(len(want)-1, 0) {
+			t.Errorf("%s: %v", accept, v.Value[0])
+		}
+	}
 }

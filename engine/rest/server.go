@@ -611,3 +611,11 @@ func parseTop(t string) (int, *tables.Error) {
 func noContent(r *http.Request) bool {
 	return strings.Contains(header(r, "Prefer"), "return-no-content")
 }
+
+// preferContent reports whether a request asked for the created resource in
+// its response, which then says it honoured that with Preference-Applied:
+// return-content, as the service does. Without a Prefer header the resource
+// is returned too, but nothing was preferred, so nothing is applied.
+func preferContent(r *http.Request) bool {
+	return strings.Contains(header(r, "Prefer"), "return-content")
+}
