@@ -129,3 +129,20 @@ func TestCreateAndQueryTablesInEachShape(t *testing.T) {
 		}
 	}
 }
+
+// TestInsertSaysWhichPreferenceItApplied: Insert Entity, like Create
+// Table, answers Prefer: return-content with Preference-Applied.
+func TestInsertSaysWhichPreferenceItApplied(t *testing.T) {
+	r := newRaw(t)
+	r.table("prefer")
+	for rk, c := range []struct{ prefer, applied string }{{"return-content", "return-content"}, {"return-no-content", "return-no-content"}, {"", ""}} {
+		hdr := map[string]string{"Content-Type": "application/json"}
+		if c.prefer != "" {
+			hdr["Prefer"] = c.prefer
+		}
+		got := r.do("POST", "/prefer", hdr, fmt.Sprintf(`{"PartitionKey":"p","RowKey":"%d"}`, rk), true)
+		if a := got.header.Get("Preference-Applied"); got.status/100 != 2 || a != c.applied {
+			t.Errorf("Prefer %q: %d, Preference-Applied %q, want %q", c.prefer, got.status, a, c.applied)
+		}
+	}
+}
