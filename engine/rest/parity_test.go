@@ -146,3 +146,30 @@ func TestInsertSaysWhichPreferenceItApplied(t *testing.T) {
 		}
 	}
 }
+
+// TestValuesTheServiceRefuses: a DateTime that is no date and a Double
+// beyond the range of a double are refused with 400, alone and in a batch;
+// the largest double is kept. The service answers the overflow with
+// InvalidInput, as its JSON reader fails before the type is looked at.
+func TestValuesTheServiceRefuses(t *testing.T) {
+	r := newRaw(t)
+	r.table("values")
+	json := map[string]string{"Content-Type": "application/json"}
+	for _, c := range []struct{ props, code string }{
+		{`"D@odata.type":"Edm.DateTime","D":"2023-13-45T99:00:00Z"`, "InvalidValueType"},
+		{`"D@odata.type":"Edm.DateTime","D":"yesterday"`, "InvalidValueType"},
+		{`"X@odata.type":"Edm.Double","X":"1.797693134862316e308"`, "InvalidInput"},
+		{`"X@odata.type":"Edm.Double","X":-1.797693134862316e308`, "InvalidInput"},
+		{`"X":1e400`, "InvalidInput"},
+	} {
+		body := `{"PartitionKey":"p","RowKey":"r",` + c.props + `}`
+		if got := r.do("POST", "/values", json, body, true); got.status != 400 || got.code != c.code {
+			t.Errorf("%s: %d %s, want 400 %s", c.props, got.status, got.code, c.code)
+		}
+		ctype, b := batch(r.op("POST", "/values", "Content-Type: application/json\r\n", body))
+		if got := r.submit(ctype, b); got.status != 202 || innerStatus(got.body) != "400" || !strings.Contains(got.body, `"code":"`+c.code+`"`) {
+			t.Errorf("%s in a batch: %d %s", c.props, got.status, got.body)
+		}
+	}
+	r.insert("values", `{"PartitionKey":"p","RowKey":"max","X@odata.type":"Edm.Double","X":"1.797693134862315e308"}`)
+}
