@@ -173,3 +173,69 @@ func TestValuesTheServiceRefuses(t *testing.T) {
 	}
 	r.insert("values", `{"PartitionKey":"p","RowKey":"max","X@odata.type":"Edm.Double","X":"1.797693134862315e308"}`)
 }
+
+// TestCORSVaryAndPreflight: Vary: Origin on a GET or HEAD answer when CORS
+// is enabled and a rule names the origin or none admits it, never for a
+// rule that admits all origins, nor without rules; a preflight without a
+// matching rule is 403 CorsPreflightFailure, one without its headers 400.
+func TestCORSVaryAndPreflight(t *testing.T) {
+	r := newRaw(t)
+	r.table("cors")
+	setRules := func(rules string) {
+		r.must("PUT", "/?restype=service&comp=properties", map[string]string{"Content-Type": "application/xml"},
+			`<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Cors>`+rules+`</Cors></StorageServiceProperties>`, 202)
+	}
+	rule := func(origins, methods string) string {
+		return `<CorsRule><AllowedOrigins>` + origins + `</AllowedOrigins><AllowedMethods>` + methods + `</AllowedMethods><MaxAgeInSeconds>60</MaxAgeInSeconds><ExposedHeaders>*</ExposedHeaders><AllowedHeaders>header</AllowedHeaders></CorsRule>`
+	}
+	type want struct{ vary, allow string }
+	check := func(name, method, path, origin string, w want) {
+		t.Helper()
+		hdr := map[string]string{}
+		if origin != "" {
+			hdr["Origin"] = origin
+		}
+		body := ""
+		if method == "POST" {
+			hdr["Content-Type"], body = "application/json", `{"PartitionKey":"p","RowKey":"`+name+`"}`
+		}
+		got := r.do(method, path, hdr, body, true)
+		if v, a := got.header.Get("Vary"), got.header.Get("Access-Control-Allow-Origin"); v != w.vary || a != w.allow {
+			t.Errorf("%s: Vary %q, Access-Control-Allow-Origin %q; want %q, %q", name, v, a, w.vary, w.allow)
+		}
+	}
+	check("no rules", "GET", "/?restype=service&comp=properties", "anyOrigin", want{})
+	setRules(rule("exactOrigin", "GET,POST"))
+	check("a rule for the origin", "GET", "/?restype=service&comp=properties", "exactOrigin", want{"Origin", "exactOrigin"})
+	check("no rule for the origin", "GET", "/?restype=service&comp=properties", "anyOrigin", want{"Origin", ""})
+	check("no origin", "GET", "/?restype=service&comp=properties", "", want{})
+	check("an error answer", "GET", "/nosuch()", "exactOrigin", want{"Origin", "exactOrigin"})
+	check("a POST", "POST", "/cors", "anyOrigin", want{})
+	setRules(rule("*", "GET"))
+	check("a rule for all origins", "GET", "/?restype=service&comp=properties", "anyOrigin", want{"", "*"})
+
+	setRules(rule("test", "GET"))
+	for _, c := range []struct {
+		origin, method string
+		status         int
+		text           string
+	}{
+		{"Origin", "GET", 403, "CORS not enabled or no matching rule found for this request."},
+		{"test", "PUT", 403, "CORS not enabled or no matching rule found for this request."},
+		{"test", "", 400, "A required CORS header is not present."},
+		{"test", "GET", 200, ""},
+	} {
+		hdr := map[string]string{"Origin": c.origin}
+		if c.method != "" {
+			hdr["Access-Control-Request-Method"] = c.method
+		}
+		got := r.do("OPTIONS", "/?restype=service&comp=properties", hdr, "", false)
+		if got.status != c.status || !strings.Contains(got.body, c.text) || c.status == 403 && got.code != "CorsPreflightFailure" {
+			t.Errorf("preflight from %q for %q: %d %s %s", c.origin, c.method, got.status, got.code, got.body)
+		}
+	}
+	setRules("")
+	if got := r.do("OPTIONS", "/Tables", map[string]string{"Origin": "test", "Access-Control-Request-Method": "GET"}, "", false); got.status != 403 || got.code != "CorsPreflightFailure" {
+		t.Errorf("preflight without rules: %d %s", got.status, got.code)
+	}
+}
