@@ -3,8 +3,10 @@ package rest_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Requests in shapes recorded clients replay, each a regression test for a
@@ -237,5 +239,33 @@ func TestCORSVaryAndPreflight(t *testing.T) {
 	setRules("")
 	if got := r.do("OPTIONS", "/Tables", map[string]string{"Origin": "test", "Access-Control-Request-Method": "GET"}, "", false); got.status != 403 || got.code != "CorsPreflightFailure" {
 		t.Errorf("preflight without rules: %d %s", got.status, got.code)
+	}
+}
+
+// TestStatsOnTheSecondaryOnly: Get Table Service Stats is served by the
+// secondary endpoint, account-secondary, as the service documents; on the
+// primary, comp=stats is refused as a query parameter value it does not
+// take.
+func TestStatsOnTheSecondaryOnly(t *testing.T) {
+	r := newRaw(t)
+	if got := r.do("GET", "/?restype=service&comp=stats", nil, "", true); got.status != 400 || got.code != "InvalidQueryParameterValue" {
+		t.Errorf("stats on the primary: %d %s, want 400 InvalidQueryParameterValue", got.status, got.code)
+	}
+	sec := &raw{t: t, base: r.base + "-secondary"}
+	if got := sec.must("GET", "/?restype=service&comp=stats", nil, "", 200); !strings.Contains(got.body, "<Status>live</Status>") {
+		t.Errorf("stats on the secondary: %s", got.body)
+	}
+	// Host style: the secondary's host names it.
+	req, _ := http.NewRequest("GET", r.base+"/?restype=service&comp=stats", nil)
+	req.Host = "devstoreaccount1-secondary.table.localhost"
+	req.Header.Set("x-ms-version", "2019-02-02")
+	signLite(req, time.Now())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("stats on a secondary host: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
 	}
 }

@@ -360,6 +360,12 @@ func (s *Server) dispatch(q *request) {
 	case resource == "" && vals.Get("restype") == "service" && comp == "properties":
 		s.serviceProperties(q, g)
 	case resource == "" && vals.Get("restype") == "service" && comp == "stats":
+		if !secondary(account, r.Host) {
+			// The service serves stats on the secondary endpoint only;
+			// on the primary, comp=stats is no value it takes.
+			s.fail(q, tables.BadRequest(tables.CodeInvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: comp=stats is served by the account's secondary endpoint, <account>-secondary."))
+			return
+		}
 		s.serviceStats(q, g)
 	case resource == "Tables" || resource == "Tables()":
 		switch r.Method {
@@ -444,6 +450,14 @@ func (s *Server) routeExact(path string) (account, rest string) {
 		return first, ""
 	}
 	return s.cfg.Account, p
+}
+
+// secondary reports whether a request was sent to an account's secondary
+// endpoint: its path names account-secondary, or, host style, its host
+// does (account-secondary.table.host).
+func secondary(account, host string) bool {
+	label, _, _ := strings.Cut(host, ".")
+	return strings.HasSuffix(account, "-secondary") || strings.HasSuffix(label, "-secondary")
 }
 
 // parseEntityPath parses table, table() or
