@@ -17,8 +17,8 @@ import (
 // recorded against, not this one. The service routes both by their path.
 func TestTrailingSlashAndRecordedHosts(t *testing.T) {
 	r := newRaw(t)
-	json := map[string]string{"Content-Type": "application/json"}
-	r.must("POST", "/Tables/", json, `{"TableName":"flows"}`, 201)
+	asJSON := map[string]string{"Content-Type": "application/json"}
+	r.must("POST", "/Tables/", asJSON, `{"TableName":"flows"}`, 201)
 	r.must("GET", "/Tables/", nil, "", 200)
 	const elsewhere = "http://127.0.0.1:10002/devstoreaccount1"
 	op := func(path, rk string) string {
@@ -156,7 +156,7 @@ func TestInsertSaysWhichPreferenceItApplied(t *testing.T) {
 func TestValuesTheServiceRefuses(t *testing.T) {
 	r := newRaw(t)
 	r.table("values")
-	json := map[string]string{"Content-Type": "application/json"}
+	asJSON := map[string]string{"Content-Type": "application/json"}
 	for _, c := range []struct{ props, code string }{
 		{`"D@odata.type":"Edm.DateTime","D":"2023-13-45T99:00:00Z"`, "InvalidValueType"},
 		{`"D@odata.type":"Edm.DateTime","D":"yesterday"`, "InvalidValueType"},
@@ -165,7 +165,7 @@ func TestValuesTheServiceRefuses(t *testing.T) {
 		{`"X":1e400`, "InvalidInput"},
 	} {
 		body := `{"PartitionKey":"p","RowKey":"r",` + c.props + `}`
-		if got := r.do("POST", "/values", json, body, true); got.status != 400 || got.code != c.code {
+		if got := r.do("POST", "/values", asJSON, body, true); got.status != 400 || got.code != c.code {
 			t.Errorf("%s: %d %s, want 400 %s", c.props, got.status, got.code, c.code)
 		}
 		ctype, b := batch(r.op("POST", "/values", "Content-Type: application/json\r\n", body))
@@ -267,5 +267,37 @@ func TestStatsOnTheSecondaryOnly(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("stats on a secondary host: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
+}
+
+// TestTableNamesIgnoreCase: table names are case-insensitive and keep the
+// case they were created with; names that hold one another are distinct
+// tables.
+func TestTableNamesIgnoreCase(t *testing.T) {
+	r := newRaw(t)
+	asJSON := map[string]string{"Content-Type": "application/json"}
+	r.table("myTable")
+	if got := r.do("POST", "/Tables", asJSON, `{"TableName":"MYTABLE"}`, true); got.status != 409 || got.code != "TableAlreadyExists" {
+		t.Fatalf("a name differing in case: %d %s, want 409 TableAlreadyExists", got.status, got.code)
+	}
+	for _, n := range []string{"myTab", "Table", "myTablemyTable"} {
+		r.table(n)
+	}
+	r.insert("MYTABLE", `{"PartitionKey":"p","RowKey":"1"}`)
+	if _, st := r.get("mytable", "p", "1"); st != 200 {
+		t.Fatalf("an entity through another case: %d", st)
+	}
+	r.must("DELETE", "/Tables('MYTAB')", nil, "", 204)
+	got := r.must("GET", "/Tables", nil, "", 200)
+	var v struct{ Value []struct{ TableName string } }
+	if err := json.Unmarshal([]byte(got.body), &v); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, x := range v.Value {
+		names = append(names, x.TableName)
+	}
+	if fmt.Sprint(names) != "[Table myTable myTablemyTable]" {
+		t.Fatalf("listed %v", names)
 	}
 }
