@@ -301,3 +301,27 @@ func TestTableNamesIgnoreCase(t *testing.T) {
 		t.Fatalf("listed %v", names)
 	}
 }
+
+// TestXMLResourcesTakeAnAtomAccept: the service properties, stats and a
+// table's ACL are XML; a client that asks for them with Accept:
+// application/atom+xml,application/xml (the older Node.js SDK) gets them.
+// An OData resource asked for in Atom is still 415.
+func TestXMLResourcesTakeAnAtomAccept(t *testing.T) {
+	r := newRaw(t)
+	r.table("xmlacl")
+	atom := map[string]string{"Accept": "application/atom+xml,application/xml"}
+	if got := r.must("GET", "/?restype=service&comp=properties", atom, "", 200); !strings.Contains(got.body, "<StorageServiceProperties>") {
+		t.Errorf("properties: %s", got.body)
+	}
+	put := map[string]string{"Accept": atom["Accept"], "Content-Type": "application/xml"}
+	r.must("PUT", "/?restype=service&comp=properties", put, `<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Logging><Version>1.0</Version><Delete>false</Delete><Read>false</Read><Write>false</Write><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></Logging></StorageServiceProperties>`, 202)
+	r.must("PUT", "/xmlacl?comp=acl", put, `<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers><SignedIdentifier><Id>id1</Id><AccessPolicy><Expiry>2030-01-01T00:00:00Z</Expiry><Permission>raud</Permission></AccessPolicy></SignedIdentifier></SignedIdentifiers>`, 204)
+	if got := r.must("GET", "/xmlacl?comp=acl", atom, "", 200); !strings.Contains(got.body, "<Id>id1</Id>") {
+		t.Errorf("ACL: %s", got.body)
+	}
+	sec := &raw{t: t, base: r.base + "-secondary"}
+	sec.must("GET", "/?restype=service&comp=stats", atom, "", 200)
+	if got := r.do("GET", "/Tables", map[string]string{"Accept": "application/atom+xml"}, "", true); got.status != 415 || got.code != "AtomFormatNotSupported" {
+		t.Errorf("tables in Atom: %d %s, want 415 AtomFormatNotSupported", got.status, got.code)
+	}
+}

@@ -339,8 +339,10 @@ func (s *Server) dispatch(q *request) {
 	}
 	s.corsActual(q)
 	// The service speaks JSON only since 2015-12-11; an Atom request is
-	// refused as it refuses it, not misread as bad JSON.
-	if atom(r, q.vals) {
+	// refused as it refuses it, not misread as bad JSON. Service
+	// properties, stats and ACLs are XML resources, which clients ask for
+	// with Accept: application/atom+xml,application/xml.
+	if atom(r, q.vals) && !xmlResource(q.vals) {
 		s.fail(q, tables.NewError(http.StatusUnsupportedMediaType, "AtomFormatNotSupported", "Atom format is not supported."))
 		return
 	}
@@ -536,6 +538,12 @@ func atom(r *http.Request, vals url.Values) bool {
 		f = header(r, "Accept")
 	}
 	return strings.Contains(f, "atom+xml") && !strings.Contains(f, "json")
+}
+
+// xmlResource reports whether a request is for one of the service's XML
+// resources: the service's properties and stats, a table's ACL.
+func xmlResource(vals url.Values) bool {
+	return vals.Get("restype") == "service" || vals.Get("comp") == "acl"
 }
 
 // metadataLevel reads the JSON form asked for: $format over Accept.
