@@ -303,9 +303,9 @@ func TestTableNamesIgnoreCase(t *testing.T) {
 }
 
 // TestXMLResourcesTakeAnAtomAccept: the service properties, stats and a
-// table's ACL are XML; a client that asks for them with Accept:
-// application/atom+xml,application/xml (the older Node.js SDK) gets them.
-// An OData resource asked for in Atom is still 415.
+// table's ACL are XML, and a batch is multipart; a client that sends them
+// Accept: application/atom+xml,application/xml (the older Node.js SDK)
+// gets them. An OData resource asked for in Atom is still 415.
 func TestXMLResourcesTakeAnAtomAccept(t *testing.T) {
 	r := newRaw(t)
 	r.table("xmlacl")
@@ -321,6 +321,10 @@ func TestXMLResourcesTakeAnAtomAccept(t *testing.T) {
 	}
 	sec := &raw{t: t, base: r.base + "-secondary"}
 	sec.must("GET", "/?restype=service&comp=stats", atom, "", 200)
+	ctype, body := batch(r.op("POST", "/xmlacl", "Content-Type: application/json\r\nAccept: application/json;odata=minimalmetadata\r\n", `{"PartitionKey":"p","RowKey":"1"}`))
+	if got := r.do("POST", "/$batch", map[string]string{"Accept": atom["Accept"], "Content-Type": ctype}, body, true); got.status != 202 || innerStatus(got.body) != "201" {
+		t.Errorf("a batch with an Atom Accept: %d %s", got.status, got.body)
+	}
 	if got := r.do("GET", "/Tables", map[string]string{"Accept": "application/atom+xml"}, "", true); got.status != 415 || got.code != "AtomFormatNotSupported" {
 		t.Errorf("tables in Atom: %d %s, want 415 AtomFormatNotSupported", got.status, got.code)
 	}

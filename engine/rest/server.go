@@ -341,8 +341,11 @@ func (s *Server) dispatch(q *request) {
 	// The service speaks JSON only since 2015-12-11; an Atom request is
 	// refused as it refuses it, not misread as bad JSON. Service
 	// properties, stats and ACLs are XML resources, which clients ask for
-	// with Accept: application/atom+xml,application/xml.
-	if atom(r, q.vals) && !xmlResource(q.vals) {
+	// with Accept: application/atom+xml,application/xml, and a $batch
+	// answers in multipart whatever its Accept, each operation in the form
+	// its own Accept names: the older Node.js SDK sends that Accept on all
+	// three.
+	if atom(r, q.vals) && !xmlResource(q.vals) && rest != "$batch" {
 		s.fail(q, tables.NewError(http.StatusUnsupportedMediaType, "AtomFormatNotSupported", "Atom format is not supported."))
 		return
 	}
