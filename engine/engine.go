@@ -46,6 +46,11 @@ type Config struct {
 	PartitionRate, AccountRate float64
 }
 
+// ServiceTableDeleteGrace is how long the service refuses to create a table
+// again after deleting one of that name: garbage collection of the deleted
+// table takes at least 40 seconds.
+const ServiceTableDeleteGrace = 40 * time.Second
+
 // DefaultConfig returns the configuration of the case study's engine: the
 // wa2010 profile in wall time, tables starting cold, the balancer on.
 func DefaultConfig() Config {
@@ -54,7 +59,7 @@ func DefaultConfig() Config {
 		TimeScale:        1,
 		Seed:             1,
 		MaxKeyLength:     tables.DefaultMaxKeyLen,
-		TableDeleteGrace: 40 * time.Second,
+		TableDeleteGrace: ServiceTableDeleteGrace,
 		Balancer:         DefaultBalancerConfig(),
 	}
 }

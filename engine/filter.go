@@ -364,9 +364,11 @@ func (l *lexer) next() token {
 		if l.pos < len(l.s) && l.s[l.pos] == '\'' {
 			return l.typed(word)
 		}
-		switch word {
-		case "true", "false":
-			return token{kind: tLit, text: word, lit: tables.Property{Type: tables.EdmBoolean, Value: word == "true"}}
+		// The service reads the boolean literals in any case (True, TRUE),
+		// as it reads Edm.Boolean values; a client that formats a .NET or
+		// Python bool into a filter writes True.
+		if t, f := strings.EqualFold(word, "true"), strings.EqualFold(word, "false"); t || f {
+			return token{kind: tLit, text: word, lit: tables.Property{Type: tables.EdmBoolean, Value: t}}
 		}
 		return token{kind: tIdent, text: word}
 	}

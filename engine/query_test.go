@@ -58,6 +58,10 @@ func TestFilters(t *testing.T) {
 		{"Score gt 1.0", []string{"a/1"}, ""},
 		{"Score eq 1.5d", []string{"a/1"}, ""},
 		{"Active eq true", []string{"a/1"}, ""},
+		{"Active eq True", []string{"a/1"}, ""}, // boolean literals in any case
+		{"Active eq FALSE", []string{"a/2"}, ""},
+		{"True", []string{"a/1", "a/2", "b/1", "c/1"}, ""},
+		{"fAlse", nil, ""},
 		{"Born eq datetime'2010-11-01T12:00:00Z'", []string{"a/1"}, ""},
 		{"Born eq datetime'2010-11-01T12:00:00'", []string{"a/1"}, ""}, // zoneless is UTC
 		{"Born lt datetime'2010-11-01T12:00:00Z'", nil, ""},

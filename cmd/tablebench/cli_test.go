@@ -178,6 +178,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"serve", "--profile=none", "--latency-scale=2"}, "profile none models no latency"},
 		{[]string{"serve", "--faults=/nonexistent/faults.yaml"}, "the faults file cannot be read"},
 		{[]string{"serve", "--faults=testdata/bad-faults.yaml"}, `op "gett" is not known`},
+		{[]string{"serve", "--table-delete-delay=-1s"}, "--table-delete-delay -1s is negative"},
 		{[]string{"admin"}, "say what to change"},
 		{[]string{"run", "--shard", "0/2", "--vms", "2", "--job-id", "j"}, "a sharded run needs --target table"},
 		{[]string{"run", "--shard", "2/2"}, `--shard "2/2": use K/N`},

@@ -32,6 +32,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	latencyScale := fs.Float64("latency-scale", 1, "multiply the profile's latencies (front end, commit, stalls) by this factor; a partition's capacity is kept")
 	faultsFile := fs.String("faults", "", "YAML file of fault rules, reloaded when it changes (see the README); also enables the admin endpoint's rules")
 	allowHeader := fs.Bool("allow-fault-header", false, "let a request ask for its own fault with the x-tablebench-fault header")
+	deleteDelay := fs.Duration("table-delete-delay", 0, "how long a deleted table's name is refused (409 TableBeingDeleted) before it can be created again; 0 allows it at once (default: 0 under --profile none, which models no time; 40s, the service's, under wa2010 and modern)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -60,6 +61,15 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	if *latencyScale <= 0 || *latencyScale > 1000 {
 		return usagef("--latency-scale %g is out of range: use a factor above 0 up to 1000", *latencyScale)
 	}
+	if *deleteDelay < 0 {
+		return usagef("--table-delete-delay %v is negative: use a duration such as 40s, or 0 to allow it at once", *deleteDelay)
+	}
+	if !given(fs.FlagSet, "table-delete-delay") {
+		*deleteDelay = 0
+		if p.Model {
+			*deleteDelay = engine.ServiceTableDeleteGrace
+		}
+	}
 	if *latencyScale != 1 && !p.Model {
 		return usagef("--latency-scale: profile %s models no latency; use wa2010 or modern", p.Name)
 	}
@@ -78,6 +88,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	cfg := engine.DefaultConfig()
 	cfg.Profile, cfg.TimeScale = p.ScaleLatency(*latencyScale), *scale
 	cfg.PartitionRate, cfg.AccountRate = *partitionRate, *accountRate
+	cfg.TableDeleteGrace = *deleteDelay
 	if *presplit {
 		cfg.PreSplit = p.SteadySplit()
 	}
@@ -110,6 +121,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "serving the engine (profile %s) at %s\n", p.Name, endpoint)
 	fmt.Fprintf(e.stdout, "connection string: %s\n", rest.ConnectionString(scheme, *account, keyShown, endpoint))
 	fmt.Fprintf(e.stdout, "budgets: %s entities/s per PartitionKey, %s per account; metrics at %s://%s%s\n", rateText(rates.Partition), rateText(rates.Account), scheme, ln.Addr(), rest.MetricsPath)
+	fmt.Fprintf(e.stdout, "a deleted table's name can be created again after %v (--table-delete-delay)\n", *deleteDelay)
 	if rules != nil {
 		fmt.Fprintf(e.stdout, "faults: %d rules from %s, reloaded when it changes\n", len(rules.Rules()), *faultsFile)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablebench/tablebench/workloads/aztarget"
 )
@@ -159,5 +163,45 @@ func csEnv(cs string) func(string) string {
 			return cs
 		}
 		return ""
+	}
+}
+
+// TestServeTableDeleteDelay: a table deleted and created again at once is
+// refused with 409 TableBeingDeleted for --table-delete-delay, whose default
+// is none under --profile none, which models no time, and the service's
+// 40 s under a modelled profile.
+func TestServeTableDeleteDelay(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code string // of the second create; "" for success
+	}{
+		{[]string{"--profile", "none"}, ""},
+		{[]string{"--profile", "none", "--table-delete-delay", "1h"}, "TableBeingDeleted"},
+		{[]string{"--profile", "modern"}, "TableBeingDeleted"},
+		{[]string{"--profile", "modern", "--table-delete-delay", "0"}, ""},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			cs, stop := startServe(t, c.args...)
+			defer stop()
+			svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := svc.CreateTable(ctx, "again", nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.DeleteTable(ctx, "again", nil); err != nil {
+				t.Fatal(err)
+			}
+			_, err = svc.CreateTable(ctx, "again", nil)
+			var re *azcore.ResponseError
+			switch {
+			case c.code == "" && err != nil:
+				t.Fatalf("created again: %v", err)
+			case c.code != "" && (!errors.As(err, &re) || re.StatusCode != 409 || re.ErrorCode != c.code):
+				t.Fatalf("created again: %v, want 409 %s", err, c.code)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -606,6 +607,15 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 	bad := func() (tables.Property, *tables.Error) {
 		return tables.Property{}, tables.BadRequest(tables.CodeInvalidValueType, fmt.Sprintf("The value of property %q is not valid for its type %s.", name, orStr(edm, "in JSON")))
 	}
+	// A number beyond a double's range is refused as the service refuses
+	// it, with InvalidInput rather than InvalidValueType: its reader fails
+	// on the number before it looks at the type.
+	badFloat := func(err error) (tables.Property, *tables.Error) {
+		if errors.Is(err, strconv.ErrRange) {
+			return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("An error occurred while processing this request: the value of property %q is beyond the range of Edm.Double.", name))
+		}
+		return bad()
+	}
 	switch edm {
 	case "":
 		switch x := v.(type) {
@@ -625,7 +635,7 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 			}
 			f, err := x.Float64()
 			if err != nil {
-				return bad()
+				return badFloat(err)
 			}
 			return tables.Double(name, f), nil
 		}
@@ -661,7 +671,7 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 		case json.Number:
 			f, err := x.Float64()
 			if err != nil {
-				return bad()
+				return badFloat(err)
 			}
 			return tables.Double(name, f), nil
 		case string:
@@ -675,7 +685,7 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 			}
 			f, err := strconv.ParseFloat(x, 64)
 			if err != nil {
-				return bad()
+				return badFloat(err)
 			}
 			return tables.Double(name, f), nil
 		}

@@ -63,6 +63,9 @@ func (s *Server) insert(q *request, g *grant, table string) {
 		q.w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	if preferContent(q.r) {
+		h.Set("Preference-Applied", "return-content")
+	}
 	s.writeEntity(q, http.StatusCreated, &stored, table, nil)
 }
 

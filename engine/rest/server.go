@@ -343,8 +343,13 @@ func (s *Server) dispatch(q *request) {
 	}
 	s.corsActual(q)
 	// The service speaks JSON only since 2015-12-11; an Atom request is
-	// refused as it refuses it, not misread as bad JSON.
-	if atom(r, q.vals) {
+	// refused as it refuses it, not misread as bad JSON. Service
+	// properties, stats and ACLs are XML resources, which clients ask for
+	// with Accept: application/atom+xml,application/xml, and a $batch
+	// answers in multipart whatever its Accept, each operation in the form
+	// its own Accept names: the older Node.js SDK sends that Accept on all
+	// three.
+	if atom(r, q.vals) && !xmlResource(q.vals) && rest != "$batch" {
 		s.fail(q, tables.NewError(http.StatusUnsupportedMediaType, "AtomFormatNotSupported", "Atom format is not supported."))
 		return
 	}
@@ -364,6 +369,12 @@ func (s *Server) dispatch(q *request) {
 	case resource == "" && vals.Get("restype") == "service" && comp == "properties":
 		s.serviceProperties(q, g)
 	case resource == "" && vals.Get("restype") == "service" && comp == "stats":
+		if !secondary(account, r.Host) {
+			// The service serves stats on the secondary endpoint only;
+			// on the primary, comp=stats is no value it takes.
+			s.fail(q, tables.BadRequest(tables.CodeInvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: comp=stats is served by the account's secondary endpoint, <account>-secondary."))
+			return
+		}
 		s.serviceStats(q, g)
 	case resource == "Tables" || resource == "Tables()":
 		switch r.Method {
@@ -424,7 +435,15 @@ func (s *Server) dispatch(q *request) {
 // /account/resource, or /account-secondary/resource for the read-only
 // secondary endpoint SDKs ask for stats) and the resource. Host-style
 // requests (account.table.host/resource) name the configured account.
+// A slash after the resource (/Tables/, /$batch/) names the same resource,
+// as it does to the service: clients that build URLs by joining paths
+// send it, and no table name or key holds a slash.
 func (s *Server) route(path string) (account, rest string) {
+	account, rest = s.routeExact(path)
+	return account, strings.TrimSuffix(rest, "/")
+}
+
+func (s *Server) routeExact(path string) (account, rest string) {
 	p := strings.TrimPrefix(path, "/")
 	first, after, ok := strings.Cut(p, "/")
 	named := first == s.cfg.Account || first == s.cfg.Account+"-secondary"
@@ -440,6 +459,14 @@ func (s *Server) route(path string) (account, rest string) {
 		return first, ""
 	}
 	return s.cfg.Account, p
+}
+
+// secondary reports whether a request was sent to an account's secondary
+// endpoint: its path names account-secondary, or, host style, its host
+// does (account-secondary.table.host).
+func secondary(account, host string) bool {
+	label, _, _ := strings.Cut(host, ".")
+	return strings.HasSuffix(account, "-secondary") || strings.HasSuffix(label, "-secondary")
 }
 
 // parseEntityPath parses table, table() or
@@ -518,6 +545,12 @@ func atom(r *http.Request, vals url.Values) bool {
 		f = header(r, "Accept")
 	}
 	return strings.Contains(f, "atom+xml") && !strings.Contains(f, "json")
+}
+
+// xmlResource reports whether a request is for one of the service's XML
+// resources: the service's properties and stats, a table's ACL.
+func xmlResource(vals url.Values) bool {
+	return vals.Get("restype") == "service" || vals.Get("comp") == "acl"
 }
 
 // metadataLevel reads the JSON form asked for: $format over Accept.
@@ -606,4 +639,12 @@ func parseTop(t string) (int, *tables.Error) {
 
 func noContent(r *http.Request) bool {
 	return strings.Contains(header(r, "Prefer"), "return-no-content")
+}
+
+// preferContent reports whether a request asked for the created resource in
+// its response, which then says it honoured that with Preference-Applied:
+// return-content, as the service does. Without a Prefer header the resource
+// is returned too, but nothing was preferred, so nothing is applied.
+func preferContent(r *http.Request) bool {
+	return strings.Contains(header(r, "Prefer"), "return-content")
 }

@@ -338,7 +338,7 @@ func listMatches(list, v string, origin bool) bool {
 func (s *Server) preflight(q *request) {
 	origin, method := header(q.r, "Origin"), header(q.r, "Access-Control-Request-Method")
 	if origin == "" || method == "" {
-		s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "A CORS preflight request needs the Origin and Access-Control-Request-Method headers."))
+		s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "A required CORS header is not present. A preflight request names its Origin and the Access-Control-Request-Method it asks about."))
 		return
 	}
 	headers := splitList(header(q.r, "Access-Control-Request-Headers"))
@@ -348,7 +348,7 @@ func (s *Server) preflight(q *request) {
 		return
 	}
 	h := q.w.Header()
-	allowOrigin(h, rule, origin)
+	allowOrigin(h, rule, origin, true)
 	h.Set("Access-Control-Allow-Methods", strings.ToUpper(method))
 	if len(headers) > 0 {
 		h.Set("Access-Control-Allow-Headers", strings.Join(headers, ","))
@@ -357,30 +357,48 @@ func (s *Server) preflight(q *request) {
 	q.w.WriteHeader(http.StatusOK)
 }
 
-func allowOrigin(h http.Header, rule corsRule, origin string) {
+// allowOrigin adds the headers that admit origin under rule. An answer
+// for one origin varies with the Origin header; one for all does not.
+func allowOrigin(h http.Header, rule corsRule, origin string, vary bool) {
 	if strings.TrimSpace(rule.AllowedOrigins) == "*" {
 		h.Set("Access-Control-Allow-Origin", "*")
 		return
 	}
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Set("Access-Control-Allow-Credentials", "true")
-	h.Add("Vary", "Origin")
+	if vary {
+		h.Add("Vary", "Origin")
+	}
 }
 
 // corsActual adds the CORS response headers to an actual request from a
-// browser whose origin a rule admits.
+// browser whose origin a rule admits. As the service documents, a GET or
+// HEAD answer says Vary: Origin when CORS is enabled and either a rule
+// names the origin itself or no rule admits it, since a cache must not
+// give that answer to another origin; a rule for all origins sets none.
 func (s *Server) corsActual(q *request) {
 	origin := header(q.r, "Origin")
 	if origin == "" {
 		return
 	}
+	vary := q.r.Method == http.MethodGet || q.r.Method == http.MethodHead
 	rule, ok := s.corsMatch(origin, q.r.Method, nil)
+	h := q.w.Header()
 	if !ok {
+		if vary && s.corsEnabled() {
+			h.Add("Vary", "Origin")
+		}
 		return
 	}
-	h := q.w.Header()
-	allowOrigin(h, rule, origin)
+	allowOrigin(h, rule, origin, vary)
 	if rule.ExposedHeaders != "" {
 		h.Set("Access-Control-Expose-Headers", rule.ExposedHeaders)
 	}
+}
+
+// corsEnabled reports whether the service has CORS rules.
+func (s *Server) corsEnabled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.props.Cors != nil && len(s.props.Cors.Rules) > 0
 }

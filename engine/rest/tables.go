@@ -49,6 +49,9 @@ func (s *Server) createTable(q *request, g *grant) {
 		q.w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	if preferContent(q.r) {
+		q.w.Header().Set("Preference-Applied", "return-content")
+	}
 	var b bytes.Buffer
 	s.tableJSON(&b, q, name, true)
 	s.writeJSON(q, http.StatusCreated, b.Bytes())
