@@ -37,16 +37,42 @@ type (
 		Spec     k8sPodSpec `yaml:"spec"`
 	}
 	k8sPodSpec struct {
-		RestartPolicy string         `yaml:"restartPolicy"`
-		Containers    []k8sContainer `yaml:"containers"`
-		Volumes       []k8sVolume    `yaml:"volumes,omitempty"`
+		RestartPolicy             string              `yaml:"restartPolicy"`
+		Affinity                  *k8sAffinity        `yaml:"affinity,omitempty"`
+		TopologySpreadConstraints []k8sTopologySpread `yaml:"topologySpreadConstraints,omitempty"`
+		Containers                []k8sContainer      `yaml:"containers"`
+		Volumes                   []k8sVolume         `yaml:"volumes,omitempty"`
+	}
+	k8sAffinity struct {
+		PodAntiAffinity k8sAntiAffinity `yaml:"podAntiAffinity"`
+	}
+	k8sAntiAffinity struct {
+		Required []k8sAffinityTerm `yaml:"requiredDuringSchedulingIgnoredDuringExecution"`
+	}
+	k8sAffinityTerm struct {
+		LabelSelector k8sSelector `yaml:"labelSelector"`
+		TopologyKey   string      `yaml:"topologyKey"`
+	}
+	k8sSelector struct {
+		MatchLabels map[string]string `yaml:"matchLabels"`
+	}
+	k8sTopologySpread struct {
+		MaxSkew           int         `yaml:"maxSkew"`
+		TopologyKey       string      `yaml:"topologyKey"`
+		WhenUnsatisfiable string      `yaml:"whenUnsatisfiable"`
+		LabelSelector     k8sSelector `yaml:"labelSelector"`
+	}
+	k8sResources struct {
+		Requests map[string]string `yaml:"requests"`
+		Limits   map[string]string `yaml:"limits"`
 	}
 	k8sContainer struct {
-		Name         string     `yaml:"name"`
-		Image        string     `yaml:"image"`
-		Args         []string   `yaml:"args"`
-		Env          []k8sEnv   `yaml:"env"`
-		VolumeMounts []k8sMount `yaml:"volumeMounts,omitempty"`
+		Name         string       `yaml:"name"`
+		Image        string       `yaml:"image"`
+		Args         []string     `yaml:"args"`
+		Env          []k8sEnv     `yaml:"env"`
+		Resources    k8sResources `yaml:"resources"`
+		VolumeMounts []k8sMount   `yaml:"volumeMounts,omitempty"`
 	}
 	k8sEnv struct {
 		Name      string       `yaml:"name"`
@@ -76,7 +102,19 @@ type (
 	}
 )
 
-var k8sName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+var (
+	k8sName   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	k8sCPU    = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?|[0-9]+m)$`)
+	k8sMemory = regexp.MustCompile(`^[0-9]+(Ki|Mi|Gi|Ti|k|M|G|T)?$`)
+)
+
+// The ways the k8s command keeps a run's pods apart. Two shards on one node
+// share its CPU, which is the client bottleneck the case study warns about.
+const (
+	spreadNode = "node" // at most one pod a node
+	spreadZone = "zone" // one a node, and even across zones
+	spreadNone = "none"
+)
 
 // k8sCmd prints a Kubernetes Indexed Job that runs the shards of one run
 // (or suite) as its pods.
@@ -88,6 +126,9 @@ func k8sCmd(ctx context.Context, e *env, args []string) error {
 	secret := fs.String("secret", "tablebench", "the Secret whose key connection-string holds the connection string")
 	volume := fs.String("volume", "", "a PersistentVolumeClaim to store each shard's records in (default: records go to each pod's log)")
 	startIn := fs.Duration("start-in", 0, "start every shard's warm-up this long after now (default: the shards agree on a start through the table)")
+	cpu := fs.String("cpu", "", "CPU each pod requests and is limited to, in Kubernetes units such as 2 or 1500m (default: from the run's threads per pod)")
+	memory := fs.String("memory", "", "memory each pod requests and is limited to, such as 1Gi or 768Mi (default: from the run's threads per pod)")
+	spread := fs.String("spread", spreadNode, "how pods are kept apart: node (at most one pod a node; pods beyond the nodes wait), zone (one a node, and even across zones) or none")
 	if err := parseWords(fs, args); err != nil {
 		return err
 	}
@@ -104,6 +145,34 @@ func k8sCmd(ctx context.Context, e *env, args []string) error {
 				return usagef("%s is set by the manifest for each pod: leave it out of the run's flags", own)
 			}
 		}
+	}
+	if *cpu != "" && !k8sCPU.MatchString(*cpu) {
+		return usagef("--cpu %q is not a CPU quantity: give cores such as 2 or 0.5, or millicores such as 1500m", *cpu)
+	}
+	if *memory != "" && !k8sMemory.MatchString(*memory) {
+		return usagef("--memory %q is not a memory quantity: give bytes with a unit such as 1Gi or 768Mi", *memory)
+	}
+	if !slices.Contains([]string{spreadNode, spreadZone, spreadNone}, *spread) {
+		return usagef("--spread %q is not known: use node, zone or none", *spread)
+	}
+	load, err := shardLoad(cmdArgs, *shards)
+	if err != nil {
+		return err
+	}
+	milliCPU, memMiB := load.resources()
+	sizing := fmt.Sprintf("sized for %s, %s", load.from, map[bool]string{false: "single requests", true: "batches"}[load.batches])
+	if *cpu == "" {
+		*cpu = fmt.Sprintf("%dm", milliCPU)
+		if milliCPU%1000 == 0 {
+			*cpu = fmt.Sprint(milliCPU / 1000)
+		}
+	} else {
+		sizing += "; --cpu given"
+	}
+	if *memory == "" {
+		*memory = fmt.Sprintf("%dMi", memMiB)
+	} else {
+		sizing += "; --memory given"
 	}
 	job := ""
 	for i, a := range cmdArgs {
@@ -127,7 +196,10 @@ func k8sCmd(ctx context.Context, e *env, args []string) error {
 	if *startIn > 0 {
 		podArgs = append(podArgs, "--start-at", time.Now().Add(*startIn).UTC().Format(time.RFC3339))
 	}
-	c := k8sContainer{Name: "tablebench", Image: *image, Env: []k8sEnv{
+	// Limits equal to requests make each pod Guaranteed: the scheduler
+	// reserves the CPU the run was sized for, and no neighbour takes it.
+	res := map[string]string{"cpu": *cpu, "memory": *memory}
+	c := k8sContainer{Name: "tablebench", Image: *image, Resources: k8sResources{Requests: res, Limits: res}, Env: []k8sEnv{
 		{Name: "TABLEBENCH_CONNECTION_STRING", ValueFrom: k8sValueFrom{SecretKeyRef: &k8sKeyRef{Name: *secret, Key: "connection-string"}}},
 		{Name: "JOB_COMPLETION_INDEX", ValueFrom: k8sValueFrom{FieldRef: &k8sFieldRef{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
 	}}
@@ -147,6 +219,16 @@ func k8sCmd(ctx context.Context, e *env, args []string) error {
 	c.Args = podArgs
 	pod.Containers = []k8sContainer{c}
 	labels := map[string]string{"app.kubernetes.io/name": "tablebench", "tablebench/job-id": strings.ToLower(job)}
+	own := k8sSelector{MatchLabels: map[string]string{"tablebench/job-id": strings.ToLower(job)}}
+	placement := "pods may share a node (--spread none)"
+	if *spread != spreadNone {
+		pod.Affinity = &k8sAffinity{PodAntiAffinity: k8sAntiAffinity{Required: []k8sAffinityTerm{{LabelSelector: own, TopologyKey: "kubernetes.io/hostname"}}}}
+		placement = "at most one pod a node: pods beyond the nodes wait for one"
+	}
+	if *spread == spreadZone {
+		pod.TopologySpreadConstraints = []k8sTopologySpread{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: "DoNotSchedule", LabelSelector: own}}
+		placement += ", spread evenly across zones"
+	}
 	j := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: jobName, Labels: labels},
 		Spec: k8sJobSpec{CompletionMode: "Indexed", Completions: *shards, Parallelism: *shards, BackoffLimit: 0,
 			Template: k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: pod}}}
@@ -159,10 +241,12 @@ func k8sCmd(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, `# tablebench: %d shards of "tablebench %s" as a Kubernetes Indexed Job.
 # Each pod runs shard $JOB_COMPLETION_INDEX of %d; the shards meet in the
 # run's table before they start, so every pod starts its warm-up together.
+# Each pod: %s CPU and %s of memory, %s (--cpu, --memory);
+# %s (--spread).
 #   kubectl create secret generic %s --from-literal=connection-string='...'
 #   kubectl apply -f job.yaml && kubectl wait --for=condition=complete job/%s --timeout=2h
 # Records: %s
-`, *shards, cmdArgs[0], *shards, *secret, jobName, collect)
-	_, err := e.stdout.Write(b.Bytes())
+`, *shards, cmdArgs[0], *shards, *cpu, *memory, sizing, placement, *secret, jobName, collect)
+	_, err = e.stdout.Write(b.Bytes())
 	return err
 }

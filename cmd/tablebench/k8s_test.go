@@ -9,7 +9,88 @@ import (
 
 	"gopkg.in/yaml.v3"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 )
+
+// decodeJob reads the k8s command's manifest as the Kubernetes API's
+// batch/v1 Job, refusing any field the API does not know.
+func decodeJob(t *testing.T, out string) batchv1.Job {
+	t.Helper()
+	var doc any
+	if err := yaml.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	var job batchv1.Job
+	if err := dec.Decode(&job); err != nil {
+		t.Fatalf("the manifest is not a batch/v1 Job: %v\n%s", err, out)
+	}
+	return job
+}
+
+// TestK8sPodsAreSizedAndSpread: every pod requests the CPU and memory its
+// share of the run's threads needs, with limits equal to requests (so the
+// pod is Guaranteed and no neighbour takes its CPU), and pods of one run
+// are kept on separate nodes unless told otherwise: two shards on one node
+// would share its CPU, the client bottleneck the case study warns about.
+func TestK8sPodsAreSizedAndSpread(t *testing.T) {
+	for _, c := range []struct {
+		name               string
+		args               string
+		cpu, memory        string
+		antiAffinity, zone bool
+	}{
+		// 16 VMs x 30 threads over 4 shards: 120 batch threads a pod, a core per 25.
+		{"batches", "k8s --shards 4 -- run --op batch --vms 16 --threads 30 --job-id big", "5", "768Mi", true, false},
+		// The same threads sending single inserts need a fifth of the CPU.
+		{"singles", "k8s --shards 4 -- run --op insert --vms 16 --threads 30 --job-id big", "1500m", "320Mi", true, false},
+		// A sweep is sized for its largest point: 8 VMs x 30 threads over 2 shards.
+		{"sweep", "k8s --shards 2 --volume v -- sweep --op batch --vms 1,2,8 --threads 10,30 --job-id s", "5", "768Mi", true, false},
+		// The catalog's largest run, Figure 13's 16 small VMs x 30 threads of batches.
+		{"figures", "k8s --shards 8 --volume v -- figures --job-id f", "2500m", "512Mi", true, false},
+		{"given", "k8s --shards 2 --cpu 3 --memory 2Gi --spread zone -- run --job-id a", "3", "2Gi", true, true},
+		{"none", "k8s --shards 2 --spread none -- run --job-id a", "500m", "320Mi", false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := tb(t, context.Background(), nil, strings.Fields(c.args)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			pod := decodeJob(t, out).Spec.Template.Spec
+			res := pod.Containers[0].Resources
+			for name, want := range map[corev1.ResourceName]string{corev1.ResourceCPU: c.cpu, corev1.ResourceMemory: c.memory} {
+				req, lim := res.Requests[name], res.Limits[name]
+				if req.String() != want || lim.Cmp(req) != 0 {
+					t.Errorf("%s: request %s, limit %s; want both %s", name, req.String(), lim.String(), want)
+				}
+			}
+			anti := pod.Affinity != nil && pod.Affinity.PodAntiAffinity != nil &&
+				len(pod.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) == 1 &&
+				pod.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].TopologyKey == "kubernetes.io/hostname"
+			if anti != c.antiAffinity {
+				t.Errorf("one pod a node: %v, want %v", anti, c.antiAffinity)
+			}
+			if anti {
+				sel := pod.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].LabelSelector
+				tmpl := decodeJob(t, out).Spec.Template.Labels
+				for k, v := range sel.MatchLabels {
+					if tmpl[k] != v {
+						t.Errorf("the anti-affinity selects %s=%s, which the pods do not carry (%v)", k, v, tmpl)
+					}
+				}
+			}
+			zone := len(pod.TopologySpreadConstraints) == 1 && pod.TopologySpreadConstraints[0].TopologyKey == "topology.kubernetes.io/zone" && pod.TopologySpreadConstraints[0].MaxSkew == 1
+			if zone != c.zone {
+				t.Errorf("spread across zones: %v, want %v", zone, c.zone)
+			}
+		})
+	}
+}
 
 // TestK8sManifestIsAJob: the manifest decodes into the Kubernetes API's
 // batch/v1 Job with no field it does not know, and runs N indexed shards
@@ -68,6 +149,10 @@ func TestK8sManifestIsAJob(t *testing.T) {
 		"k8s --shards 2 -- figures --job-id a":             "give --volume",
 		"k8s --shards 2 -- serve":                          "give the run to shard",
 		"k8s --shards 2 --name Bad_Name -- run --job-id a": "not a valid Kubernetes name",
+		"k8s --shards 2 --cpu lots -- run --job-id a":      "--cpu \"lots\" is not a CPU quantity",
+		"k8s --shards 2 --memory 1GB -- run --job-id a":    "--memory \"1GB\" is not a memory quantity",
+		"k8s --shards 2 --spread rack -- run --job-id a":   "--spread \"rack\" is not known",
+		"k8s --shards 2 -- run --job-id a --threads x":     "--threads \"x\": give whole numbers",
 	} {
 		code, _, errOut := tb(t, context.Background(), nil, strings.Fields(args)...)
 		if code != 2 || !strings.Contains(errOut, want) {
