@@ -18,4 +18,7 @@ COPY --from=build /out/tablebench /tablebench
 USER 65532:65532
 EXPOSE 10002
 ENTRYPOINT ["/tablebench"]
-CMD ["serve", "--addr", "0.0.0.0:10002"]
+# Inside a container the port must be open to all interfaces; publish it
+# only where a writable endpoint with the public development key is fine,
+# or give a key of your own with --key-env.
+CMD ["serve", "--addr", "0.0.0.0:10002", "--allow-insecure-network"]

@@ -195,6 +195,9 @@ func (s *Spec) Validate() error {
 	}
 	switch s.Load {
 	case LoadClosed:
+		if s.Rate > 0 {
+			bad("rate %g with closed load: a closed loop sends when the last answer returns, at no rate; use open load for a rate, or leave the rate out", s.Rate)
+		}
 	case LoadOpen:
 		if s.Rate <= 0 {
 			bad("open load needs a rate: give --rate in requests per second, above 0")
@@ -219,7 +222,7 @@ func (s *Spec) Validate() error {
 	if s.Shards < 0 || s.Shards > 1 && (s.Shard < 0 || s.Shard >= s.Shards) {
 		bad("shard %d of %d is out of range: shards count from 0 to %d", s.Shard, s.Shards, max(s.Shards-1, 0))
 	}
-	if s.Shards > s.VMs {
+	if s.VMs >= 1 && s.Shards > s.VMs {
 		bad("%d shards for %d VMs: a shard runs whole VMs, so use at most %d shards", s.Shards, s.VMs, s.VMs)
 	}
 	if s.Shards > 1 && s.JobID == DefaultSpec().JobID {

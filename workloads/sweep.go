@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,8 +63,8 @@ func ParseSweepFile(data []byte) (SweepDef, error) {
 		}
 	}
 	var doc map[string]yaml.Node
-	if err := yaml.Unmarshal(trimmed, &doc); err != nil {
-		return d, fmt.Errorf("the sweep file is not valid YAML: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	if err := yaml.Unmarshal(data, &doc); err != nil { // the whole file, so lines are the file's
+		return d, fmt.Errorf("the sweep file is not valid YAML: %w", yamlError(data, err))
 	}
 	allowed := strings.Join(append(append([]string{}, sweepScalars...), sweepLists...), ", ")
 	norm := map[string]any{}
@@ -76,6 +77,9 @@ func ParseSweepFile(data []byte) (SweepDef, error) {
 			}
 			norm[k] = v
 		case slices.Contains(sweepLists, k):
+			if err := checkListNode(k, &n); err != nil {
+				return d, err
+			}
 			var v []any
 			if n.Kind == yaml.SequenceNode {
 				if err := n.Decode(&v); err != nil {
@@ -101,7 +105,7 @@ func ParseSweepFile(data []byte) (SweepDef, error) {
 			if strings.Contains(te.Type.String(), "string") {
 				want = "text"
 			}
-			return d, fmt.Errorf("sweep file: %s holds a %s where %s goes", te.Field, te.Value, want)
+			return d, fmt.Errorf("sweep file: %s holds %s where %s goes", te.Field, article(te.Value), want)
 		}
 		return d, fmt.Errorf("sweep file: %v", err)
 	}
@@ -130,7 +134,8 @@ func (d SweepDef) Figure() (Figure, error) {
 	if len(d.Ops) == 0 {
 		d.Ops = []string{base.Op}
 	}
-	if len(d.BatchSizes) == 0 {
+	batchSizes := len(d.BatchSizes) > 0
+	if !batchSizes {
 		d.BatchSizes = []int{base.BatchSize}
 	}
 	if len(d.Partitions) == 0 {
@@ -152,6 +157,13 @@ func (d SweepDef) Figure() (Figure, error) {
 		d.Rates = []float64{0}
 	}
 	lens := map[string]int{"vms": len(d.VMs), "threads": len(d.Threads), "batch-size": len(d.BatchSizes), "entity-size": len(d.EntitySizes), "rate": len(d.Rates)}
+	if n, ok := lens[d.X]; ok && n < 2 {
+		return Figure{}, fmt.Errorf("x axis %s has one value: give %s a list such as %s, or choose an x with several values", d.X, d.X, map[string]string{
+			"vms": "1,2,4,8", "threads": "10,20,30", "batch-size": "1,20,100", "entity-size": "256,1024,4096", "rate": "500,1000,2000"}[d.X])
+	}
+	if batchSizes && !slices.ContainsFunc(d.Ops, func(op string) bool { return op == OpBatch || op == OpQuery }) {
+		return Figure{}, fmt.Errorf("batch sizes do nothing with op %s: they set the entities of a batch (op batch) or of a query page (op query); leave them out, or add one of those ops", strings.Join(d.Ops, ", "))
+	}
 	if d.X == "" {
 		d.X = "vms"
 		for _, a := range sweepAxes {
@@ -266,4 +278,67 @@ func (f *Figure) Plan() []PlannedRun {
 		out = append(out, PlannedRun{Figure: f.ID, Series: fr.Series, X: fr.X, ID: RunID(f.ID, fr.Series, fr.X), Spec: fr.Spec})
 	}
 	return out
+}
+
+// sweepNumbers are the list keys whose values are numbers, and whether a
+// fraction is allowed.
+var sweepNumbers = map[string]bool{"batch_size": false, "vms": false, "threads": false, "entity_size": false, "rate": true}
+
+// checkListNode checks each value of a sweep list where it stands, so that
+// an error names the line of the value at fault.
+func checkListNode(key string, n *yaml.Node) error {
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	fraction, numeric := sweepNumbers[key]
+	for _, it := range items {
+		if it.Kind != yaml.ScalarNode {
+			return fmt.Errorf("sweep file, line %d: %s takes single values or a list of them, such as %s: [1, 2, 4]", it.Line, key, key)
+		}
+		if !numeric {
+			continue
+		}
+		if it.Tag != "!!int" && !(fraction && it.Tag == "!!float") {
+			want := "a whole number"
+			if fraction {
+				want = "a number"
+			}
+			return fmt.Errorf("sweep file, line %d: %s: %q is not %s", it.Line, key, it.Value, want)
+		}
+	}
+	return nil
+}
+
+// article puts "a" or "an" before a word.
+func article(w string) string {
+	if w != "" && strings.ContainsRune("aeiou", rune(w[0])) {
+		return "an " + w
+	}
+	return "a " + w
+}
+
+// yamlLine matches the line yaml.v3 puts in its syntax errors.
+var yamlLine = regexp.MustCompile(`^yaml: line \d+: `)
+
+// yamlError restates a YAML syntax error with the line it is on. yaml.v3
+// counts the lines of some errors from 0 and of others from 1, and for an
+// unclosed bracket names the line where it opened; the line given here is
+// the first line that no reading of the file up to it survives: the file
+// through the line before parses, and every longer start of it fails.
+func yamlError(data []byte, err error) error {
+	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if !yamlLine.MatchString(msg) || len(lines) > 5000 {
+		return errors.New(msg)
+	}
+	var probe yaml.Node
+	bad := len(lines)
+	for k := len(lines) - 1; k >= 1; k-- {
+		if yaml.Unmarshal(bytes.Join(lines[:k], nil), &probe) == nil {
+			break
+		}
+		bad = k
+	}
+	return fmt.Errorf("line %d: %s", bad, yamlLine.ReplaceAllString(msg, ""))
 }

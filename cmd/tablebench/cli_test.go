@@ -191,10 +191,27 @@ func TestBadInput(t *testing.T) {
 		{[]string{"merge", "/nonexistent/x.json"}, "no such file"},
 		{[]string{"admin", "faults"}, "$TABLEBENCH_CONNECTION_STRING is empty"},
 		{[]string{"admin", "rates", "--partition-rate=x"}, `invalid value "x" for flag -partition-rate`},
+		// Flags that another flag makes meaningless are refused, not ignored.
+		{[]string{"run", "--rate=100", "--load=closed"}, "rate 100 with closed load"},
+		{[]string{"run", "--batch-size=50", "--op=insert"}, "--batch-size 50 does nothing with --op insert"},
+		{[]string{"run", "--endpoint=http://127.0.0.1:1/a"}, "--endpoint configures a Table endpoint, but the target is the in-tree engine"},
+		{[]string{"run", "--auth=sas"}, "--auth configures a Table endpoint"},
+		{[]string{"figures", "--sas-env=X"}, "--sas-env configures a Table endpoint"},
+		{[]string{"run", "--target=table", "--profile=modern"}, "--profile configures the in-tree engine, but the target is a Table endpoint"},
+		{[]string{"sweep", "--target=table", "--time-scale=10", "--vms=1,2"}, "--time-scale configures the in-tree engine"},
+		{[]string{"sweep", "--x=threads", "--threads=10", "--vms=1,2"}, "x axis threads has one value"},
+		{[]string{"sweep", "--op=insert", "--batch-size=1,20", "--vms=1,2"}, "batch sizes do nothing with op insert"},
+		{[]string{"sweep", "--vms=1,-2"}, "-2 VMs is out of range"},
+		{[]string{"serve", "--addr=0.0.0.0:0"}, "can be reached from other hosts, and with the publicly known development key"},
+		{[]string{"serve", "--addr=:0", "--auth=none"}, "with --auth none anyone there can read and write"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			code, out, errOut := tb(t, context.Background(), nil, tc.args...)
+			// Bad input is refused before anything runs; a command that
+			// starts anyway (a server that should have refused) is stopped.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			code, out, errOut := tb(t, ctx, nil, tc.args...)
 			if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, out, errOut, tc.want)
 			}

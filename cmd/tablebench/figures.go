@@ -224,6 +224,9 @@ func catalogCmd(ctx context.Context, e *env, args []string, name, onlyHelp, only
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := sf.tf.contradictions(fs.FlagSet); err != nil {
+		return err
+	}
 	if *only == "" && given(fs.FlagSet, "only") {
 		return usagef("--only is empty: %s, or leave the flag out for all of them", onlyHint)
 	}

@@ -46,6 +46,16 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.spec.RequestTimeout, "request-timeout", d.RequestTimeout, "how long a request may wait for its answer before it counts as a client timeout (target time); it bounds table setup too; 0 waits forever")
 }
 
+// contradictions refuses spec flags that the other flags make meaningless.
+func (s *specFlags) contradictions(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["batch-size"] && s.spec.Op != workloads.OpBatch && s.spec.Op != workloads.OpQuery {
+		return usagef("--batch-size %d does nothing with --op %s: it sets the entities of a batch (--op batch) or of a query page (--op query); leave it out, or change --op", s.spec.BatchSize, s.spec.Op)
+	}
+	return nil
+}
+
 // resolve finishes the spec after parsing and validates it.
 func (s *specFlags) resolve() (workloads.Spec, error) {
 	sz, err := vm.ParseSize(s.vmSize)
@@ -93,6 +103,9 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := tf.contradictions(fs.FlagSet); err != nil {
+		return err
+	}
 	k, n, startAt, err := shf.resolve(e.getenv)
 	if err != nil {
 		return err
@@ -103,6 +116,9 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	shf.apply(&sf.spec, k, n, startAt)
 	spec, err := sf.resolve()
 	if err != nil {
+		return err
+	}
+	if err := sf.contradictions(fs.FlagSet); err != nil {
 		return err
 	}
 	spec.KeepTable = tf.keep

@@ -33,6 +33,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	faultsFile := fs.String("faults", "", "YAML file of fault rules, reloaded when it changes (see the README); also enables the admin endpoint's rules")
 	allowHeader := fs.Bool("allow-fault-header", false, "let a request ask for its own fault with the x-tablebench-fault header")
 	deleteDelay := fs.Duration("table-delete-delay", 0, "how long a deleted table's name is refused (409 TableBeingDeleted) before it can be created again; 0 allows it at once (default: 0 under --profile none, which models no time; 40s, the service's, under wa2010 and modern)")
+	insecure := fs.Bool("allow-insecure-network", false, "serve on an address other hosts can reach with the publicly known development key or --auth none, so that anyone who reaches it can read and write (a container's published port, a test network)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -72,6 +73,14 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if *latencyScale != 1 && !p.Model {
 		return usagef("--latency-scale: profile %s models no latency; use wa2010 or modern", p.Name)
+	}
+	devKey := *keyEnv == "" || e.getenv(*keyEnv) == rest.DevKey
+	if !*insecure && (devKey || *auth == rest.AuthNone) && !loopbackAddr(*addr) {
+		why := "the publicly known development key"
+		if *auth == rest.AuthNone {
+			why = "--auth none"
+		}
+		return usagef("--addr %s can be reached from other hosts, and with %s anyone there can read and write: give a key of your own (--key-env VAR), listen on 127.0.0.1, or accept the risk with --allow-insecure-network", *addr, why)
 	}
 	keyText, keyShown := rest.DevKey, rest.DevKey
 	if *keyEnv != "" {
@@ -159,4 +168,19 @@ func rateText(r float64) string {
 		return "no limit"
 	}
 	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// loopbackAddr reports whether a listen address takes connections from this
+// host only. An empty host, a wildcard or a name other than localhost may
+// reach other hosts.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

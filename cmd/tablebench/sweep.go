@@ -38,6 +38,9 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := sf.tf.contradictions(fs.FlagSet); err != nil {
+		return err
+	}
 	var def workloads.SweepDef
 	if *file != "" {
 		if lf != (listFlags{}) {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +48,30 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.az.SASEnv, "sas-env", az.SASEnv, "table: environment variable holding a SAS token")
 	fs.BoolVar(&t.keep, "keep-tables", false, "keep the tables a run creates instead of deleting them at the end")
 	fs.BoolVar(&t.yes, "yes", false, "run against a non-loopback endpoint without asking first")
+}
+
+// Flags that configure one kind of target only. Given with the other, they
+// would be ignored without a word, so a user would believe a setting that
+// never took effect.
+var (
+	tableOnlyFlags  = []string{"auth", "connection-string-env", "endpoint", "account", "account-key-env", "sas-env"}
+	engineOnlyFlags = []string{"profile", "time-scale", "presplit", "balancer"}
+)
+
+// contradictions refuses target flags given explicitly for a target they do
+// not configure.
+func (t *targetFlags) contradictions(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case err != nil:
+		case t.target == "engine" && slices.Contains(tableOnlyFlags, f.Name):
+			err = usagef("--%s configures a Table endpoint, but the target is the in-tree engine: add --target table, or leave --%s out", f.Name, f.Name)
+		case t.target == "table" && slices.Contains(engineOnlyFlags, f.Name):
+			err = usagef("--%s configures the in-tree engine, but the target is a Table endpoint (--target table), whose service decides it: leave --%s out", f.Name, f.Name)
+		}
+	})
+	return err
 }
 
 // assumedLatency is what a plan's request count assumes a request takes in
