@@ -103,9 +103,12 @@ func ratio(b, a float64) float64 {
 }
 
 func describeSet(s *results.Set) string {
-	target, profile := "?", ""
-	if len(s.Runs) > 0 {
+	target, profile := s.Settings[results.SettingTarget], s.Settings["profile"] // what the set was made with
+	if target == "" && len(s.Runs) > 0 {                                        // a set that does not record it
 		target, profile = s.Runs[0].Env.Target, s.Runs[0].Env.Profile
+	}
+	if target == "" {
+		target = "?"
 	}
 	if profile != "" {
 		target += " " + profile

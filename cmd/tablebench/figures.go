@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -144,9 +145,54 @@ func (s *suiteFlags) newTarget(getenv func(string) string) func(workloads.Planne
 	}
 }
 
+// settings returns what the suite's numbers depend on besides its runs'
+// specs, by flag: the target (and the endpoint it resolved to, tg's), the
+// engine's model, the seed, the mode, the shard and the durations given.
+// figures says whether the suite has modes (--quick).
+func (s *suiteFlags) settings(tg workloads.Target, figures bool, getenv func(string) string) (results.Settings, error) {
+	set := results.Settings{results.SettingTarget: s.tf.target, "seed": strconv.FormatUint(s.seed, 10)}
+	switch s.tf.target {
+	case "engine":
+		set["profile"], set["time-scale"], set["presplit"], set["balancer"] = s.tf.profile, strconv.FormatFloat(s.tf.timeScale, 'g', -1, 64), strconv.FormatBool(s.tf.presplit), s.tf.balancer
+	default:
+		if d, ok := tg.(workloads.Describer); ok {
+			set["endpoint"] = d.Describe().Endpoint
+		}
+	}
+	if figures {
+		set["quick"] = strconv.FormatBool(s.quick)
+	}
+	if s.duration > 0 {
+		set["duration"] = s.duration.String()
+	}
+	if s.warmup >= 0 {
+		set["warmup"] = s.warmup.String()
+	}
+	if k, n, _, err := s.shf.resolve(getenv); err != nil {
+		return nil, err
+	} else if n > 1 {
+		set["shard"] = fmt.Sprintf("%d/%d", k, n)
+	}
+	return set, nil
+}
+
+// checkTarget builds the suite's target once, so bad target flags fail
+// before anything runs, and returns the suite's settings.
+func (s *suiteFlags) checkTarget(getenv func(string) string, figures bool) (results.Settings, error) {
+	tg, release, err := s.newTarget(getenv)(workloads.PlannedRun{Spec: workloads.Spec{Seed: s.seed}})
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return s.settings(tg, figures, getenv)
+}
+
 // openOut opens the result directory, by default a new one under results/
-// with results/latest pointing to it.
-func (s *suiteFlags) openOut() (*results.Dir, error) {
+// with results/latest pointing to it, for a suite of mode made with
+// settings. It refuses to resume a suite made in another mode, with other
+// settings or by another version: its runs and the new ones would mix two
+// kinds of numbers in one set, and its claims compare them.
+func (s *suiteFlags) openOut(mode string, settings results.Settings) (*results.Dir, error) {
 	out := s.out
 	if out == "" {
 		if s.resume {
@@ -170,12 +216,65 @@ func (s *suiteFlags) openOut() (*results.Dir, error) {
 		dir.Close()
 		return nil, usagef("--out %s already holds results: give --resume to finish them, or another directory", out)
 	}
+	if len(dir.Set.Runs) > 0 {
+		if err := sameSuite(out, &dir.Set, mode, settings); err != nil {
+			dir.Close()
+			return nil, err
+		}
+	}
+	dir.Set.Tablebench, dir.Set.Mode, dir.Set.Settings = version, mode, settings
 	if s.out == "" {
 		latest := filepath.Join(filepath.Dir(out), "latest") // beside the results, wherever they are
 		os.Remove(latest)
 		os.Symlink(filepath.Base(out), latest)
 	}
 	return dir, nil
+}
+
+// sameSuite refuses to add runs of mode made with settings to the stored
+// set in out, unless the set was made the same way.
+func sameSuite(out string, set *results.Set, mode string, settings results.Settings) error {
+	fix := "use --out NEWDIR for a new set, or "
+	switch {
+	case set.Tablebench != version:
+		return usagef("--out %s was made by tablebench %s, and this is %s: their numbers would mix in one set; %sfinish it with tablebench %s", out, set.Tablebench, version, fix, set.Tablebench)
+	case set.Settings == nil:
+		return usagef("--out %s does not record the settings it was made with (an earlier tablebench made it), so they cannot be checked against these: use --out NEWDIR", out)
+	case set.Mode != mode && (set.Mode == "sweep" || mode == "sweep"):
+		return usagef("--out %s holds %s, and this is %s: use --out NEWDIR", out, suiteKind(set.Mode), suiteKind(mode))
+	}
+	name, stored, given, differ := set.Settings.Diff(settings)
+	if !differ {
+		return nil
+	}
+	return usagef("--out %s was made %s, and this one uses %s: the set would mix both; %srerun with %s", out, withFlag(name, stored), flagText(name, given), fix, flagText(name, stored))
+}
+
+func suiteKind(mode string) string {
+	if mode == "sweep" {
+		return "a sweep"
+	}
+	return "figures"
+}
+
+// flagText is a setting as its flag is given, or its absence.
+func flagText(name, value string) string {
+	switch value {
+	case "":
+		return "no --" + name
+	case "true":
+		return "--" + name
+	case "false":
+		return "--" + name + "=false"
+	}
+	return "--" + name + " " + value
+}
+
+func withFlag(name, value string) string {
+	if value == "" {
+		return "without --" + name
+	}
+	return "with " + flagText(name, value)
 }
 
 func figuresCmd(ctx context.Context, e *env, args []string) error {
@@ -244,22 +343,21 @@ func catalogCmd(ctx context.Context, e *env, args []string, name, onlyHelp, only
 	if plan, err = sf.shardPlan(plan, e.getenv); err != nil {
 		return err
 	}
-	_, release, err := sf.newTarget(e.getenv)(workloads.PlannedRun{Spec: workloads.Spec{Seed: sf.seed}}) // bad target flags fail before anything runs
+	settings, err := sf.checkTarget(e.getenv, true) // bad target flags fail before anything runs
 	if err != nil {
 		return err
 	}
-	release()
 	if !sf.resume {
 		if err := sf.confirm(e, workloads.Specs(plan)); err != nil {
 			return err
 		}
 	}
-	dir, err := sf.openOut()
+	dir, err := sf.openOut(mode.Name, settings)
 	if err != nil {
 		return err
 	}
 	defer dir.Close()
-	dir.Set.Tablebench, dir.Set.Mode, dir.Set.Command = version, mode.Name, "tablebench "+name+" "+strings.Join(args, " ")
+	dir.Set.Command = "tablebench " + name + " " + strings.Join(args, " ")
 	for _, f := range figs {
 		if !slices.Contains(dir.Set.Figures, f.ID) { // a resumed suite already lists its figures
 			dir.Set.Figures = append(dir.Set.Figures, f.ID)
@@ -305,6 +403,9 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 	var specs []workloads.Spec
 	for _, pr := range plan {
 		if r := dir.Find(pr.ID); r != nil && sf.resume && workloads.SameSpec(r, pr.Spec) && !dir.Missing(r) {
+			if err := dir.CheckHlog(r); err != nil { // the run is kept: its log must be its own
+				return usagef("--resume: %v", err)
+			}
 			continue
 		}
 		todo = append(todo, pr)
