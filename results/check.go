@@ -391,7 +391,7 @@ func (c *checker) merged() {
 			return
 		}
 	}
-	c.failf("entities_per_sec", "is %v and requests_per_sec %v, but no %d seconds of its intervals hold %v entities and %v requests", r.EntitiesPerSec, r.RequestsPerSec, n, wantE, wantR)
+	c.failf("entities_per_sec", "is %v and requests_per_sec %v, but no %d-second window of its intervals holds %v entities and %v requests", r.EntitiesPerSec, r.RequestsPerSec, n, wantE, wantR)
 }
 
 // Check reports whether a result set holds each run once and every run's

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tablebench/tablebench/results"
 )
 
 var (
@@ -241,4 +244,68 @@ func TestMergeRefusesShardsOfOtherSettings(t *testing.T) {
 	a, b := baseSet(t), baseSet(t)
 	editSet(t, b, func(set map[string]any) { set["settings"].(map[string]any)["profile"] = "modern" })
 	oneLineRefusal(t, []string{"merge", "--out", filepath.Join(t.TempDir(), "m"), a, b}, "are not shards of one suite: one was made with --profile wa2010, the other with --profile modern")
+}
+
+// TestMergeRefusesTamperedShards: merge refuses a shard's record that
+// contradicts itself, and a shard's interval log put beside the other
+// shard's record (both are named after the run).
+func TestMergeRefusesTamperedShards(t *testing.T) {
+	cs, stop := startServe(t, "--profile", "none")
+	defer stop()
+	getenv := csEnv(cs)
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	for k := range 2 {
+		wg.Go(func() {
+			code, _, errOut := tb(t, context.Background(), getenv, "run", "--target", "table", "--op", "insert", "--vms", "2", "--threads", "2",
+				"--duration", "2s", "--warmup", "1s", "--shard", []string{"0/2", "1/2"}[k], "--job-id", "tamper1", "--quiet", "--out", filepath.Join(dir, []string{"a", "b"}[k]))
+			if code != 0 {
+				t.Errorf("shard %d: exit %d\n%s", k, code, errOut)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	records := func(d string) []string { // shard 0's, then shard 1's
+		var out []string
+		for _, s := range []string{"a", "b"} {
+			m, _ := filepath.Glob(filepath.Join(d, s, "*.json"))
+			out = append(out, m...)
+		}
+		if len(out) != 2 {
+			t.Fatalf("records %v", out)
+		}
+		return out
+	}
+	suite(t, append([]string{"merge"}, records(dir)...)...) // as they are, they merge
+
+	t.Run("interval logs swapped", func(t *testing.T) {
+		swapped := copyDir(t, dir)
+		recs := records(swapped)
+		ha, hb := strings.TrimSuffix(recs[0], ".json")+".hlog", strings.TrimSuffix(recs[1], ".json")+".hlog"
+		da, _ := os.ReadFile(ha)
+		db, _ := os.ReadFile(hb)
+		os.WriteFile(ha, db, 0o644)
+		os.WriteFile(hb, da, 0o644)
+		oneLineRefusal(t, append([]string{"merge"}, recs...), "shard 1/2, not of", "shard 0/2")
+	})
+	t.Run("totals scaled", func(t *testing.T) {
+		scaled := copyDir(t, dir)
+		recs := records(scaled)
+		f, _ := os.Open(recs[1])
+		r, err := results.ReadRun(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Totals.Requests *= 10
+		r.Billable = r.Totals.Requests
+		var buf bytes.Buffer
+		results.Write(&buf, r)
+		os.WriteFile(recs[1], buf.Bytes(), 0o644)
+		os.Remove(strings.TrimSuffix(recs[1], ".json") + ".hlog")
+		oneLineRefusal(t, append([]string{"merge"}, recs...), "shard 1: run ", ": totals.requests is", "latency histograms hold")
+	})
 }
