@@ -248,7 +248,7 @@ func (d *Dir) saveLocked() error {
 	}
 	d.Set.Updated = time.Now().UTC()
 	if d.Set.Runs == nil {
-		d.Set.Runs = []*Run{} // "runs": [] says no run finished; null is no set tablebench wrote
+		d.Set.Runs = []*Run{} // a suite stopped before its first run holds [], not null
 	}
 	if err := WriteFileAtomic(filepath.Join(d.Path, SetFile), func(w io.Writer) error { return Write(w, &d.Set) }); err != nil {
 		return err

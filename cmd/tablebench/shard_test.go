@@ -119,4 +119,7 @@ func TestShardedRunFromPodLogs(t *testing.T) {
 	if len(m.MergedFrom) != 2 || m.Totals.Requests == 0 || m.Shard != nil {
 		t.Fatalf("merged: %+v", m.MergedFrom)
 	}
+	if err := m.Check(); err != nil { // what merge writes, every reader takes
+		t.Fatal(err)
+	}
 }
