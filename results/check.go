@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -396,10 +397,20 @@ func (c *checker) merged() {
 
 // Check reports whether a result set holds each run once and every run's
 // record is consistent with itself (Run.Check), and whether its runs were
-// made on the target its settings name.
+// made on one target at one time scale, those its settings name. (Their
+// profiles may differ: an experiment may choose its own.)
 func (s *Set) Check() error {
 	seen := map[string]bool{}
 	for i, r := range s.Runs {
+		if r != nil && i > 0 && s.Runs[0] != nil {
+			first := s.Runs[0]
+			switch {
+			case r.Env.Target != first.Env.Target:
+				return fmt.Errorf("runs %s and %s ran on targets %s and %s: one set holds the runs of one target", first.ID, r.ID, first.Env.Target, r.Env.Target)
+			case r.Env.TimeScale != first.Env.TimeScale:
+				return fmt.Errorf("runs %s and %s ran at time scales %g and %g: one set holds the runs of one time scale", first.ID, r.ID, first.Env.TimeScale, r.Env.TimeScale)
+			}
+		}
 		if r == nil {
 			return fmt.Errorf("runs[%d] is null, not a run record", i)
 		}
@@ -412,6 +423,9 @@ func (s *Set) Check() error {
 		}
 		if t := s.Settings[SettingTarget]; t != "" && r.Env.Target != "" && r.Env.Target != t {
 			return fmt.Errorf("run %s ran on target %s, but the set was made with --%s %s", r.ID, r.Env.Target, SettingTarget, t)
+		}
+		if ts, ok := s.Settings["time-scale"]; ok && r.Env.Target == "engine" && strconv.FormatFloat(r.Env.TimeScale, 'g', -1, 64) != ts {
+			return fmt.Errorf("run %s ran at time scale %g, but the set was made with --time-scale %s", r.ID, r.Env.TimeScale, ts)
 		}
 	}
 	return nil

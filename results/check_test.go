@@ -214,6 +214,9 @@ func TestHlogMustBeItsRuns(t *testing.T) {
 func TestReadDirRefusesBadSets(t *testing.T) {
 	r, _ := realRun(t)
 	good, _ := json.Marshal(r)
+	other := *r
+	other.ID, other.Env.TimeScale = "other", 10
+	scaled, _ := json.Marshal(&other)
 	tests := []struct {
 		name, runs, want string
 	}{
@@ -221,6 +224,7 @@ func TestReadDirRefusesBadSets(t *testing.T) {
 		{"no runs", "[]", "holds no runs"},
 		{"a run twice", "[" + string(good) + "," + string(good) + "]", "run " + r.ID + " is listed twice"},
 		{"a null run", "[null]", "runs[0] is null"},
+		{"two time scales", "[" + string(good) + "," + string(scaled) + "]", "runs " + r.ID + " and other ran at time scales 0 and 10"},
 		{"a tampered run", "[" + strings.Replace(string(good), `"billable_transactions":`, `"billable_transactions":1`, 1) + "]", "run " + r.ID + ": billable_transactions"},
 	}
 	for _, tc := range tests {
