@@ -48,7 +48,7 @@ func (s *suiteFlags) register(fs *flagSet, figures bool) {
 		fs.BoolVar(&s.check, "check", false, "exit 1 if a run warns that its numbers cannot be trusted")
 	}
 	fs.StringVar(&s.out, "out", "", "result directory (default results/<UTC time>, with results/latest pointing to it)")
-	fs.BoolVar(&s.resume, "resume", false, "skip runs already stored in --out with the same spec")
+	fs.BoolVar(&s.resume, "resume", false, "finish the suite in --out, made with the same settings (target, profile, time scale, presplit, balancer, seed, mode): skip runs stored with the same spec")
 	fs.BoolVar(&s.quiet, "quiet", false, "no progress on stderr")
 	fs.IntVar(&s.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once (virtual time only; wall-time runs go one at a time)")
 	fs.Uint64Var(&s.seed, "seed", 1, "seed of every run")
