@@ -49,6 +49,9 @@ func compareCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if _, err := setFigures(&b.Set); err != nil {
+		return err
+	}
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join(b.Path, "compare")

@@ -558,15 +558,44 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 	return finishReport(e, sf, dir, figs, claims, []string{"Rebuilt from " + filepath.Join(dir.Path, results.SetFile) + " without running anything.", "Made by: " + dir.Set.Command})
 }
 
-// setFigures returns the figures a stored set covers: catalog figures, or
-// its sweep's figure.
+// setFigures returns the figures a stored set covers (catalog figures, or
+// its sweep's figure), once its runs are found to be of one engine model.
 func setFigures(set *results.Set) ([]workloads.Figure, error) {
+	var figs []workloads.Figure
 	if set.Mode == "sweep" {
 		f, err := workloads.SweepFromJSON(set.Sweep)
 		if err != nil {
 			return nil, fmt.Errorf("the stored sweep cannot be read: %w", err)
 		}
-		return []workloads.Figure{f}, nil
+		figs = []workloads.Figure{f}
+	} else {
+		var err error
+		if figs, err = workloads.Select(casestudy.All(), set.Figures); err != nil {
+			return nil, err
+		}
 	}
-	return workloads.Select(casestudy.All(), set.Figures)
+	return figs, sameProfile(set, figs)
+}
+
+// sameProfile checks that every run of a set on the engine ran on the
+// set's profile, unless its figure (an experiment) chose another: a set
+// that mixes profiles would draw and compare the two as one.
+func sameProfile(set *results.Set, figs []workloads.Figure) error {
+	chosen := map[string]bool{} // runs whose figure chooses their profile
+	for _, pr := range workloads.Plan(figs, workloads.QuickMode()) {
+		chosen[pr.ID] = pr.Engine.Profile != ""
+	}
+	want, from := set.Settings["profile"], "the set was made with --profile "+set.Settings["profile"]
+	for _, r := range set.Runs {
+		if r.Env.Target != "engine" || chosen[r.ID] {
+			continue
+		}
+		if want == "" { // a set that does not record its settings: the first run's
+			want, from = r.Env.Profile, "run "+r.ID+" ran on profile "+r.Env.Profile
+		}
+		if r.Env.Profile != want {
+			return usagef("run %s ran on profile %s, but %s: the set mixes two engine models; run them again into one --out", r.ID, r.Env.Profile, from)
+		}
+	}
+	return nil
 }

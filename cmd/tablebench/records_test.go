@@ -192,6 +192,12 @@ func TestReadersRefuseTamperedRecords(t *testing.T) {
 		}, []string{"run fig03-insert-x1: latency_ms.p99 is 99999 ms, outside"}},
 		{"a run twice", func(set map[string]any) { set["runs"] = append(set["runs"].([]any), run(set, 0)) }, []string{"run fig03-get-x1 is listed twice"}},
 		{"runs null", func(set map[string]any) { set["runs"] = nil }, []string{"holds no runs"}},
+		{"two profiles", func(set map[string]any) { run(set, 1)["environment"].(map[string]any)["profile"] = "modern" },
+			[]string{"run fig03-insert-x1 ran on profile modern, but the set was made with --profile wa2010"}},
+		{"two profiles in a set without settings", func(set map[string]any) {
+			delete(set, "settings")
+			run(set, 1)["environment"].(map[string]any)["profile"] = "modern"
+		}, []string{"ran on profile ", "the set mixes two engine models"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,7 +207,7 @@ func TestReadersRefuseTamperedRecords(t *testing.T) {
 			oneLineRefusal(t, []string{"report", dir}, tc.want...)
 			oneLineRefusal(t, []string{"compare", good, dir}, tc.want...)
 			oneLineRefusal(t, []string{"merge", "--out", filepath.Join(t.TempDir(), "m"), dir}, tc.want...)
-			if tc.name != "runs null" { // a suite stopped before its first run is resumed
+			if !strings.HasPrefix(tc.name, "runs null") && !strings.HasSuffix(tc.name, "without settings") { // resumed or refused for what they lack
 				oneLineRefusal(t, []string{"figures", "--quick", "--only", "3", "--resume", "--quiet", "--out", dir}, tc.want...)
 			}
 		})
