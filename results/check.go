@@ -23,6 +23,7 @@ type RecordError struct {
 	Msg   string
 }
 
+// Error names the run and the field, and what to do about it.
 func (e *RecordError) Error() string {
 	return fmt.Sprintf("run %s: %s %s: the record contradicts itself (edited, or put together from different runs); restore it or run it again", e.Run, e.Field, e.Msg)
 }
@@ -52,7 +53,7 @@ type checker struct {
 	err error
 }
 
-// failf records the first contradiction; later checks then do nothing.
+// failf records a contradiction; a record is refused for its first.
 func (c *checker) failf(field, format string, args ...any) {
 	if c.err == nil {
 		c.err = &RecordError{Run: c.r.ID, Field: field, Msg: fmt.Sprintf(format, args...)}

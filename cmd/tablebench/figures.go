@@ -546,6 +546,10 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	if err := dir.Lock(); err != nil { // it rewrites the report: one writer at a time
+		return usagef("%v", err)
+	}
+	defer dir.Close()
 	figs, err := setFigures(&dir.Set)
 	if err != nil {
 		return err

@@ -244,6 +244,23 @@ func TestResumeRemovesStaleTemps(t *testing.T) {
 	}
 }
 
+// TestReportWaitsForTheWriter: report rewrites a directory's report, so
+// it is refused while another process writes the directory (and might
+// remove its temporary files), as a second suite is.
+func TestReportWaitsForTheWriter(t *testing.T) {
+	dir := baseSet(t)
+	d, err := results.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	oneLineRefusal(t, []string{"report", dir}, "is being written by another tablebench process")
+	d.Close()
+	suite(t, "report", dir)
+}
+
 // TestMergeRefusesShardsOfOtherSettings: shard directories made with other
 // settings are not merged into one suite.
 func TestMergeRefusesShardsOfOtherSettings(t *testing.T) {
