@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -22,8 +25,36 @@ type Set struct {
 	Command    string          `json:"command"`           // how it was made, secrets redacted
 	Figures    []int           `json:"figures,omitempty"` // the catalog figures it covers
 	Sweep      json.RawMessage `json:"sweep,omitempty"`   // a sweep's definition
-	Runs       []*Run          `json:"runs"`
-	Claims     []Claim         `json:"claims,omitempty"`
+	// Settings are the settings it was made with that change its numbers
+	// besides each run's spec, by the flag that sets them: a suite resumed
+	// with other settings would mix two kinds of numbers in one set.
+	Settings Settings `json:"settings,omitempty"`
+	Runs     []*Run   `json:"runs"`
+	Claims   []Claim  `json:"claims,omitempty"`
+}
+
+// Settings are what a result set's numbers depend on besides its runs'
+// specs: the target and its engine model, the seed, the mode. Each is a
+// flag's name and its value as the flag would take it.
+type Settings map[string]string
+
+// SettingTarget is the setting that names the target; every set made by a
+// suite records it.
+const SettingTarget = "target"
+
+// Diff returns the first setting in which s and o differ (the target
+// first, which the others depend on, then by name), with its value in each
+// ("" where one does not set it); ok is false when they agree.
+func (s Settings) Diff(o Settings) (name, mine, theirs string, ok bool) {
+	all := maps.Clone(s)
+	maps.Copy(all, o)
+	delete(all, SettingTarget)
+	for _, n := range append([]string{SettingTarget}, slices.Sorted(maps.Keys(all))...) {
+		if s[n] != o[n] {
+			return n, s[n], o[n], true
+		}
+	}
+	return "", "", "", false
 }
 
 // Dir is a result set stored in a directory: results.json, one .hlog per
@@ -59,7 +90,32 @@ func (d *Dir) Lock() error {
 		f.Close()
 		return fmt.Errorf("%s is being written by another tablebench process: wait for it to finish, or give another --out", d.Path)
 	}
+	if err := d.removeTemps(); err != nil {
+		f.Close()
+		return err
+	}
 	d.lock = f
+	return nil
+}
+
+// tempPrefix starts the name of every file WriteFileAtomic writes through.
+const tempPrefix = ".tmp-"
+
+// removeTemps removes what writes cut short (a process killed mid-write)
+// left behind: files with the temporary prefix. Only the holder of the
+// lock removes them, so none is a write still going on.
+func (d *Dir) removeTemps() error {
+	entries, err := os.ReadDir(d.Path)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", d.Path, err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), tempPrefix) && e.Type().IsRegular() {
+			if err := os.Remove(filepath.Join(d.Path, e.Name())); err != nil {
+				return fmt.Errorf("removing a stale temporary file: %w", err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -82,9 +138,19 @@ func (d *Dir) Close() error {
 // Missing reports whether a stored run lacks a file it needs: its interval
 // log.
 func (d *Dir) Missing(r *Run) bool {
-	_, err := os.Stat(filepath.Join(d.Path, r.ID+".hlog"))
+	_, err := os.Stat(d.HlogPath(r))
 	return err != nil
 }
+
+// CheckHlog checks that a stored run's interval log is its own, as
+// ReadHlog does, without keeping its histograms.
+func (d *Dir) CheckHlog(r *Run) error {
+	c := *r
+	return c.ReadHlog(d.HlogPath(r))
+}
+
+// HlogPath is where a stored run's interval log is.
+func (d *Dir) HlogPath(r *Run) string { return filepath.Join(d.Path, r.ID+".hlog") }
 
 // SetFile is the name of a result set's file in its directory.
 const SetFile = "results.json"
@@ -107,15 +173,26 @@ func OpenDir(path string) (*Dir, error) {
 	if err := json.NewDecoder(f).Decode(&d.Set); err != nil {
 		return nil, fmt.Errorf("reading %s: %w; fix or remove the file", filepath.Join(path, SetFile), err)
 	}
+	if err := d.Set.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(path, SetFile), err)
+	}
 	return d, nil
 }
 
-// ReadDir reads a stored result set; unlike OpenDir it creates nothing.
+// ReadDir reads a stored result set to report on it; unlike OpenDir it
+// creates nothing, and it refuses a set that holds no runs.
 func ReadDir(path string) (*Dir, error) {
 	if _, err := os.Stat(filepath.Join(path, SetFile)); err != nil {
 		return nil, fmt.Errorf("%s holds no results: no %s there", path, SetFile)
 	}
-	return OpenDir(path)
+	d, err := OpenDir(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.Set.Runs) == 0 {
+		return nil, fmt.Errorf("%s holds no runs: its suite stopped before a run finished; finish it with --resume --out %s", filepath.Join(path, SetFile), path)
+	}
+	return d, nil
 }
 
 // Find returns the stored run with the given ID, or nil.
@@ -170,6 +247,9 @@ func (d *Dir) saveLocked() error {
 		d.Set.Created = time.Now().UTC()
 	}
 	d.Set.Updated = time.Now().UTC()
+	if d.Set.Runs == nil {
+		d.Set.Runs = []*Run{} // a suite stopped before its first run holds [], not null
+	}
 	if err := WriteFileAtomic(filepath.Join(d.Path, SetFile), func(w io.Writer) error { return Write(w, &d.Set) }); err != nil {
 		return err
 	}
@@ -180,7 +260,7 @@ func (d *Dir) saveLocked() error {
 // WriteFileAtomic writes a file through a temporary one in the same
 // directory, so it is whole or absent.
 func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix+filepath.Base(path))
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -88,7 +88,7 @@ func TestHlogRoundTrip(t *testing.T) {
 			h.RecordValue(1000 + v)
 		}
 		r.IntervalHists = append(r.IntervalHists, h)
-		r.Intervals = append(r.Intervals, Interval{})
+		r.Intervals = append(r.Intervals, Interval{Second: s, Requests: 100 * int64(s)})
 	}
 	path := filepath.Join(t.TempDir(), "r1.hlog")
 	var buf bytes.Buffer
@@ -98,7 +98,7 @@ func TestHlogRoundTrip(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	back := &Run{Intervals: r.Intervals}
+	back := &Run{ID: r.ID, Start: start, Intervals: r.Intervals}
 	if err := back.ReadHlog(path); err != nil {
 		t.Fatal(err)
 	}

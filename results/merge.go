@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +58,9 @@ func MergeRuns(shards []*Run) (*Run, error) {
 			return nil, fmt.Errorf("run %s: shard %d is given twice", r.ID, r.Shard.Index)
 		case !r.Shard.Start.Equal(first.Shard.Start):
 			return nil, fmt.Errorf("run %s: shard %d started at %s, shard %d at %s: they are not one run", r.ID, r.Shard.Index, r.Shard.Start.Format(time.RFC3339Nano), first.Shard.Index, first.Shard.Start.Format(time.RFC3339Nano))
+		}
+		if err := r.Check(); err != nil {
+			return nil, fmt.Errorf("shard %d: %w", r.Shard.Index, err)
 		}
 		byIndex[r.Shard.Index] = r
 	}
@@ -223,14 +227,15 @@ func sameJSON(a, b json.RawMessage) bool {
 }
 
 // ReadHlog reads a run's per-second histograms from its interval log, as
-// WriteHlog wrote them.
+// WriteHlog wrote them, and checks that the log is the run's: it refuses
+// another run's (or another shard's) log.
 func (r *Run) ReadHlog(path string) error {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	lr := hdr.NewHistogramLogReader(f)
+	header := readHlogHeader(data)
+	lr := hdr.NewHistogramLogReader(bytes.NewReader(data))
 	var hs []*hdr.Histogram
 	for {
 		h, err := lr.NextIntervalHistogram()
@@ -242,9 +247,49 @@ func (r *Run) ReadHlog(path string) error {
 		}
 		hs = append(hs, h)
 	}
-	if len(hs) != len(r.Intervals) {
-		return fmt.Errorf("%s has %d seconds, the record %d", path, len(hs), len(r.Intervals))
+	if err := r.checkHlog(path, header, hs); err != nil {
+		return err
 	}
 	r.IntervalHists = hs
 	return nil
+}
+
+// The comment line that names a log's run, and when it started to the
+// millisecond (the log's own start time is in whole seconds): "tablebench
+// run ID[ shard K/N], started TIME: ...".
+const (
+	hlogComment = "tablebench run "
+	hlogStarted = ", started "
+	hlogTime    = "2006-01-02T15:04:05.000Z07:00"
+)
+
+// hlogHeader is what an interval log's comment lines say of its run.
+type hlogHeader struct {
+	run      string    // the run it names, if it names one
+	started  time.Time // when it started, if the comment says
+	start    float64   // its start time, in whole seconds since the epoch
+	startSet bool
+}
+
+func readHlogHeader(data []byte) hlogHeader {
+	var h hlogHeader
+	for line := range bytes.Lines(data) {
+		if len(line) == 0 || line[0] != '#' {
+			break
+		}
+		text := strings.TrimSpace(string(line[1:]))
+		if rest, ok := strings.CutPrefix(text, hlogComment); ok {
+			h.run, _, _ = strings.Cut(rest, ": ")
+			var at string
+			if h.run, at, ok = strings.Cut(h.run, hlogStarted); ok {
+				h.started, _ = time.Parse(hlogTime, at)
+			}
+		} else if rest, ok := strings.CutPrefix(text, "[StartTime: "); ok {
+			num, _, _ := strings.Cut(rest, " ")
+			if v, err := strconv.ParseFloat(num, 64); err == nil {
+				h.start, h.startSet = v, true
+			}
+		}
+	}
+	return h
 }

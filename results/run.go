@@ -335,7 +335,7 @@ func (r *Run) WriteHlog(w io.Writer) error {
 	if err := lw.OutputLogFormatVersion(); err != nil {
 		return err
 	}
-	lw.OutputComment("tablebench run " + r.ID + ": request latency in microseconds, one interval per second")
+	lw.OutputComment(hlogComment + r.hlogName() + hlogStarted + r.Start.UTC().Format(hlogTime) + ": request latency in microseconds, one interval per second")
 	base := r.Start.UnixMilli()
 	lw.SetBaseTime(base)
 	lw.OutputStartTime(base)

@@ -1,10 +1,10 @@
 package workloads
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,11 +74,12 @@ func Plan(figs []Figure, mode Mode) []PlannedRun {
 }
 
 // SameSpec reports whether a stored run was made with spec, so a resumed
-// suite can skip it.
+// suite can skip it. The two are compared as JSON values: a results.json
+// rewritten by a tool that reorders keys or indents still matches.
 func SameSpec(r *results.Run, spec Spec) bool {
 	b, err := json.Marshal(spec)
-	var stored bytes.Buffer // the stored copy was indented with results.json
-	return err == nil && json.Compact(&stored, r.Spec) == nil && stored.String() == string(b)
+	var want, stored any
+	return err == nil && json.Unmarshal(b, &want) == nil && json.Unmarshal(r.Spec, &stored) == nil && reflect.DeepEqual(want, stored)
 }
 
 // Select returns the catalog figures whose IDs are listed, with the figures

@@ -149,3 +149,26 @@ func TestSweepFileForms(t *testing.T) {
 		}
 	}
 }
+
+// TestSameSpecAsJSONValues: a stored spec matches whatever the order of
+// its keys and its indentation (a results.json rewritten by a tool), and
+// no other spec matches it.
+func TestSameSpecAsJSONValues(t *testing.T) {
+	spec := workloads.DefaultSpec()
+	b, _ := json.Marshal(spec)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	sorted, _ := json.MarshalIndent(m, "", "\t") // keys in another order
+	r := &results.Run{Spec: sorted}
+	if !workloads.SameSpec(r, spec) {
+		t.Fatalf("the spec with its keys reordered does not match:\n%s", sorted)
+	}
+	other := spec
+	other.Seed++
+	if workloads.SameSpec(r, other) {
+		t.Fatal("a spec of another seed matches")
+	}
+	if workloads.SameSpec(&results.Run{Spec: []byte("{")}, spec) {
+		t.Fatal("a spec that is not JSON matches")
+	}
+}

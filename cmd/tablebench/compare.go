@@ -49,6 +49,9 @@ func compareCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if _, err := setFigures(&b.Set); err != nil {
+		return err
+	}
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join(b.Path, "compare")
@@ -103,9 +106,12 @@ func ratio(b, a float64) float64 {
 }
 
 func describeSet(s *results.Set) string {
-	target, profile := "?", ""
-	if len(s.Runs) > 0 {
+	target, profile := s.Settings[results.SettingTarget], s.Settings["profile"] // what the set was made with
+	if target == "" && len(s.Runs) > 0 {                                        // a set that does not record it
 		target, profile = s.Runs[0].Env.Target, s.Runs[0].Env.Profile
+	}
+	if target == "" {
+		target = "?"
 	}
 	if profile != "" {
 		target += " " + profile

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,7 +49,7 @@ func (s *suiteFlags) register(fs *flagSet, figures bool) {
 		fs.BoolVar(&s.check, "check", false, "exit 1 if a run warns that its numbers cannot be trusted")
 	}
 	fs.StringVar(&s.out, "out", "", "result directory (default results/<UTC time>, with results/latest pointing to it)")
-	fs.BoolVar(&s.resume, "resume", false, "skip runs already stored in --out with the same spec")
+	fs.BoolVar(&s.resume, "resume", false, "finish the suite in --out, made with the same settings (target, profile, time scale, presplit, balancer, seed, mode): skip runs stored with the same spec")
 	fs.BoolVar(&s.quiet, "quiet", false, "no progress on stderr")
 	fs.IntVar(&s.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once (virtual time only; wall-time runs go one at a time)")
 	fs.Uint64Var(&s.seed, "seed", 1, "seed of every run")
@@ -145,9 +146,54 @@ func (s *suiteFlags) newTarget(getenv func(string) string) func(workloads.Planne
 	}
 }
 
+// settings returns what the suite's numbers depend on besides its runs'
+// specs, by flag: the target (and the endpoint it resolved to, tg's), the
+// engine's model, the seed, the mode, the shard and the durations given.
+// figures says whether the suite has modes (--quick).
+func (s *suiteFlags) settings(tg workloads.Target, figures bool, getenv func(string) string) (results.Settings, error) {
+	set := results.Settings{results.SettingTarget: s.tf.target, "seed": strconv.FormatUint(s.seed, 10)}
+	switch s.tf.target {
+	case "engine":
+		set["profile"], set["time-scale"], set["presplit"], set["balancer"] = s.tf.profile, strconv.FormatFloat(s.tf.timeScale, 'g', -1, 64), strconv.FormatBool(s.tf.presplit), s.tf.balancer
+	default:
+		if d, ok := tg.(workloads.Describer); ok {
+			set["endpoint"] = d.Describe().Endpoint
+		}
+	}
+	if figures {
+		set["quick"] = strconv.FormatBool(s.quick)
+	}
+	if s.duration > 0 {
+		set["duration"] = s.duration.String()
+	}
+	if s.warmup >= 0 {
+		set["warmup"] = s.warmup.String()
+	}
+	if k, n, _, err := s.shf.resolve(getenv); err != nil {
+		return nil, err
+	} else if n > 1 {
+		set["shard"] = fmt.Sprintf("%d/%d", k, n)
+	}
+	return set, nil
+}
+
+// checkTarget builds the suite's target once, so bad target flags fail
+// before anything runs, and returns the suite's settings.
+func (s *suiteFlags) checkTarget(getenv func(string) string, figures bool) (results.Settings, error) {
+	tg, release, err := s.newTarget(getenv)(workloads.PlannedRun{Spec: workloads.Spec{Seed: s.seed}})
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return s.settings(tg, figures, getenv)
+}
+
 // openOut opens the result directory, by default a new one under results/
-// with results/latest pointing to it.
-func (s *suiteFlags) openOut() (*results.Dir, error) {
+// with results/latest pointing to it, for a suite of mode made with
+// settings. It refuses to resume a suite made in another mode, with other
+// settings or by another version: its runs and the new ones would mix two
+// kinds of numbers in one set, and its claims compare them.
+func (s *suiteFlags) openOut(mode string, settings results.Settings) (*results.Dir, error) {
 	out := s.out
 	if out == "" {
 		if s.resume {
@@ -171,12 +217,65 @@ func (s *suiteFlags) openOut() (*results.Dir, error) {
 		dir.Close()
 		return nil, usagef("--out %s already holds results: give --resume to finish them, or another directory", out)
 	}
+	if len(dir.Set.Runs) > 0 {
+		if err := sameSuite(out, &dir.Set, mode, settings); err != nil {
+			dir.Close()
+			return nil, err
+		}
+	}
+	dir.Set.Tablebench, dir.Set.Mode, dir.Set.Settings = version, mode, settings
 	if s.out == "" {
 		latest := filepath.Join(filepath.Dir(out), "latest") // beside the results, wherever they are
 		os.Remove(latest)
 		os.Symlink(filepath.Base(out), latest)
 	}
 	return dir, nil
+}
+
+// sameSuite refuses to add runs of mode made with settings to the stored
+// set in out, unless the set was made the same way.
+func sameSuite(out string, set *results.Set, mode string, settings results.Settings) error {
+	fix := "use --out NEWDIR for a new set, or "
+	switch {
+	case set.Tablebench != version:
+		return usagef("--out %s was made by tablebench %s, and this is %s: their numbers would mix in one set; %sfinish it with tablebench %s", out, set.Tablebench, version, fix, set.Tablebench)
+	case set.Settings == nil:
+		return usagef("--out %s does not record the settings it was made with (an earlier tablebench made it), so they cannot be checked against these: use --out NEWDIR", out)
+	case set.Mode != mode && (set.Mode == "sweep" || mode == "sweep"):
+		return usagef("--out %s holds %s, and this is %s: use --out NEWDIR", out, suiteKind(set.Mode), suiteKind(mode))
+	}
+	name, stored, given, differ := set.Settings.Diff(settings)
+	if !differ {
+		return nil
+	}
+	return usagef("--out %s was made %s, and this one uses %s: the set would mix both; %srerun with %s", out, withFlag(name, stored), flagText(name, given), fix, flagText(name, stored))
+}
+
+func suiteKind(mode string) string {
+	if mode == "sweep" {
+		return "a sweep"
+	}
+	return "figures"
+}
+
+// flagText is a setting as its flag is given, or its absence.
+func flagText(name, value string) string {
+	switch value {
+	case "":
+		return "no --" + name
+	case "true":
+		return "--" + name
+	case "false":
+		return "--" + name + "=false"
+	}
+	return "--" + name + " " + value
+}
+
+func withFlag(name, value string) string {
+	if value == "" {
+		return "without --" + name
+	}
+	return "with " + flagText(name, value)
 }
 
 func figuresCmd(ctx context.Context, e *env, args []string) error {
@@ -248,22 +347,21 @@ func catalogCmd(ctx context.Context, e *env, args []string, name, onlyHelp, only
 	if plan, err = sf.shardPlan(plan, e.getenv); err != nil {
 		return err
 	}
-	_, release, err := sf.newTarget(e.getenv)(workloads.PlannedRun{Spec: workloads.Spec{Seed: sf.seed}}) // bad target flags fail before anything runs
+	settings, err := sf.checkTarget(e.getenv, true) // bad target flags fail before anything runs
 	if err != nil {
 		return err
 	}
-	release()
 	if !sf.resume {
 		if err := sf.confirm(e, workloads.Specs(plan)); err != nil {
 			return err
 		}
 	}
-	dir, err := sf.openOut()
+	dir, err := sf.openOut(mode.Name, settings)
 	if err != nil {
 		return err
 	}
 	defer dir.Close()
-	dir.Set.Tablebench, dir.Set.Mode, dir.Set.Command = version, mode.Name, "tablebench "+name+" "+strings.Join(args, " ")
+	dir.Set.Command = "tablebench " + name + " " + strings.Join(args, " ")
 	for _, f := range figs {
 		if !slices.Contains(dir.Set.Figures, f.ID) { // a resumed suite already lists its figures
 			dir.Set.Figures = append(dir.Set.Figures, f.ID)
@@ -309,6 +407,9 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 	var specs []workloads.Spec
 	for _, pr := range plan {
 		if r := dir.Find(pr.ID); r != nil && sf.resume && workloads.SameSpec(r, pr.Spec) && !dir.Missing(r) {
+			if err := dir.CheckHlog(r); err != nil { // the run is kept: its log must be its own
+				return usagef("--resume: %v", err)
+			}
 			continue
 		}
 		todo = append(todo, pr)
@@ -468,6 +569,10 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	if err := dir.Lock(); err != nil { // it rewrites the report: one writer at a time
+		return usagef("%v", err)
+	}
+	defer dir.Close()
 	figs, err := setFigures(&dir.Set)
 	if err != nil {
 		return err
@@ -480,15 +585,44 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 	return finishReport(e, sf, dir, figs, claims, []string{"Rebuilt from " + filepath.Join(dir.Path, results.SetFile) + " without running anything.", "Made by: " + dir.Set.Command})
 }
 
-// setFigures returns the figures a stored set covers: catalog figures, or
-// its sweep's figure.
+// setFigures returns the figures a stored set covers (catalog figures, or
+// its sweep's figure), once its runs are found to be of one engine model.
 func setFigures(set *results.Set) ([]workloads.Figure, error) {
+	var figs []workloads.Figure
 	if set.Mode == "sweep" {
 		f, err := workloads.SweepFromJSON(set.Sweep)
 		if err != nil {
 			return nil, fmt.Errorf("the stored sweep cannot be read: %w", err)
 		}
-		return []workloads.Figure{f}, nil
+		figs = []workloads.Figure{f}
+	} else {
+		var err error
+		if figs, err = workloads.Select(casestudy.All(), set.Figures); err != nil {
+			return nil, err
+		}
 	}
-	return workloads.Select(casestudy.All(), set.Figures)
+	return figs, sameProfile(set, figs)
+}
+
+// sameProfile checks that every run of a set on the engine ran on the
+// set's profile, unless its figure (an experiment) chose another: a set
+// that mixes profiles would draw and compare the two as one.
+func sameProfile(set *results.Set, figs []workloads.Figure) error {
+	chosen := map[string]bool{} // runs whose figure chooses their profile
+	for _, pr := range workloads.Plan(figs, workloads.QuickMode()) {
+		chosen[pr.ID] = pr.Engine.Profile != ""
+	}
+	want, from := set.Settings["profile"], "the set was made with --profile "+set.Settings["profile"]
+	for _, r := range set.Runs {
+		if r.Env.Target != "engine" || chosen[r.ID] {
+			continue
+		}
+		if want == "" { // a set that does not record its settings: the first run's
+			want, from = r.Env.Profile, "run "+r.ID+" ran on profile "+r.Env.Profile
+		}
+		if r.Env.Profile != want {
+			return usagef("run %s ran on profile %s, but %s: the set mixes two engine models; run them again into one --out", r.ID, r.Env.Profile, from)
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,7 +43,13 @@ func mergeCmd(ctx context.Context, e *env, args []string) error {
 					return usagef("%v", err)
 				}
 				for _, r := range d.Set.Runs {
-					r.ReadHlog(filepath.Join(in, r.ID+".hlog")) // per-second percentiles, when stored
+					if d.Missing(r) { // the merged run's per-second percentiles are left out
+						fmt.Fprintf(e.stderr, "warning: run %s has no interval log in %s: the merged run has no per-second percentiles\n", r.ID, in)
+						continue
+					}
+					if err := r.ReadHlog(d.HlogPath(r)); err != nil {
+						return usagef("%v", err)
+					}
 				}
 				sets = append(sets, d)
 				continue
@@ -149,6 +156,9 @@ func mergeByID(runs []*results.Run) ([]*results.Run, error) {
 	var out []*results.Run
 	for _, id := range ids {
 		if rs := byID[id]; len(rs) == 1 && rs[0].Shard == nil { // a run too small to shard: one shard ran it whole
+			if err := rs[0].Check(); err != nil {
+				return nil, usagef("%v", err)
+			}
 			out = append(out, rs[0])
 			continue
 		}
@@ -161,6 +171,17 @@ func mergeByID(runs []*results.Run) ([]*results.Run, error) {
 	return out, nil
 }
 
+// unsharded returns a shard's settings without its shard: the settings of
+// the suite merged from every shard.
+func unsharded(s results.Settings) results.Settings {
+	if s == nil {
+		return nil
+	}
+	s = maps.Clone(s)
+	delete(s, "shard")
+	return s
+}
+
 // mergeSuites merges the shard directories of one suite into out, checks
 // the claims on the merged runs and writes the report.
 func mergeSuites(e *env, sets []*results.Dir, out string) error {
@@ -171,6 +192,9 @@ func mergeSuites(e *env, sets []*results.Dir, out string) error {
 	for _, d := range sets[1:] {
 		if d.Set.Mode != first.Mode || !slices.Equal(d.Set.Figures, first.Figures) || string(d.Set.Sweep) != string(first.Sweep) {
 			return usagef("%s is not a shard of the same suite as %s (mode, figures or sweep differ)", d.Path, sets[0].Path)
+		}
+		if name, a, b, differ := unsharded(first.Settings).Diff(unsharded(d.Set.Settings)); differ {
+			return usagef("%s and %s are not shards of one suite: one was made %s, the other %s", sets[0].Path, d.Path, withFlag(name, a), withFlag(name, b))
 		}
 	}
 	var runs []*results.Run
@@ -194,7 +218,7 @@ func mergeSuites(e *env, sets []*results.Dir, out string) error {
 		return usagef("--out: %v", err)
 	}
 	defer dir.Close()
-	dir.Set.Tablebench, dir.Set.Mode, dir.Set.Figures, dir.Set.Sweep = version, first.Mode, first.Figures, first.Sweep
+	dir.Set.Tablebench, dir.Set.Mode, dir.Set.Figures, dir.Set.Sweep, dir.Set.Settings = version, first.Mode, first.Figures, first.Sweep, unsharded(first.Settings)
 	var paths []string
 	for _, d := range sets {
 		paths = append(paths, d.Path)

@@ -61,6 +61,16 @@ func TestShardedSuiteMerges(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(merged, "index.html")); err != nil {
 		t.Fatal("the merged suite has no report")
 	}
+	// A merged run's rate is checked against its seconds.
+	forged := copyDir(t, merged)
+	editSet(t, forged, func(set map[string]any) {
+		for _, r := range set["runs"].([]any) {
+			if r := r.(map[string]any); r["merged_from"] != nil {
+				r["entities_per_sec"] = r["entities_per_sec"].(float64) * 2
+			}
+		}
+	})
+	oneLineRefusal(t, []string{"report", forged}, "run fig100-insert-x2: entities_per_sec is", "but no 1-second window of its intervals holds")
 	// A shard missing is named.
 	code, _, errOut = tb(t, context.Background(), nil, "merge", "--out", filepath.Join(dir, "half"), filepath.Join(dir, "a"))
 	if code != 2 || !strings.Contains(errOut, "shard(s) 1 of 2 missing") {
@@ -108,5 +118,8 @@ func TestShardedRunFromPodLogs(t *testing.T) {
 	}
 	if len(m.MergedFrom) != 2 || m.Totals.Requests == 0 || m.Shard != nil {
 		t.Fatalf("merged: %+v", m.MergedFrom)
+	}
+	if err := m.Check(); err != nil { // what merge writes, every reader takes
+		t.Fatal(err)
 	}
 }

@@ -91,23 +91,22 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, release, err := sf.newTarget(e.getenv)(workloads.PlannedRun{Spec: workloads.Spec{Seed: sf.seed}}) // bad target flags fail before anything runs
+	settings, err := sf.checkTarget(e.getenv, false) // bad target flags fail before anything runs
 	if err != nil {
 		return err
 	}
-	release()
 	if !sf.resume {
 		if err := sf.confirm(e, workloads.Specs(plan)); err != nil {
 			return err
 		}
 	}
-	dir, err := sf.openOut()
+	dir, err := sf.openOut("sweep", settings)
 	if err != nil {
 		return err
 	}
 	defer dir.Close()
 	raw, _ := json.Marshal(def)
-	dir.Set.Tablebench, dir.Set.Mode, dir.Set.Sweep = version, "sweep", raw
+	dir.Set.Sweep = raw
 	dir.Set.Command = "tablebench sweep " + strings.Join(args, " ")
 	if err := runSuite(ctx, e, &sf, dir, plan); err != nil {
 		return err

@@ -1,0 +1,472 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// RecordError says what in a run record contradicts the rest of it: a
+// field that no run of tablebench writes so, as when a record was edited,
+// scaled or put together from two runs. Readers refuse such a record rather
+// than draw or merge its numbers.
+type RecordError struct {
+	Run   string // the run's ID
+	Field string // the field, as the record's JSON names it
+	Msg   string
+}
+
+// Error names the run and the field, and what to do about it.
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("run %s: %s %s: the record contradicts itself (edited, or put together from different runs); restore it or run it again", e.Run, e.Field, e.Msg)
+}
+
+// Check reports whether the record is consistent with itself, as every
+// run tablebench records is: counts are not negative, the totals match the
+// latency histograms' counts and the per-second intervals, the rates match
+// the counts over the measured time, percentiles lie within the
+// histograms' range. It is what every reader of records (merge, report,
+// compare, a resumed suite) relies on, so that a record that was edited or
+// mixed up is named rather than believed. Parts a record may leave out (a
+// run --json record has no histograms or intervals) are checked when
+// present.
+func (r *Run) Check() error {
+	c := &checker{r: r}
+	c.identity()
+	c.histograms()
+	c.intervals()
+	c.merged()
+	c.counts()
+	c.rates()
+	return c.err
+}
+
+type checker struct {
+	r   *Run
+	err error
+}
+
+// failf records a contradiction; a record is refused for its first.
+func (c *checker) failf(field, format string, args ...any) {
+	if c.err == nil {
+		c.err = &RecordError{Run: c.r.ID, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+}
+
+// specFacts are the parts of a run's spec the checks need.
+type specFacts struct {
+	Op        string  `json:"op"`
+	BatchSize int     `json:"batch_size"`
+	Duration  string  `json:"duration"`
+	VMs       int     `json:"vms"`
+	Threads   int     `json:"threads"`
+	Load      string  `json:"load"`
+	Rate      float64 `json:"rate"`
+	Warmup    string  `json:"warmup"`
+}
+
+func (c *checker) identity() {
+	r := c.r
+	if r.ID == "" {
+		c.err = &RecordError{Run: "(no ID)", Field: "id", Msg: "is empty"}
+		return
+	}
+	var s specFacts
+	if len(r.Spec) == 0 || json.Unmarshal(r.Spec, &s) != nil {
+		c.failf("spec", "is missing or not a run spec")
+	}
+}
+
+// nonNegative checks a count or rate: finite and not below zero.
+func (c *checker) nonNegative(field string, v float64) bool {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		c.failf(field, "is %v; it cannot be negative or infinite", v)
+		return false
+	}
+	return true
+}
+
+func (c *checker) counts() {
+	r, t := c.r, c.r.Totals
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"measured_sec", r.MeasuredSec}, {"entities_per_sec", r.EntitiesPerSec}, {"entities_sent_per_sec", r.EntitiesSentPerSec},
+		{"requests_per_sec", r.RequestsPerSec}, {"billable_transactions", float64(r.Billable)}, {"throttled_pct", r.ThrottledPct},
+		{"totals.requests", float64(t.Requests)}, {"totals.entities", float64(t.Entities)}, {"totals.entities_sent", float64(t.EntitiesSent)},
+		{"totals.throttled", float64(t.Throttled)}, {"totals.timed_out", float64(t.TimedOut)}, {"totals.retries", float64(t.Retries)},
+		{"totals.late_starts", float64(t.LateStarts)}, {"max_start_lag_ms", r.MaxStartLagMs},
+	} {
+		c.nonNegative(f.name, f.v)
+	}
+	var errs int64
+	for _, code := range slices.Sorted(maps.Keys(t.Errors)) {
+		n := t.Errors[code]
+		c.nonNegative("totals.errors."+code, float64(n))
+		errs += n
+	}
+	switch {
+	case t.Entities > t.EntitiesSent:
+		c.failf("totals.entities", "is %d, more than the %d entities sent (totals.entities_sent)", t.Entities, t.EntitiesSent)
+	case t.Throttled+t.TimedOut > t.Requests:
+		c.failf("totals.throttled", "and totals.timed_out are %d and %d, more than the %d requests", t.Throttled, t.TimedOut, t.Requests)
+	case errs > t.Requests:
+		c.failf("totals.errors", "count %d failed requests, more than the %d requests", errs, t.Requests)
+	case t.Retries > t.Requests:
+		c.failf("totals.retries", "is %d, more than the %d requests", t.Retries, t.Requests)
+	case t.Errors[OutcomeThrottled] != t.Throttled:
+		c.failf("totals.throttled", "is %d, but totals.errors counts %d %s", t.Throttled, t.Errors[OutcomeThrottled], OutcomeThrottled)
+	case t.Errors[OutcomeTimedOut] != t.TimedOut:
+		c.failf("totals.timed_out", "is %d, but totals.errors counts %d %s", t.TimedOut, t.Errors[OutcomeTimedOut], OutcomeTimedOut)
+	case r.Billable != t.Requests:
+		c.failf("billable_transactions", "is %d, but totals.requests is %d (each request is one)", r.Billable, t.Requests)
+	}
+	for _, code := range slices.Sorted(maps.Keys(r.Errors)) {
+		if r.Errors[code] != t.Errors[code] {
+			c.failf("errors."+code, "is %d, but totals.errors counts %d", r.Errors[code], t.Errors[code])
+		}
+	}
+	for _, code := range slices.Sorted(maps.Keys(t.Errors)) {
+		if r.Errors[code] != t.Errors[code] {
+			c.failf("errors."+code, "is %d, but totals.errors counts %d", r.Errors[code], t.Errors[code])
+		}
+	}
+	want := 0.0
+	if t.Requests > 0 {
+		want = 100 * float64(t.Throttled+t.TimedOut) / float64(t.Requests)
+	}
+	if !near(r.ThrottledPct, want) {
+		c.failf("throttled_pct", "is %v, but totals say %d of %d requests were throttled (%v%%)", r.ThrottledPct, t.Throttled+t.TimedOut, t.Requests, want)
+	}
+}
+
+// near compares a stored number with the one its counts give, allowing
+// for the rounding of float arithmetic only.
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))+1e-9
+}
+
+// rates checks a run's rates against its counts over its measured time. A
+// merged run's are over the window every shard measured, and merged checks
+// them against its intervals instead.
+func (c *checker) rates() {
+	r := c.r
+	if len(r.MergedFrom) > 0 {
+		return
+	}
+	for _, f := range []struct {
+		name  string
+		rate  float64
+		count int64
+		what  string
+	}{
+		{"entities_per_sec", r.EntitiesPerSec, r.Totals.Entities, "totals.entities"},
+		{"entities_sent_per_sec", r.EntitiesSentPerSec, r.Totals.EntitiesSent, "totals.entities_sent"},
+		{"requests_per_sec", r.RequestsPerSec, r.Totals.Requests, "totals.requests"},
+	} {
+		want := 0.0
+		if r.MeasuredSec > 0 {
+			want = float64(f.count) / r.MeasuredSec
+		}
+		if !near(f.rate, want) {
+			c.failf(f.name, "is %v, but %s is %d over %v measured seconds (%v)", f.rate, f.what, f.count, r.MeasuredSec, want)
+		}
+	}
+}
+
+// histograms checks the latency histograms against the totals and the
+// latency summaries; a record without histograms has its summaries checked
+// against the totals alone.
+func (c *checker) histograms() {
+	r, t := c.r, c.r.Totals
+	var okN int64
+	for _, n := range t.Errors {
+		okN -= n
+	}
+	okN += t.Requests
+	if len(r.Histograms) == 0 {
+		c.percentiles("latency_ms", r.LatencyMs, t.Requests, nil)
+		c.percentiles("success_latency_ms", r.SuccessLatencyMs, okN, nil)
+		c.percentiles("per_entity_latency_ms", r.PerEntityMs, r.PerEntityMs.Count, nil)
+		return
+	}
+	all, ok, perEntity := NewHistogram(), NewHistogram(), NewHistogram()
+	byOutcome := map[string]int64{}
+	for _, name := range slices.Sorted(maps.Keys(r.Histograms)) {
+		h, err := r.Histogram(name)
+		if err != nil {
+			c.failf("histograms."+name, "cannot be decoded: %v", err)
+			return
+		}
+		_, outcome, _ := strings.Cut(name, "/")
+		switch outcome {
+		case perEntityOutcome:
+			perEntity.Merge(h)
+			continue
+		case OutcomeOK:
+			ok.Merge(h)
+		}
+		all.Merge(h)
+		byOutcome[outcome] += h.TotalCount()
+	}
+	if n := all.TotalCount(); n != t.Requests {
+		c.failf("totals.requests", "is %d, but the latency histograms hold %d requests", t.Requests, n)
+	}
+	for _, code := range slices.Sorted(maps.Keys(t.Errors)) {
+		if byOutcome[code] != t.Errors[code] {
+			c.failf("totals.errors."+code, "is %d, but the latency histograms hold %d such requests", t.Errors[code], byOutcome[code])
+		}
+	}
+	for _, code := range slices.Sorted(maps.Keys(byOutcome)) {
+		if code != OutcomeOK && byOutcome[code] != t.Errors[code] {
+			c.failf("totals.errors."+code, "is %d, but the latency histograms hold %d such requests", t.Errors[code], byOutcome[code])
+		}
+	}
+	c.percentiles("latency_ms", r.LatencyMs, t.Requests, all)
+	c.percentiles("success_latency_ms", r.SuccessLatencyMs, okN, ok)
+	c.percentiles("per_entity_latency_ms", r.PerEntityMs, perEntity.TotalCount(), perEntity)
+	if r.PerEntityMs.Count > r.SuccessLatencyMs.Count {
+		c.failf("per_entity_latency_ms.count", "is %d, more than the %d successful requests", r.PerEntityMs.Count, r.SuccessLatencyMs.Count)
+	}
+}
+
+// percentiles checks a latency summary: its count, its order, and, given
+// the histogram it summarizes (µs), that it lies within its range.
+func (c *checker) percentiles(field string, p Percentiles, count int64, h *hdr.Histogram) {
+	vals := []struct {
+		name string
+		v    float64
+	}{{"p50", p.P50}, {"p90", p.P90}, {"p99", p.P99}, {"p999", p.P999}, {"max", p.Max}, {"mean", p.Mean}}
+	for _, v := range vals {
+		if !c.nonNegative(field+"."+v.name, v.v) {
+			return
+		}
+	}
+	if p.Count != count {
+		c.failf(field+".count", "is %d, but the record holds %d such requests", p.Count, count)
+		return
+	}
+	for i := 1; i < 5; i++ {
+		if vals[i].v < vals[i-1].v {
+			c.failf(field+"."+vals[i].name, "is %v, below %s %v", vals[i].v, vals[i-1].name, vals[i-1].v)
+			return
+		}
+	}
+	if p.Mean > p.Max*(1+1e-9) {
+		c.failf(field+".mean", "is %v, above max %v", p.Mean, p.Max)
+	}
+	if h == nil {
+		return
+	}
+	if h.TotalCount() == 0 {
+		if p != (Percentiles{}) {
+			c.failf(field, "summarizes latencies its empty histogram does not hold")
+		}
+		return
+	}
+	lo, hi := float64(h.Min())/1000, float64(h.Max())/1000
+	for _, v := range vals {
+		if v.v < lo*(1-1e-9) || v.v > hi*(1+1e-9) {
+			c.failf(field+"."+v.name, "is %v ms, outside the %v to %v ms its histogram holds", v.v, lo, hi)
+			return
+		}
+	}
+}
+
+// intervals checks the per-second intervals against themselves and the
+// totals. Every request the totals count was recorded in a second. The
+// seconds wholly inside the measured window hold more than the totals only
+// by the requests in flight as the warm-up ended, at most one a thread in
+// a closed loop; an open loop that fell behind may also send late the
+// requests due in the warm-up.
+func (c *checker) intervals() {
+	r := c.r
+	if len(r.Intervals) == 0 {
+		return
+	}
+	var s specFacts
+	json.Unmarshal(r.Spec, &s)
+	warmup, werr := time.ParseDuration(s.Warmup)
+	duration, derr := time.ParseDuration(s.Duration)
+	first, last := int(math.Ceil(warmup.Seconds())), int(math.Floor((warmup + duration).Seconds())) // the whole measured seconds
+	var all, measured Interval
+	for i, iv := range r.Intervals {
+		f := fmt.Sprintf("intervals[%d]", i)
+		for _, v := range []struct {
+			name string
+			v    int64
+		}{{"requests", iv.Requests}, {"entities", iv.Entities}, {"throttled", iv.Throttled}, {"errors", iv.Errors}, {"no_answer", iv.NoAnswer}} {
+			c.nonNegative(f+"."+v.name, float64(v.v))
+		}
+		c.nonNegative(f+".p50_ms", iv.P50Ms)
+		c.nonNegative(f+".p99_ms", iv.P99Ms)
+		switch {
+		case i > 0 && iv.Second <= r.Intervals[i-1].Second:
+			c.failf(f+".second", "is %d, not after the second before it (%d)", iv.Second, r.Intervals[i-1].Second)
+		case iv.Throttled+iv.Errors > iv.Requests:
+			c.failf(f, "counts %d throttled and %d failed of %d requests", iv.Throttled, iv.Errors, iv.Requests)
+		case iv.NoAnswer > iv.Errors:
+			c.failf(f+".no_answer", "is %d, more than its %d errors", iv.NoAnswer, iv.Errors)
+		case iv.P99Ms < iv.P50Ms:
+			c.failf(f+".p99_ms", "is %v, below its p50 %v", iv.P99Ms, iv.P50Ms)
+		}
+		all.Requests += iv.Requests
+		all.Entities += iv.Entities
+		all.Throttled += iv.Throttled
+		if iv.Second >= first && iv.Second < last {
+			measured.Requests += iv.Requests
+			measured.Entities += iv.Entities
+		}
+	}
+	t := r.Totals
+	switch {
+	case all.Requests < t.Requests:
+		c.failf("totals.requests", "is %d, but the intervals hold %d requests", t.Requests, all.Requests)
+	case all.Entities < t.Entities:
+		c.failf("totals.entities", "is %d, but the intervals hold %d entities", t.Entities, all.Entities)
+	case all.Throttled < t.Throttled+t.TimedOut:
+		c.failf("totals.throttled", "is %d, but the intervals hold %d throttled requests", t.Throttled+t.TimedOut, all.Throttled)
+	}
+	// A merged second is the shards' seconds, each on its own clock.
+	if len(r.MergedFrom) > 0 || s.VMs <= 0 || s.Threads <= 0 || werr != nil || derr != nil {
+		return
+	}
+	slack := int64(s.VMs * s.Threads)
+	if s.Load == "open" {
+		slack += int64(math.Ceil(s.Rate * warmup.Seconds()))
+	}
+	perRequest := int64(1)
+	if s.Op == "batch" || s.Op == "query" {
+		perRequest = int64(max(s.BatchSize, 1))
+	}
+	switch {
+	case measured.Requests > t.Requests+slack:
+		c.failf("intervals", "hold %d requests in the measured seconds, but totals.requests is %d (at most %d more were in flight as the warm-up ended)", measured.Requests, t.Requests, slack)
+	case measured.Entities > t.Entities+slack*perRequest:
+		c.failf("intervals", "hold %d entities in the measured seconds, but totals.entities is %d (at most %d more were in flight as the warm-up ended)", measured.Entities, t.Entities, slack*perRequest)
+	}
+}
+
+// merged checks a record merged from shards: its totals are the shards',
+// and its rates those of a window of its seconds as long as its measured
+// time.
+func (c *checker) merged() {
+	r := c.r
+	if len(r.MergedFrom) == 0 || c.err != nil {
+		return
+	}
+	var reqs int64
+	for _, s := range r.MergedFrom {
+		reqs += s.Requests
+	}
+	if reqs != r.Totals.Requests {
+		c.failf("totals.requests", "is %d, but its shards (merged_from) made %d", r.Totals.Requests, reqs)
+		return
+	}
+	if len(r.Intervals) == 0 {
+		return
+	}
+	n := int(math.Round(r.MeasuredSec))
+	if n < 1 || float64(n) != r.MeasuredSec {
+		c.failf("measured_sec", "is %v; a merged run measures whole seconds", r.MeasuredSec)
+		return
+	}
+	ents, reqsAt := map[int]int64{}, map[int]int64{}
+	for _, iv := range r.Intervals {
+		ents[iv.Second], reqsAt[iv.Second] = iv.Entities, iv.Requests
+	}
+	wantE, wantR := r.EntitiesPerSec*r.MeasuredSec, r.RequestsPerSec*r.MeasuredSec
+	for k := r.Intervals[0].Second; k+n <= r.Intervals[len(r.Intervals)-1].Second+1; k++ {
+		var e, q int64
+		for s := k; s < k+n; s++ {
+			e, q = e+ents[s], q+reqsAt[s]
+		}
+		if near(float64(e), wantE) && near(float64(q), wantR) {
+			return
+		}
+	}
+	c.failf("entities_per_sec", "is %v and requests_per_sec %v, but no %d-second window of its intervals holds %v entities and %v requests", r.EntitiesPerSec, r.RequestsPerSec, n, wantE, wantR)
+}
+
+// Check reports whether a result set holds each run once and every run's
+// record is consistent with itself (Run.Check), and whether its runs were
+// made on one target at one time scale, those its settings name. (Their
+// profiles may differ: an experiment may choose its own.)
+func (s *Set) Check() error {
+	seen := map[string]bool{}
+	for i, r := range s.Runs {
+		if r != nil && i > 0 && s.Runs[0] != nil {
+			first := s.Runs[0]
+			switch {
+			case r.Env.Target != first.Env.Target:
+				return fmt.Errorf("runs %s and %s ran on targets %s and %s: one set holds the runs of one target", first.ID, r.ID, first.Env.Target, r.Env.Target)
+			case r.Env.TimeScale != first.Env.TimeScale:
+				return fmt.Errorf("runs %s and %s ran at time scales %g and %g: one set holds the runs of one time scale", first.ID, r.ID, first.Env.TimeScale, r.Env.TimeScale)
+			}
+		}
+		if r == nil {
+			return fmt.Errorf("runs[%d] is null, not a run record", i)
+		}
+		if seen[r.ID] {
+			return fmt.Errorf("run %s is listed twice: a result set holds one record per run", r.ID)
+		}
+		seen[r.ID] = true
+		if err := r.Check(); err != nil {
+			return err
+		}
+		if t := s.Settings[SettingTarget]; t != "" && r.Env.Target != "" && r.Env.Target != t {
+			return fmt.Errorf("run %s ran on target %s, but the set was made with --%s %s", r.ID, r.Env.Target, SettingTarget, t)
+		}
+		if ts, ok := s.Settings["time-scale"]; ok && r.Env.Target == "engine" && strconv.FormatFloat(r.Env.TimeScale, 'g', -1, 64) != ts {
+			return fmt.Errorf("run %s ran at time scale %g, but the set was made with --time-scale %s", r.ID, r.Env.TimeScale, ts)
+		}
+	}
+	return nil
+}
+
+// checkHlog checks interval histograms read from path against the record
+// they belong to: the log names the run (and shard) and its start, and each
+// second holds as many requests as the record's interval says.
+func (r *Run) checkHlog(path string, header hlogHeader, hs []*hdr.Histogram) error {
+	if header.run != "" && header.run != r.hlogName() && header.run != r.ID { // an older log names the run alone
+
+		return fmt.Errorf("%s is the interval log of run %s, not of %s: put each run's .hlog back beside its record", path, header.run, r.hlogName())
+	}
+	started := header.started
+	if started.IsZero() && header.startSet { // an older log says it to the second
+		started = time.Unix(int64(header.start), 0)
+		if r.Start.Unix() == started.Unix() {
+			started = time.Time{}
+		}
+	}
+	if !started.IsZero() && started.UnixMilli() != r.Start.UnixMilli() {
+		return fmt.Errorf("%s starts at %s, but run %s started at %s: it is another run's interval log", path,
+			started.UTC().Format(hlogTime), r.hlogName(), r.Start.UTC().Format(hlogTime))
+	}
+	if len(hs) != len(r.Intervals) {
+		return fmt.Errorf("%s has %d seconds, the record of run %s %d: it is another run's interval log", path, len(hs), r.hlogName(), len(r.Intervals))
+	}
+	for i, h := range hs {
+		if n := h.TotalCount(); n != r.Intervals[i].Requests {
+			return fmt.Errorf("%s holds %d requests in second %d, the record of run %s %d: it is another run's interval log", path, n, r.Intervals[i].Second, r.hlogName(), r.Intervals[i].Requests)
+		}
+	}
+	return nil
+}
+
+// hlogName is how a run's interval log names it: its ID, and its shard for
+// a shard's record, whose ID the other shards share.
+func (r *Run) hlogName() string {
+	if r.Shard != nil {
+		return fmt.Sprintf("%s shard %d/%d", r.ID, r.Shard.Index, r.Shard.Count)
+	}
+	return r.ID
+}
