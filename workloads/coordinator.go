@@ -31,6 +31,7 @@ type Runner struct {
 	// timeout is the spec's request timeout in wall time, 0 for none: in
 	// virtual time the engine's own 30 s limit bounds requests instead.
 	timeout time.Duration
+	phase   func(Phase) // see OnPhase
 }
 
 // NewRunner returns a runner, or the spec's validation error.
@@ -49,6 +50,24 @@ func NewRunner(spec Spec, t Target) (*Runner, error) {
 		r.live = append(r.live, &results.Live{})
 	}
 	return r, nil
+}
+
+// Phase is a stage a run enters: creating its table, loading what it
+// reads, waiting for the other shards, starting its threads.
+type Phase struct {
+	Text string // what the run is doing, for a person
+	Load bool   // the threads have started: the warm-up, then the measured window
+}
+
+// OnPhase has fn called as the run enters each of its stages, so that a
+// display can say why nothing is measured yet. Call it before Run.
+func (r *Runner) OnPhase(fn func(Phase)) { r.phase = fn }
+
+// announce reports a stage of the run to the OnPhase callback, if any.
+func (r *Runner) announce(load bool, format string, args ...any) {
+	if r.phase != nil {
+		r.phase(Phase{Text: fmt.Sprintf(format, args...), Load: load})
+	}
 }
 
 // Live returns each VM's live counters, for a progress display.
@@ -96,6 +115,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	}
 	creator := !sharded || s.Shard == 0 // one shard makes the table, and deletes it
 	if creator {
+		r.announce(false, "creating table %s", table)
 		create := func() error {
 			sctx, cancel := r.requestContext(ctx)
 			defer cancel()
@@ -166,6 +186,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 		}
 	}
 	if s.Op == OpGet || s.Op == OpQuery {
+		r.announce(false, "loading %d entities for the threads to read (not measured)", len(workers)*s.Preload)
 		if err := r.preload(ctx, table, workers); err != nil {
 			return nil, fmt.Errorf("loading the entities to read: %w", timeoutHint(err, r.spec.RequestTimeout))
 		}
@@ -173,11 +194,13 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 
 	var shard *results.Shard
 	if meet != nil {
+		r.announce(false, "waiting for the other %d shards", s.Shards-1)
 		var err error
 		if shard, err = meet.meet(ctx); err != nil {
 			return nil, fmt.Errorf("shard %d of %d: %w", s.Shard, s.Shards, err)
 		}
 	}
+	r.announce(true, "%d threads started: %v of warm-up, then %v measured", len(workers), s.Warmup, s.Duration)
 	start := clock.Now()
 	from, to := start.Add(s.Warmup), start.Add(s.Warmup+s.Duration)
 	collector := results.NewCollector()

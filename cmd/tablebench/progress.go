@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,12 +15,55 @@ import (
 	"github.com/tablebench/tablebench/workloads"
 )
 
-// startProgress shows a run's progress on w: elapsed model time, entities/s
-// and the throttled share overall and per VM. It returns a function that
-// stops it.
-func startProgress(w io.Writer, runner *workloads.Runner, clock clock.Clock, total time.Duration) func() {
+// sampler turns a run's live counters into rates over the model time
+// between two samples, overall and per VM.
+type sampler struct {
+	clock  clock.Clock
+	start  time.Time
+	total  time.Duration
+	warmup time.Duration
+	lives  []*results.Live
+	prev   []results.Live
+	prevT  time.Time
+}
+
+func newSampler(runner *workloads.Runner, c clock.Clock) *sampler {
+	spec := runner.Spec()
+	now := c.Now()
+	lives := runner.Live()
+	return &sampler{clock: c, start: now, total: spec.Warmup + spec.Duration, warmup: spec.Warmup,
+		lives: lives, prev: make([]results.Live, len(lives)), prevT: now}
+}
+
+// sample returns the model time elapsed, the overall rate and each VM's
+// since the last sample; ok is false when no model time has passed.
+func (s *sampler) sample() (elapsed time.Duration, all string, perVM []string, ok bool) {
+	now := s.clock.Now()
+	dt := now.Sub(s.prevT).Seconds()
+	if dt <= 0 {
+		return 0, "", nil, false
+	}
+	var sumE, sumR, sumT int64
+	perVM = make([]string, len(s.lives))
+	for i, l := range s.lives {
+		e, r, t := l.Entities.Load(), l.Requests.Load(), l.Throttled.Load()
+		de, dr, dth := e-s.prev[i].Entities.Load(), r-s.prev[i].Requests.Load(), t-s.prev[i].Throttled.Load()
+		s.prev[i].Entities.Store(e)
+		s.prev[i].Requests.Store(r)
+		s.prev[i].Throttled.Store(t)
+		sumE, sumR, sumT = sumE+de, sumR+dr, sumT+dth
+		perVM[i] = rate(de, dr, dth, dt)
+	}
+	s.prevT = now
+	return now.Sub(s.start), rate(sumE, sumR, sumT, dt), perVM, true
+}
+
+// startProgress shows a run's progress on w, a terminal: elapsed model
+// time, entities/s and the throttled share overall and per VM, with the
+// run's stages printed above the bars. It returns a function that stops it
+// and one to hand Runner.OnPhase.
+func startProgress(w io.Writer, runner *workloads.Runner, clock clock.Clock, total time.Duration) (stop func(), phase func(workloads.Phase)) {
 	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond))
-	start := clock.Now()
 	lives := runner.Live()
 	var mu sync.Mutex
 	text := make([]string, len(lives)+1)
@@ -36,49 +80,100 @@ func startProgress(w io.Writer, runner *workloads.Runner, clock clock.Clock, tot
 	}
 	done := make(chan struct{})
 	stopped := make(chan struct{})
+	var once sync.Once
+	var smp *sampler
 	go func() {
 		defer close(stopped)
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
-		prev := make([]results.Live, len(lives))
-		prevT := start
+		smp = newSampler(runner, clock)
 		for {
 			select {
 			case <-done:
 				return
 			case <-tick.C:
 			}
-			now := clock.Now()
-			dt := now.Sub(prevT).Seconds()
-			if dt <= 0 {
+			elapsed, all, perVM, ok := smp.sample()
+			if !ok {
 				continue
 			}
-			var sumE, sumR, sumT int64
 			mu.Lock()
-			for i, l := range lives {
-				e, r, t := l.Entities.Load(), l.Requests.Load(), l.Throttled.Load()
-				de, dr, dth := e-prev[i].Entities.Load(), r-prev[i].Requests.Load(), t-prev[i].Throttled.Load()
-				prev[i].Entities.Store(e)
-				prev[i].Requests.Store(r)
-				prev[i].Throttled.Store(t)
-				sumE, sumR, sumT = sumE+de, sumR+dr, sumT+dth
-				text[i+1] = rate(de, dr, dth, dt)
-			}
-			text[0] = fmt.Sprintf("%s / %s  %s", now.Sub(start).Round(time.Second), total, rate(sumE, sumR, sumT, dt))
+			text[0] = fmt.Sprintf("%s / %s  %s", elapsed.Round(time.Second), total, all)
+			copy(text[1:], perVM)
 			mu.Unlock()
-			prevT = now
-			main.SetCurrent(min(int64(now.Sub(start)/time.Millisecond), int64(total/time.Millisecond)))
+			main.SetCurrent(min(int64(elapsed/time.Millisecond), int64(total/time.Millisecond)))
 		}
 	}()
-	return func() {
-		close(done)
-		<-stopped
-		main.SetTotal(-1, true)
-		for _, b := range vmBars {
-			b.SetTotal(-1, true)
-		}
-		p.Wait()
+	stop = func() {
+		once.Do(func() {
+			close(done)
+			<-stopped
+			main.SetTotal(-1, true)
+			for _, b := range vmBars {
+				b.SetTotal(-1, true)
+			}
+			p.Wait()
+		})
 	}
+	return stop, func(ph workloads.Phase) { fmt.Fprintln(p, "run:", ph.Text) }
+}
+
+// lineEvery is how often, in wall time, a run's progress is printed as a
+// line where stderr is not a terminal: often enough that a CI log shows a
+// stalled run within seconds, seldom enough to stay readable.
+const lineEvery = 5 * time.Second
+
+// startLines prints a run's progress on w, a log rather than a terminal:
+// one line per interval of wall time with the model time elapsed, whether
+// the run is warming up or measuring, and its rates since the line before;
+// the run's stages as they come. It returns a function that stops it and
+// one to hand Runner.OnPhase.
+func startLines(w io.Writer, runner *workloads.Runner, clock clock.Clock, every time.Duration) (stop func(), phase func(workloads.Phase)) {
+	var mu sync.Mutex // one line at a time
+	var smp *sampler
+	started := make(chan struct{})
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case <-started: // rates count from when the threads start
+		case <-done:
+			return
+		}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			elapsed, all, _, ok := smp.sample()
+			if !ok {
+				continue
+			}
+			stage := "measuring"
+			if elapsed < smp.warmup {
+				stage = "warm-up"
+			}
+			mu.Lock()
+			fmt.Fprintf(w, "run: %s / %s (%s) %s\n", elapsed.Round(time.Second), smp.total, stage, strings.TrimSpace(all))
+			mu.Unlock()
+		}
+	}()
+	var once sync.Once
+	phase = func(ph workloads.Phase) {
+		mu.Lock()
+		fmt.Fprintln(w, "run:", ph.Text)
+		mu.Unlock()
+		if ph.Load {
+			once.Do(func() { smp = newSampler(runner, clock); close(started) })
+		}
+	}
+	var stopOnce sync.Once
+	stop = func() { stopOnce.Do(func() { close(done); <-stopped }) }
+	return stop, phase
 }
 
 func rate(entities, requests, throttled int64, secs float64) string {

@@ -147,8 +147,16 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	var stop func()
-	if e.terminal && !*quiet {
-		stop = startProgress(e.stderr, runner, tg.Clock(), spec.Warmup+spec.Duration)
+	switch {
+	case *quiet:
+	case e.terminal:
+		var phase func(workloads.Phase)
+		stop, phase = startProgress(e.stderr, runner, tg.Clock(), spec.Warmup+spec.Duration)
+		runner.OnPhase(phase)
+	default: // a log, as in CI: a line per interval, so a long run is never silent
+		var phase func(workloads.Phase)
+		stop, phase = startLines(e.stderr, runner, tg.Clock(), lineEvery)
+		runner.OnPhase(phase)
 	}
 	res, err := runner.Run(ctx)
 	if stop != nil {
