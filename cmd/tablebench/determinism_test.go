@@ -47,7 +47,11 @@ func TestFiguresRepeatExactly(t *testing.T) {
 		if len(plan) != len(ids) {
 			t.Fatalf("the quick plan of Figures 9 and 15 has %d of the runs %v", len(plan), ids)
 		}
-		d, err := sf.openOut()
+		settings, err := sf.checkTarget(e.getenv, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := sf.openOut(workloads.QuickMode().Name, settings)
 		if err != nil {
 			t.Fatal(err)
 		}
