@@ -6,8 +6,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 )
 
 // Claim is a published claim checked against what was measured.
@@ -108,22 +106,7 @@ func WriteClaims(w io.Writer, claims []Claim) {
 		}
 		rows = append(rows, []string{c.ID, verdict, c.PublishedText(), c.Tolerance, FormatValue(c.Measured, c.Unit), c.MarginText(), what})
 	}
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, cell := range r {
-			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
-		}
-	}
-	for _, r := range rows {
-		var b strings.Builder
-		for i, cell := range r {
-			b.WriteString(cell)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell)+2))
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
+	writeColumns(w, rows)
 	fmt.Fprintf(w, "%d of %d claims pass\n", pass, len(claims))
 }
 

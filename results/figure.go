@@ -1,5 +1,14 @@
 package results
 
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
 // Chart kinds of a figure.
 const (
 	ChartHistogram = "histogram" // latency histograms, one series per run
@@ -40,4 +49,69 @@ type FigureData struct {
 	Coincide string   `json:"coincide,omitempty"`
 	Series   []Series `json:"series"`
 	RunIDs   []string `json:"runs"` // in catalog order
+}
+
+// WriteTable writes a figure's points as a table, one row per point in
+// series order: its series, x and y with the figure's labels, and beside
+// them the run's successful entities/s, throttled share and the p50 and
+// p99 of every request, so that a sweep printed in a log says what its
+// page shows. A run that warns is marked; its warnings are in the record.
+func (f *FigureData) WriteTable(w io.Writer, runs []*Run) {
+	byID := make(map[string]*Run, len(runs))
+	for _, r := range runs {
+		byID[r.ID] = r
+	}
+	head := []string{"series", f.XLabel, f.YLabel, "entities/s", "throttled", "p50 ms", "p99 ms", ""}
+	if f.Y2Label != "" {
+		head = slices.Insert(head, 3, f.Y2Label)
+	}
+	// A column that repeats y says nothing twice.
+	same := slices.Index(head[3:], f.YLabel) + 3
+	rows := [][]string{head}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, s := range f.Series {
+		for _, p := range s.Points {
+			row := []string{s.Name, num(p.X), fmt.Sprintf("%.4g", p.Y)}
+			if f.Y2Label != "" {
+				row = append(row, fmt.Sprintf("%.4g", p.Y2))
+			}
+			r := byID[p.RunID]
+			if r == nil {
+				rows = append(rows, append(row, "", "", "", "", "(no run)"))
+				continue
+			}
+			mark := ""
+			if len(r.Warnings) > 0 || r.Refused {
+				mark = "warns"
+			}
+			rows = append(rows, append(row, fmt.Sprintf("%.0f", r.EntitiesPerSec), fmt.Sprintf("%.2f%%", r.ThrottledPct),
+				fmt.Sprintf("%.1f", r.LatencyMs.P50), fmt.Sprintf("%.1f", r.LatencyMs.P99), mark))
+		}
+	}
+	if same >= 3 {
+		for i := range rows {
+			rows[i] = slices.Delete(rows[i], same, same+1)
+		}
+	}
+	writeColumns(w, rows)
+}
+
+// writeColumns writes rows as left-aligned columns two spaces apart.
+func writeColumns(w io.Writer, rows [][]string) {
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, cell := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, cell := range r {
+			b.WriteString(cell)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell)+2))
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
 }

@@ -439,12 +439,22 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 		fmt.Fprintf(e.stderr, "%d runs in wall time, one at a time: about %s of warm-up and measurement\n", len(todo), plannedWall(todo, wall).Round(time.Second))
 	}
 	var prog *suiteProgress
-	if e.terminal && !sf.quiet {
+	switch {
+	case sf.quiet || len(todo) == 0:
+	case e.terminal:
 		prog = newSuiteProgress(e.stderr, todo, wall, parallel)
 		suite.Started = prog.started
 		inner := suite.Finished
 		suite.Finished = func(pr workloads.PlannedRun, r *results.Run) error {
 			prog.finished(pr)
+			return inner(pr, r)
+		}
+	default: // a log, as in CI: a line per run, so a long suite is never silent
+		lines := newSuiteLines(e.stderr, todo, wall, parallel)
+		suite.Started = lines.started
+		inner := suite.Finished
+		suite.Finished = func(pr workloads.PlannedRun, r *results.Run) error {
+			lines.finished(pr, r)
 			return inner(pr, r)
 		}
 	}
@@ -522,10 +532,17 @@ func finishReport(e *env, sf *suiteFlags, dir *results.Dir, figs []workloads.Fig
 	if dir.Set.Mode == "sweep" && len(figs) == 1 {
 		title = "tablebench sweep: " + figs[0].Title
 	}
-	rep := charts.Build(title, &dir.Set, workloads.DrawAll(figs, dir.Set.Runs), claims)
+	drawn := workloads.DrawAll(figs, dir.Set.Runs)
+	rep := charts.Build(title, &dir.Set, drawn, claims)
 	rep.Summary = summary
 	if err := rep.Write(dir.Path); err != nil {
 		return err
+	}
+	if dir.Set.Mode == "sweep" { // a sweep has no claims: its points are its result
+		for i := range drawn {
+			fmt.Fprintln(e.stdout, drawn[i].Title)
+			drawn[i].WriteTable(e.stdout, dir.Set.Runs)
+		}
 	}
 	if len(claims) > 0 {
 		results.WriteClaims(e.stdout, claims)

@@ -243,3 +243,31 @@ func TestExperimentsCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestSuitesSpeakInALog: with stderr a log rather than a terminal, a suite
+// prints a line as each run finishes, with its result; a sweep ends with
+// its points as a table, as figures ends with its claims.
+func TestSuitesSpeakInALog(t *testing.T) {
+	code, out, errOut := tb(t, context.Background(), nil, "sweep", "--op", "batch", "--batch-size", "10,100", "--vms", "1,2",
+		"--duration", "10s", "--warmup", "2s", "--out", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^\[1/4\] fig100-batch-size-\d+-x\d: \d+ entities/s, \d+\.\d\d% throttled, p50 \d+\.\d ms`),
+		regexp.MustCompile(`(?m)^\[4/4\] fig100-`),
+	} {
+		if !want.MatchString(errOut) {
+			t.Errorf("stderr lacks a line like %s:\n%s", want, errOut)
+		}
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^series +vms +entities/s +throttled +p50 ms +p99 ms$`),
+		regexp.MustCompile(`(?m)^batch-size=10 +1 +\d+(\.\d+)? +\d+\.\d\d% +\d+\.\d +\d+\.\d$`),
+		regexp.MustCompile(`(?m)^batch-size=100 +2 +`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("stdout lacks a line like %s:\n%s", want, out)
+		}
+	}
+}

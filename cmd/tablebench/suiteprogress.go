@@ -9,6 +9,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 )
 
@@ -134,4 +135,42 @@ func (s *suiteProgress) wait() {
 	s.mu.Unlock()
 	s.overall.Abort(false)
 	s.p.Wait()
+}
+
+// suiteLines prints a suite's progress on a log rather than a terminal: a
+// line as each run starts, when runs take wall time, and a line as each
+// finishes, with its result and the time the suite has left.
+type suiteLines struct {
+	w    io.Writer
+	wall float64
+	mu   sync.Mutex
+	n    int // runs in all
+	done int
+	eta  *etaModel
+}
+
+func newSuiteLines(w io.Writer, runs []workloads.PlannedRun, wall float64, parallel int) *suiteLines {
+	return &suiteLines{w: w, wall: wall, n: len(runs), eta: newETA(runs, wall, parallel, time.Now())}
+}
+
+func (s *suiteLines) started(pr workloads.PlannedRun, _ *workloads.Runner) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.eta.started[pr.ID] = time.Now()
+	if s.wall > 0 { // in virtual time runs start many a second: their ends say enough
+		fmt.Fprintf(s.w, "run %s: started, %s of warm-up and measurement\n", pr.ID, time.Duration(float64(planned(pr))*s.wall).Round(time.Second))
+	}
+}
+
+func (s *suiteLines) finished(pr workloads.PlannedRun, r *results.Run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.eta.finished[pr.ID] = true
+	s.done++
+	left := ""
+	if d, ok := s.eta.left(time.Now()); ok && s.done < s.n && d >= time.Second {
+		left = fmt.Sprintf(", about %s left", d.Round(time.Second))
+	}
+	fmt.Fprintf(s.w, "[%d/%d] %s: %.0f entities/s, %.2f%% throttled, p50 %.1f ms%s\n",
+		s.done, s.n, pr.ID, r.EntitiesPerSec, r.ThrottledPct, r.LatencyMs.P50, left)
 }
