@@ -19,7 +19,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:10002", "address to listen on; port 0 picks a free one")
 	profile := fs.String("profile", "wa2010", "engine model: wa2010, modern or none")
 	scale := fs.Float64("time-scale", 1, "model seconds per wall second")
-	presplit := fs.Bool("presplit", true, "start tables split into one range partition per server core, as after a warm-up")
+	presplit := fs.Bool("presplit", true, "start tables split into one range partition per server core, as after a warm-up (default: true under wa2010 and modern; false under none, which models no servers, so a scan is not cut into a page per range partition)")
 	account := fs.String("account", rest.DevAccount, "account name clients use")
 	keyEnv := fs.String("key-env", "", "environment variable holding the account key (base64); default: the well-known development key")
 	auth := fs.String("auth", rest.AuthSharedKey, "sharedkey (SharedKeyLite, SharedKey and SAS; bearer tokens with --bearer) or none")
@@ -98,6 +98,12 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	cfg.Profile, cfg.TimeScale = p.ScaleLatency(*latencyScale), *scale
 	cfg.PartitionRate, cfg.AccountRate = *partitionRate, *accountRate
 	cfg.TableDeleteGrace = *deleteDelay
+	if !given(fs.FlagSet, "presplit") && !p.Model {
+		// Range partitions only matter to the model; unmodelled, they would
+		// only end a query's pages at their bounds, which a client of a
+		// local endpoint would read as the service's paging.
+		*presplit = false
+	}
 	if *presplit {
 		cfg.PreSplit = p.SteadySplit()
 	}

@@ -205,3 +205,51 @@ func TestServeTableDeleteDelay(t *testing.T) {
 		})
 	}
 }
+
+// TestServeUnmodelledPagesAsAStore: under --profile none a table is not
+// pre-split (it models no servers), so a query's pages are cut by $top
+// alone, not at the bound of every range partition; under a modelled
+// profile the split holds, and --presplit says otherwise either way.
+func TestServeUnmodelledPagesAsAStore(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		pages int // the most pages 25 entities of 25 keys may take at 10 a page
+	}{
+		{[]string{"--profile", "none"}, 3},
+		{[]string{"--profile", "none", "--presplit=false"}, 3},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			cs, stop := startServe(t, c.args...)
+			defer stop()
+			svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := svc.CreateTable(ctx, "pages", nil); err != nil {
+				t.Fatal(err)
+			}
+			tc := svc.NewClient("pages")
+			for i := range 25 {
+				e := fmt.Sprintf(`{"PartitionKey":"%08x","RowKey":"r"}`, uint32(i)*0x0a3d70a3) // spread over the key space
+				if _, err := tc.AddEntity(ctx, []byte(e), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			top := int32(10)
+			pager := tc.NewListEntitiesPager(&aztables.ListEntitiesOptions{Top: &top})
+			pages, n := 0, 0
+			for pager.More() {
+				p, err := pager.NextPage(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pages++
+				n += len(p.Entities)
+			}
+			if n != 25 || pages > c.pages {
+				t.Fatalf("%d entities in %d pages, want 25 in at most %d", n, pages, c.pages)
+			}
+		})
+	}
+}
