@@ -94,7 +94,7 @@ func TestSweepDefinition(t *testing.T) {
 		{"y: joy\n", `y "joy" is not known`},
 		{"vm_size: [giant]\n", `VM size "giant" is not valid`},
 		{"duration: soon\n", `duration "soon"`},
-		{"vms: one\n", "vms holds a string where a number goes"},
+		{"vms: one\n", `sweep file, line 1: vms: "one" is not a whole number`},
 	} {
 		d, err := workloads.ParseSweepFile([]byte(bad.file))
 		if err == nil {
