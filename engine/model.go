@@ -210,7 +210,7 @@ type lane struct {
 	sched            schedule // the lane's busy intervals
 	queue            queue    // when each request on the lane leaves it
 	unavailableUntil time.Time
-	buckets          map[string]*bucket
+	buckets          map[string]*bucket // made with the first key's budget
 	win              window
 	hot              hotState
 	util             float64 // lane utilisation over the last balancer window
@@ -218,7 +218,7 @@ type lane struct {
 }
 
 func (l *lane) init(srv *server, rng *rand.Rand) {
-	l.srv, l.rng, l.buckets = srv, rng, map[string]*bucket{}
+	l.srv, l.rng = srv, rng
 }
 
 // window holds a partition's load since the balancer's last tick.
@@ -378,10 +378,18 @@ func (rp *rangePartition) keyBucket(pk string, rate float64, burst time.Duration
 	b, ok := rp.buckets[pk]
 	if !ok {
 		b = newBucket(rate, burst)
-		rp.buckets[pk] = b
+		rp.setBucket(pk, b)
 	}
 	b.retune(rate, burst)
 	return b
+}
+
+// setBucket keeps b as pk's budget.
+func (l *lane) setBucket(pk string, b *bucket) {
+	if l.buckets == nil {
+		l.buckets = map[string]*bucket{}
+	}
+	l.buckets[pk] = b
 }
 
 // serve returns the timing of a request whose service occupy reserved: its

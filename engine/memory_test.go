@@ -1,0 +1,153 @@
+package engine_test
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/engine/tables"
+)
+
+// liveHeap returns the bytes the heap holds after a full collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// TestEmptyTableCost: an empty table costs a few hundred bytes whatever
+// its pre-split, since its range partitions are made when first used;
+// made at once, the case study's 64 cost about 50 KB a table.
+func TestEmptyTableCost(t *testing.T) {
+	cases := []struct {
+		name     string
+		presplit int
+		max      int64 // bytes a table may cost
+	}{
+		{"cold", 0, 1 << 10},
+		{"pre-split like the case study", engine.WA2010().SteadySplit(), 2 << 10},
+		{"pre-split into 1024", 1024, 12 << 10}, // its map's slots: 8 bytes each
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := engine.DefaultConfig()
+			cfg.Profile, cfg.PreSplit = engine.None(), tc.presplit
+			e, err := engine.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			const n = 1000
+			before := liveHeap()
+			for i := range n {
+				wantCode(t, e.CreateTable(ctx, fmt.Sprintf("empty%d", i)), 0, "")
+			}
+			per := (liveHeap() - before) / n
+			t.Logf("an empty table pre-split into %d costs %d B", tc.presplit, per)
+			if per > tc.max {
+				t.Fatalf("an empty table pre-split into %d costs %d B, want at most %d", tc.presplit, per, tc.max)
+			}
+			if e.TableNames()[0] != "empty0" {
+				t.Fatal("the tables are gone")
+			}
+		})
+	}
+}
+
+// TestPartitionsMadeLateAreTheSame: a pre-split table's range partition
+// made by its first request has the range, server and random draws it
+// would have had if it had been made with the table: the same requests get
+// the same modelled times whatever order the partitions are first used in.
+func TestPartitionsMadeLateAreTheSame(t *testing.T) {
+	const pks = 64
+	run := func(order []int) (parts []engine.PartitionLoad, timings map[int]engine.Timing) {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := engine.DefaultConfig()
+			cfg.PreSplit = cfg.Profile.SteadySplit()
+			cfg.Balancer.Enabled = false
+			e, err := engine.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			wantCode(t, e.CreateTable(ctx, "other"), 0, "") // so that servers and ids do not start at zero
+			wantCode(t, e.CreateTable(ctx, "late"), 0, "")
+			if parts, err = e.Partitions("late"); err != nil {
+				t.Fatal(err)
+			}
+			timings = map[int]engine.Timing{}
+			for _, i := range order {
+				c := &engine.Call{}
+				if _, err := e.Client(c).Insert(ctx, "late", ent(fmt.Sprintf("%02x", i*256/pks), "r")); err != nil {
+					t.Fatal(err)
+				}
+				timings[i] = c.Timing
+				time.Sleep(time.Second) // each alone on its server
+			}
+			after, err := e.Partitions("late")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(after) != fmt.Sprint(parts) {
+				t.Fatalf("made, the partitions are\n%v\nwhere they were\n%v", after, parts)
+			}
+		})
+		return parts, timings
+	}
+	var up, down []int
+	for i := range pks {
+		up, down = append(up, i), append(down, pks-1-i)
+	}
+	parts, first := run(up)
+	if len(parts) != pks || parts[1].Lo != "04" || parts[1].Server == parts[0].Server {
+		t.Fatalf("a new table's partitions: %v", parts)
+	}
+	_, second := run(down)
+	for i := range pks {
+		a, b := first[i], second[i]
+		if a.Lane <= 0 || a.FrontEnd != b.FrontEnd || a.Lane != b.Lane || a.Post != b.Post {
+			t.Fatalf("partition %d, first used first: %+v; first used last: %+v", i, a, b)
+		}
+	}
+}
+
+// TestFirstWritesRace: writers that reach a new table's range partitions
+// together make each one once, and every entity is kept.
+func TestFirstWritesRace(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	cfg.Profile, cfg.PreSplit = engine.None(), 64
+	e, err := engine.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	wantCode(t, e.CreateTable(ctx, "race"), 0, "")
+	const writers, each = 8, 256
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := e.Insert(ctx, "race", ent(fmt.Sprintf("%02x", i), fmt.Sprint(w))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i := range each {
+		p, err := e.QueryEntities(ctx, "race", tables.Query{Filter: fmt.Sprintf("PartitionKey eq '%02x'", i)})
+		if err != nil || len(p.Entities) != writers {
+			t.Fatalf("key %02x holds %d entities, want %d (%v)", i, len(p.Entities), writers, err)
+		}
+	}
+	parts, _ := e.Partitions("race")
+	if len(parts) != 64 {
+		t.Fatalf("%d range partitions, want 64", len(parts))
+	}
+}
