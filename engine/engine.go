@@ -68,6 +68,10 @@ type Engine struct {
 	tables   atomic.Pointer[map[string]*table] // by lower-case name, copy on write
 	tablesMu sync.Mutex                        // serializes table creation and deletion
 	deleted  map[string]time.Time              // lower-case name -> when its grace ends
+	// deletedLast is the latest grace end in deleted, and deletedKept how
+	// many names the last sweep kept: see forgetDeleted.
+	deletedLast time.Time
+	deletedKept int
 
 	servers  []*server
 	presplit presplit // a new table's range partitions
@@ -172,6 +176,9 @@ func (e *Engine) CreateTable(ctx context.Context, name string) error {
 	if _, ok := old[key]; ok {
 		return tables.NewError(http.StatusConflict, tables.CodeTableAlreadyExists, "The table specified already exists.")
 	}
+	if len(e.deleted) > 0 {
+		e.forgetDeleted(e.clock.Now())
+	}
 	if until, ok := e.deleted[key]; ok {
 		if e.clock.Now().Before(until) {
 			return tables.NewError(http.StatusConflict, tables.CodeTableBeingDeleted, "The specified table is being deleted. Try operation later.")
@@ -205,9 +212,34 @@ func (e *Engine) DeleteTable(ctx context.Context, name string) error {
 	}
 	e.tables.Store(&next)
 	if e.cfg.TableDeleteGrace > 0 {
-		e.deleted[key] = e.clock.Now().Add(e.cfg.TableDeleteGrace)
+		now := e.clock.Now()
+		e.forgetDeleted(now)
+		e.deleted[key] = now.Add(e.cfg.TableDeleteGrace)
+		e.deletedLast = maxTime(e.deletedLast, e.deleted[key])
 	}
 	return nil
+}
+
+// forgetDeleted drops the names whose grace period is over, called with
+// tablesMu held: a process that makes and drops many tables would
+// otherwise keep every name it ever deleted. It starts afresh once every
+// grace is over, and otherwise sweeps when the names have doubled since
+// the last sweep, so each deletion costs a constant share of the sweeps.
+// A map keeps the room of its largest size, so a sweep builds a new one.
+func (e *Engine) forgetDeleted(now time.Time) {
+	switch {
+	case len(e.deleted) == 0:
+	case !now.Before(e.deletedLast):
+		e.deleted, e.deletedKept = map[string]time.Time{}, 0
+	case len(e.deleted) >= 2*e.deletedKept+16:
+		kept := make(map[string]time.Time)
+		for k, until := range e.deleted {
+			if now.Before(until) {
+				kept[k] = until
+			}
+		}
+		e.deleted, e.deletedKept = kept, len(kept)
+	}
 }
 
 // ListTables returns up to top table names (all when top is 0) in ordinal

@@ -59,6 +59,83 @@ func TestEmptyTableCost(t *testing.T) {
 	}
 }
 
+// TestDeletedTablesLeaveNothing: making, using and deleting many tables
+// leaves the heap where it was, once their names' grace period is over,
+// under each profile (the model keeps state per range partition and per
+// key). The balancer is off: its snapshots keep the history of the load by
+// design (TestSnapshotsListBusyPartitions bounds them).
+func TestDeletedTablesLeaveNothing(t *testing.T) {
+	for _, p := range []engine.Profile{engine.None(), engine.WA2010()} {
+		t.Run(p.Name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := engine.DefaultConfig() // a 40 s grace for deleted names
+				cfg.Profile, cfg.PreSplit = p, p.SteadySplit()
+				cfg.Balancer.Enabled = false
+				e, err := engine.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer e.Close()
+				// Once through first, for what the runtime and the engine make
+				// once.
+				use := func(n int) {
+					for i := range n {
+						name := fmt.Sprintf("used%d", i)
+						wantCode(t, e.CreateTable(ctx, name), 0, "")
+						for j := range 2 { // in two range partitions each
+							pk := fmt.Sprintf("%x-%d", (i*2+j)*0x9e3779b1%0xffff, i)
+							if _, err := e.Insert(ctx, name, tables.Entity{PartitionKey: pk, RowKey: "r", Properties: []tables.Property{tables.String("V", "x")}}); err != nil {
+								t.Fatal(err)
+							}
+							if _, err := e.Get(ctx, name, pk, "r", nil); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+					for i := range n {
+						wantCode(t, e.DeleteTable(ctx, fmt.Sprintf("used%d", i)), 0, "")
+					}
+					time.Sleep(cfg.TableDeleteGrace + time.Second)
+					wantCode(t, e.CreateTable(ctx, "after"), 0, "") // the engine forgets the names on its next change
+					wantCode(t, e.DeleteTable(ctx, "after"), 0, "")
+					time.Sleep(cfg.TableDeleteGrace + time.Second)
+				}
+				use(10)
+				before := liveHeap()
+				const n = 3000
+				use(n)
+				grown := liveHeap() - before
+				t.Logf("%d tables made, used and deleted: the heap grew by %d B", n, grown)
+				if grown > 64<<10 {
+					t.Fatalf("%d tables made, used and deleted left %d B on the heap (%d B a table)", n, grown, grown/n)
+				}
+			})
+		})
+	}
+}
+
+// TestDeletedNamesKeepTheirGrace: forgetting the names of deleted tables
+// forgets only those whose grace period is over, however many there are.
+func TestDeletedNamesKeepTheirGrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newRaw(t) // the default 40 s grace
+		for round := range 3 {
+			for i := range 100 {
+				name := fmt.Sprintf("r%dt%d", round, i)
+				wantCode(t, e.CreateTable(ctx, name), 0, "")
+				wantCode(t, e.DeleteTable(ctx, name), 0, "")
+			}
+			time.Sleep(15 * time.Second)
+		}
+		// Rounds 0 and 1 were deleted 45 s and 30 s ago, round 2 15 s ago.
+		wantCode(t, e.CreateTable(ctx, "r0t7"), 0, "")
+		wantCode(t, e.CreateTable(ctx, "r1t7"), 409, tables.CodeTableBeingDeleted)
+		wantCode(t, e.CreateTable(ctx, "r2t99"), 409, tables.CodeTableBeingDeleted)
+		time.Sleep(26 * time.Second)
+		wantCode(t, e.CreateTable(ctx, "r2t99"), 0, "")
+	})
+}
+
 // TestPartitionsMadeLateAreTheSame: a pre-split table's range partition
 // made by its first request has the range, server and random draws it
 // would have had if it had been made with the table: the same requests get
