@@ -88,7 +88,11 @@ type PartitionLoad struct {
 
 // Snapshot is the stamp's load over one balancer window.
 type Snapshot struct {
-	Time       time.Time       `json:"time"`
+	Time time.Time `json:"time"`
+	// Partitions are the range partitions that served requests in the
+	// window: an idle one has no load to show, and listing every partition
+	// of every table at every tick kept megabytes per tick for a stamp of
+	// many idle tables.
 	Partitions []PartitionLoad `json:"partitions"`
 	Servers    []float64       `json:"servers"` // core utilisation per server
 }
@@ -238,10 +242,12 @@ func (b *balancer) tick(now time.Time) {
 			c := candidate{rp: rp, sample: w.sample, util: rp.util}
 			srv := rp.srv
 			rp.mu.Unlock()
-			snap.Partitions = append(snap.Partitions, PartitionLoad{
-				Table: t.name, Lo: rp.lo, Hi: rp.hi, Server: srv.id, Utilization: c.util,
-				Requests: w.requests, Throttled: w.throttled, TimedOut: w.timeouts, Units: w.units,
-			})
+			if w.requests > 0 || w.busy > 0 {
+				snap.Partitions = append(snap.Partitions, PartitionLoad{
+					Table: t.name, Lo: rp.lo, Hi: rp.hi, Server: srv.id, Utilization: c.util,
+					Requests: w.requests, Throttled: w.throttled, TimedOut: w.timeouts, Units: w.units,
+				})
+			}
 			perServer[srv] = append(perServer[srv], c)
 			if ready {
 				split = append(split, c)

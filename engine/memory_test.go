@@ -114,6 +114,54 @@ func TestDeletedTablesLeaveNothing(t *testing.T) {
 	}
 }
 
+// TestSnapshotsListBusyPartitions: a balancer snapshot lists the range
+// partitions that served requests in its window, not every partition of
+// every table: the balancer keeps 4,096 of them.
+func TestSnapshotsListBusyPartitions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := engine.DefaultConfig()
+		cfg.PreSplit = cfg.Profile.SteadySplit()
+		e, err := engine.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		for i := range 20 { // used once, then idle
+			name := fmt.Sprintf("idle%d", i)
+			wantCode(t, e.CreateTable(ctx, name), 0, "")
+			if _, err := e.Insert(ctx, name, ent(fmt.Sprintf("%02x", i*12), "r")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(cfg.Balancer.Interval)
+		wantCode(t, e.CreateTable(ctx, "busy"), 0, "")
+		for _, pk := range []string{"09", "0a", "f0"} { // two range partitions
+			if _, err := e.Insert(ctx, "busy", ent(pk, "r")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(cfg.Balancer.Interval)
+		snaps := e.Snapshots()
+		if len(snaps) != 2 {
+			t.Fatalf("%d snapshots after two intervals", len(snaps))
+		}
+		if n := len(snaps[0].Partitions); n != 20 {
+			t.Fatalf("the first snapshot lists %d partitions, want the 20 used", n)
+		}
+		var got []string
+		for _, p := range snaps[1].Partitions {
+			got = append(got, fmt.Sprintf("%s [%s, %s) %d requests", p.Table, p.Lo, p.Hi, p.Requests))
+		}
+		want := []string{"busy [08, 0c) 2 requests", "busy [f0, f4) 1 requests"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("the second snapshot lists %q, want %q", got, want)
+		}
+		if len(snaps[1].Servers) != cfg.Profile.Servers {
+			t.Fatalf("the snapshot has %d servers, want %d", len(snaps[1].Servers), cfg.Profile.Servers)
+		}
+	})
+}
+
 // TestDeletedNamesKeepTheirGrace: forgetting the names of deleted tables
 // forgets only those whose grace period is over, however many there are.
 func TestDeletedNamesKeepTheirGrace(t *testing.T) {
