@@ -482,6 +482,31 @@ func (t *table) lock(pk string, read bool) *rangePartition {
 	}
 }
 
+// rlockMade returns the live range partition holding pk locked for
+// reading, or nil if it has not been made.
+func (t *table) rlockMade(pk string) *rangePartition {
+	for {
+		m := t.parts.Load()
+		rp := m.parts[m.find(pk)].Load()
+		if rp == nil {
+			return nil
+		}
+		rp.mu.RLock()
+		if !rp.retired {
+			return rp
+		}
+		rp.mu.RUnlock()
+	}
+}
+
+// vacant returns a stand-in for the range partition holding pk, not made:
+// it holds nothing, and has no model state.
+func (t *table) vacant(pk string) *rangePartition {
+	m := t.parts.Load()
+	i := m.find(pk)
+	return &rangePartition{table: t, lo: m.los[i], hi: m.hi(i)}
+}
+
 // rangePartition is a range [lo, hi) of a table's PartitionKeys ("" as hi is
 // the end of the key space), its data and the model state of its serial lane.
 type rangePartition struct {

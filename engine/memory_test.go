@@ -27,11 +27,13 @@ func TestEmptyTableCost(t *testing.T) {
 	cases := []struct {
 		name     string
 		presplit int
+		read     bool  // every table is read through, page by page, and a missing entity asked for
 		max      int64 // bytes a table may cost
 	}{
-		{"cold", 0, 1 << 10},
-		{"pre-split like the case study", engine.WA2010().SteadySplit(), 2 << 10},
-		{"pre-split into 1024", 1024, 12 << 10}, // its map's slots: 8 bytes each
+		{"cold", 0, false, 1 << 10},
+		{"pre-split like the case study", engine.WA2010().SteadySplit(), false, 2 << 10},
+		{"pre-split like the case study, read", engine.WA2010().SteadySplit(), true, 2 << 10},
+		{"pre-split into 1024", 1024, false, 12 << 10}, // its map's slots: 8 bytes each
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,7 +47,26 @@ func TestEmptyTableCost(t *testing.T) {
 			const n = 1000
 			before := liveHeap()
 			for i := range n {
-				wantCode(t, e.CreateTable(ctx, fmt.Sprintf("empty%d", i)), 0, "")
+				name := fmt.Sprintf("empty%d", i)
+				wantCode(t, e.CreateTable(ctx, name), 0, "")
+				if !tc.read {
+					continue
+				}
+				_, err := e.Get(ctx, name, "a1", "r", nil)
+				wantCode(t, err, 404, tables.CodeResourceNotFound)
+				q, pages := tables.Query{}, 0
+				for ; ; pages++ {
+					p, err := e.QueryEntities(ctx, name, q)
+					if err != nil || len(p.Entities) != 0 {
+						t.Fatalf("a query of an empty table: %v, %v", p, err)
+					}
+					if q.Continuation = p.Continuation; q.Continuation == nil {
+						break
+					}
+				}
+				if pages != tc.presplit-1 {
+					t.Fatalf("an empty table read in %d pages, want one a range partition", pages+1)
+				}
 			}
 			per := (liveHeap() - before) / n
 			t.Logf("an empty table pre-split into %d costs %d B", tc.presplit, per)
@@ -254,6 +275,17 @@ func TestFirstWritesRace(t *testing.T) {
 	wantCode(t, e.CreateTable(ctx, "race"), 0, "")
 	const writers, each = 8, 256
 	var wg sync.WaitGroup
+	for range 2 { // readers meanwhile, of ranges made or not
+		wg.Go(func() {
+			for i := range each {
+				_, err := e.Get(ctx, "race", fmt.Sprintf("%02x", i), "0", nil)
+				if err != nil && !tables.IsCode(err, tables.CodeResourceNotFound) {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {

@@ -421,7 +421,18 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 			return e.doBudgeted(t, pk, k, units, fn)
 		}
 		read := k != opWrite
-		rp := t.lock(pk, read)
+		var rp *rangePartition
+		if read {
+			rp = t.rlockMade(pk)
+		} else {
+			rp = t.lock(pk, false)
+		}
+		if rp == nil { // a read of a range no request has used: it holds nothing, and is not made to say so
+			if _, err := fn(t.vacant(pk), time.Time{}); err != nil {
+				return err
+			}
+			return nil
+		}
 		var now time.Time
 		var err *tables.Error
 		if k != opRead || !rp.unavailableUntil.IsZero() { // a point read uses no time unless the partition was ever made unavailable
