@@ -30,6 +30,8 @@ type Config struct {
 	// PreSplit is the number of range partitions a new table starts with,
 	// split evenly over the hex-GUID key space and spread over the servers.
 	// 0 or 1 starts a table cold, in one range partition, as the service does.
+	// A partition is made when a request first needs it (without a model,
+	// its first write), so one never used costs its table only a slot.
 	PreSplit int
 	// MaxKeyLength is the longest PartitionKey or RowKey, in UTF-16 code
 	// units. The service documents 1 KiB, that is 512 code units.
