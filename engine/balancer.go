@@ -86,7 +86,11 @@ type PartitionLoad struct {
 
 // Snapshot is the stamp's load over one balancer window.
 type Snapshot struct {
-	Time       time.Time       `json:"time"`
+	Time time.Time `json:"time"`
+	// Partitions are the range partitions that served requests in the
+	// window: an idle one has no load to show, and listing every partition
+	// of every table at every tick kept megabytes per tick for a stamp of
+	// many idle tables.
 	Partitions []PartitionLoad `json:"partitions"`
 	Servers    []float64       `json:"servers"` // core utilisation per server
 }
@@ -154,10 +158,16 @@ func (e *Engine) Partitions(tableName string) ([]PartitionLoad, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []PartitionLoad
-	for _, rp := range t.parts.Load().parts {
+	m := t.parts.Load()
+	out := make([]PartitionLoad, len(m.parts))
+	for i := range m.parts {
+		rp := m.parts[i].Load()
+		if rp == nil { // not made yet: no load
+			out[i] = PartitionLoad{Table: t.name, Lo: m.los[i], Hi: m.hi(i), Server: e.slotServer(t, m.los[i]).id}
+			continue
+		}
 		rp.mu.RLock()
-		out = append(out, PartitionLoad{Table: t.name, Lo: rp.lo, Hi: rp.hi, Server: rp.srv.id, Utilization: rp.util})
+		out[i] = PartitionLoad{Table: t.name, Lo: rp.lo, Hi: rp.hi, Server: rp.srv.id, Utilization: rp.util}
 		rp.mu.RUnlock()
 	}
 	return out, nil
@@ -211,7 +221,12 @@ func (b *balancer) tick(now time.Time) {
 	slices.Sort(names)
 	for _, name := range names {
 		t := tables[name]
-		for _, rp := range t.parts.Load().parts {
+		m := t.parts.Load()
+		for i := range m.parts {
+			rp := m.parts[i].Load()
+			if rp == nil { // never used: no load to look at
+				continue
+			}
 			rp.mu.Lock()
 			w := rp.win
 			rp.win = window{sample: w.sample[:0:0]}
@@ -227,10 +242,12 @@ func (b *balancer) tick(now time.Time) {
 			c := candidate{rp: rp, sample: w.sample, util: rp.util}
 			srv := rp.srv
 			rp.mu.Unlock()
-			snap.Partitions = append(snap.Partitions, PartitionLoad{
-				Table: t.name, Lo: rp.lo, Hi: rp.hi, Server: srv.id, Utilization: c.util,
-				Requests: w.requests, Throttled: w.throttled, TimedOut: w.timeouts, Units: w.units,
-			})
+			if w.requests > 0 || w.busy > 0 {
+				snap.Partitions = append(snap.Partitions, PartitionLoad{
+					Table: t.name, Lo: rp.lo, Hi: rp.hi, Server: srv.id, Utilization: c.util,
+					Requests: w.requests, Throttled: w.throttled, TimedOut: w.timeouts, Units: w.units,
+				})
+			}
 			perServer[srv] = append(perServer[srv], c)
 			if ready {
 				split = append(split, c)
@@ -324,7 +341,7 @@ func (b *balancer) split(c candidate, now time.Time) {
 	bounds := append(append([]string{rp.lo}, at...), rp.hi)
 	children := make([]*rangePartition, 0, len(at)+1)
 	for i := 0; i+1 < len(bounds); i++ {
-		child := b.e.newRangePartition(t, bounds[i], bounds[i+1], rp.srv)
+		child := b.e.newRangePartition(t, bounds[i], bounds[i+1], rp.srv, b.e.rpSeq.Add(1))
 		child.sched = rp.sched.clone()
 		child.queue = rp.queue.clone()
 		child.unavailableUntil = maxTime(rp.unavailableUntil, now.Add(pause))
@@ -342,7 +359,7 @@ func (b *balancer) split(c candidate, now time.Time) {
 	for k, bk := range rp.buckets {
 		for _, c := range children {
 			if c.contains(k) {
-				c.buckets[k] = bk
+				c.setBucket(k, bk)
 				break
 			}
 		}
@@ -358,11 +375,9 @@ func (b *balancer) split(c candidate, now time.Time) {
 		}
 	}
 	rp.retired = true
-	rp.data = newPartitionRows() // the children own the records now
-	old := t.parts.Load().parts
-	i := slices.Index(old, rp)
-	parts := slices.Concat(old[:i], children, old[i+1:])
-	t.parts.Store(newPartitionMap(parts))
+	rp.data = partitionRows{} // the children own the records now
+	m := t.parts.Load()
+	t.parts.Store(m.replace(m.find(rp.lo), children))
 	rp.mu.Unlock()
 	b.record(Event{Time: now, Kind: EventSplit, Table: t.name, Lo: rp.lo, Hi: rp.hi, At: at, From: rp.srv.id, To: rp.srv.id, Until: now.Add(pause)})
 	others := 0

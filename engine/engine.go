@@ -30,6 +30,8 @@ type Config struct {
 	// PreSplit is the number of range partitions a new table starts with,
 	// split evenly over the hex-GUID key space and spread over the servers.
 	// 0 or 1 starts a table cold, in one range partition, as the service does.
+	// A partition is made when a request first needs it (without a model,
+	// its first write), so one never used costs its table only a slot.
 	PreSplit int
 	// MaxKeyLength is the longest PartitionKey or RowKey, in UTF-16 code
 	// units. The service documents 1 KiB, that is 512 code units.
@@ -73,8 +75,13 @@ type Engine struct {
 	tables   atomic.Pointer[map[string]*table] // by lower-case name, copy on write
 	tablesMu sync.Mutex                        // serializes table creation and deletion
 	deleted  map[string]time.Time              // lower-case name -> when its grace ends
+	// deletedLast is the latest grace end in deleted, and deletedKept how
+	// many names the last sweep kept: see forgetDeleted.
+	deletedLast time.Time
+	deletedKept int
 
 	servers  []*server
+	presplit presplit // a new table's range partitions
 	nextSrv  atomic.Uint64
 	rpSeq    atomic.Uint64
 	acctMu   sync.Mutex
@@ -112,6 +119,7 @@ func New(cfg Config) (*Engine, error) {
 	for i := range n {
 		e.servers = append(e.servers, newServer(i, max(p.ServerCores, 1)))
 	}
+	e.presplit = newPresplit(max(cfg.PreSplit, 1))
 	e.acct = *newBucket(p.AccountRate, p.AccountBurst)
 	r := Rates{Partition: p.PartitionKeyRate, Account: p.AccountRate}
 	if cfg.PartitionRate != 0 {
@@ -175,6 +183,9 @@ func (e *Engine) CreateTable(ctx context.Context, name string) error {
 	if _, ok := old[key]; ok {
 		return tables.NewError(http.StatusConflict, tables.CodeTableAlreadyExists, "The table specified already exists.")
 	}
+	if len(e.deleted) > 0 {
+		e.forgetDeleted(e.clock.Now())
+	}
 	if until, ok := e.deleted[key]; ok {
 		if e.clock.Now().Before(until) {
 			return tables.NewError(http.StatusConflict, tables.CodeTableBeingDeleted, "The specified table is being deleted. Try operation later.")
@@ -208,9 +219,34 @@ func (e *Engine) DeleteTable(ctx context.Context, name string) error {
 	}
 	e.tables.Store(&next)
 	if e.cfg.TableDeleteGrace > 0 {
-		e.deleted[key] = e.clock.Now().Add(e.cfg.TableDeleteGrace)
+		now := e.clock.Now()
+		e.forgetDeleted(now)
+		e.deleted[key] = now.Add(e.cfg.TableDeleteGrace)
+		e.deletedLast = maxTime(e.deletedLast, e.deleted[key])
 	}
 	return nil
+}
+
+// forgetDeleted drops the names whose grace period is over, called with
+// tablesMu held: a process that makes and drops many tables would
+// otherwise keep every name it ever deleted. It starts afresh once every
+// grace is over, and otherwise sweeps when the names have doubled since
+// the last sweep, so each deletion costs a constant share of the sweeps.
+// A map keeps the room of its largest size, so a sweep builds a new one.
+func (e *Engine) forgetDeleted(now time.Time) {
+	switch {
+	case len(e.deleted) == 0:
+	case !now.Before(e.deletedLast):
+		e.deleted, e.deletedKept = map[string]time.Time{}, 0
+	case len(e.deleted) >= 2*e.deletedKept+16:
+		kept := make(map[string]time.Time)
+		for k, until := range e.deleted {
+			if now.Before(until) {
+				kept[k] = until
+			}
+		}
+		e.deleted, e.deletedKept = kept, len(kept)
+	}
 }
 
 // ListTables returns up to top table names (all when top is 0) in ordinal
@@ -272,47 +308,88 @@ func (e *Engine) table(name string) (*table, *tables.Error) {
 
 // table is one table: an ordered set of range partitions over its
 // PartitionKeys.
+//
+// A table's range partitions are made on first use: a new table holds only
+// its partition map, whose slots are empty until a request reaches their
+// range. A pre-split table has one partition per server core (64 under the
+// case study's profiles), most of which many tables never use; made at
+// once, they cost an empty table about 50 KB. Each slot's identity is fixed when the table is made, so a
+// partition made late is the one made at once would have been: its id
+// (which seeds its random draws) is firstID plus its place among the
+// pre-split bounds, and its server the one after firstSrv by that place.
 type table struct {
-	name  string
-	parts atomic.Pointer[partitionMap] // copy on write
-	mu    sync.Mutex                   // serializes splits
+	e        *Engine
+	name     string
+	parts    atomic.Pointer[partitionMap] // copy on write
+	mu       sync.Mutex                   // serializes splits and the making of partitions
+	firstID  uint64                       // id of the first pre-split range partition
+	firstSrv uint64                       // server of the first pre-split range partition
 }
 
 // partitionMap is a table's range partitions sorted by low key, with each
-// low key's fingerprint beside it: locating a key compares fingerprints
-// in one array instead of reading each partition's key elsewhere in
-// memory, which every operation does.
+// low key and its fingerprint beside it: locating a key compares
+// fingerprints in one array instead of reading each partition's key
+// elsewhere in memory, which every operation does. A slot is empty until
+// its partition is made; the low keys of a new table's map are shared by
+// every table of the engine.
 type partitionMap struct {
-	parts []*rangePartition
-	lo    []uint64 // fingerprintAt(parts[i].lo, 0)
+	parts []atomic.Pointer[rangePartition] // nil until first used
+	lo    []uint64                         // fingerprintAt(los[i], 0)
+	los   []string                         // low keys; los[i+1] is slot i's high key
 }
 
-func newPartitionMap(parts []*rangePartition) *partitionMap {
-	m := &partitionMap{parts: parts, lo: make([]uint64, len(parts))}
-	for i, rp := range parts {
-		m.lo[i] = fingerprintAt(rp.lo, 0)
+// hi returns slot i's high key, "" for the end of the key space.
+func (m *partitionMap) hi(i int) string {
+	if i+1 < len(m.los) {
+		return m.los[i+1]
 	}
-	return m
+	return ""
+}
+
+// replace returns a map with slot i's partition replaced by children,
+// which cover its range. Called with the table's mu held, so no slot is
+// filled meanwhile.
+func (m *partitionMap) replace(i int, children []*rangePartition) *partitionMap {
+	n := len(m.parts) - 1 + len(children)
+	next := &partitionMap{parts: make([]atomic.Pointer[rangePartition], n), lo: make([]uint64, 0, n), los: make([]string, 0, n)}
+	for j := range i {
+		next.parts[j].Store(m.parts[j].Load())
+	}
+	next.lo, next.los = append(next.lo, m.lo[:i]...), append(next.los, m.los[:i]...)
+	for j, c := range children {
+		next.parts[i+j].Store(c)
+		next.lo, next.los = append(next.lo, fingerprintAt(c.lo, 0)), append(next.los, c.lo)
+	}
+	for j := i + 1; j < len(m.parts); j++ {
+		next.parts[j-1+len(children)].Store(m.parts[j].Load())
+	}
+	next.lo, next.los = append(next.lo, m.lo[i+1:]...), append(next.los, m.los[i+1:]...)
+	return next
+}
+
+// presplit is the low keys, and their fingerprints, of a new table's range
+// partitions, shared by every table's first map.
+type presplit struct {
+	los []string
+	lo  []uint64
+}
+
+func newPresplit(k int) presplit {
+	p := presplit{los: presplitBounds(k)}
+	for _, lo := range p.los {
+		p.lo = append(p.lo, fingerprintAt(lo, 0))
+	}
+	return p
 }
 
 func (e *Engine) newTable(name string) *table {
-	t := &table{name: name}
-	k := max(e.cfg.PreSplit, 1)
-	bounds := presplitBounds(k)
-	parts := make([]*rangePartition, len(bounds))
-	first := e.nextSrv.Add(uint64(len(bounds))) - uint64(len(bounds))
-	for i, lo := range bounds {
-		hi := ""
-		if i+1 < len(bounds) {
-			hi = bounds[i+1]
-		}
-		srv := e.servers[(first+uint64(i))%uint64(len(e.servers))]
-		if k == 1 {
-			srv = e.leastLoadedServer(nil)
-		}
-		parts[i] = e.newRangePartition(t, lo, hi, srv)
+	k := len(e.presplit.los)
+	t := &table{e: e, name: name, firstID: e.rpSeq.Add(uint64(k)) - uint64(k) + 1}
+	t.firstSrv = e.nextSrv.Add(uint64(k)) - uint64(k)
+	if k == 1 {
+		t.firstSrv = uint64(e.leastLoadedServer(nil).id)
 	}
-	t.parts.Store(newPartitionMap(parts))
+	t.parts.Store(&partitionMap{parts: make([]atomic.Pointer[rangePartition], k), lo: e.presplit.lo, los: e.presplit.los})
 	return t
 }
 
@@ -331,17 +408,17 @@ func presplitBounds(k int) []string {
 	return bounds
 }
 
-func (t *table) locate(pk string) *rangePartition {
-	m := t.parts.Load()
+// find returns the slot of the range partition holding pk.
+func (m *partitionMap) find(pk string) int {
 	fp := fingerprintAt(pk, 0)
-	lo, hi := 1, len(m.parts) // the first partition's low key is "", at or below every key
-	for lo < hi {             // the first partition whose low key is above pk
+	lo, hi := 1, len(m.lo) // the first partition's low key is "", at or below every key
+	for lo < hi {          // the first partition whose low key is above pk
 		i := int(uint(lo+hi) >> 1)
 		var above bool
 		if f := m.lo[i]; f != fp && f != noPrint && fp != noPrint {
 			above = f > fp
 		} else {
-			above = compareKeys(m.parts[i].lo, pk) > 0
+			above = compareKeys(m.los[i], pk) > 0
 		}
 		if above {
 			hi = i
@@ -349,7 +426,45 @@ func (t *table) locate(pk string) *rangePartition {
 			lo = i + 1
 		}
 	}
-	return m.parts[lo-1]
+	return lo - 1
+}
+
+func (t *table) locate(pk string) *rangePartition {
+	m := t.parts.Load()
+	if rp := m.parts[m.find(pk)].Load(); rp != nil {
+		return rp
+	}
+	return t.makePartition(pk)
+}
+
+// makePartition makes the range partition holding pk, the first time a request
+// reaches it.
+func (t *table) makePartition(pk string) *rangePartition {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := t.parts.Load() // a split may have replaced the map the caller read
+	i := m.find(pk)
+	if rp := m.parts[i].Load(); rp != nil {
+		return rp
+	}
+	lo := m.los[i]
+	rp := t.e.newRangePartition(t, lo, m.hi(i), t.e.slotServer(t, lo), t.firstID+uint64(t.e.presplitIndex(lo)))
+	m.parts[i].Store(rp)
+	return rp
+}
+
+// presplitIndex returns the place among the pre-split bounds of lo, the
+// low key of a partition not yet made: splits replace only partitions made
+// already, so it is one of them.
+func (e *Engine) presplitIndex(lo string) int {
+	i, _ := slices.BinarySearchFunc(e.presplit.los, lo, compareKeys)
+	return i
+}
+
+// slotServer returns the server of t's range partition from lo, not yet
+// made.
+func (e *Engine) slotServer(t *table, lo string) *server {
+	return e.servers[(t.firstSrv+uint64(e.presplitIndex(lo)))%uint64(len(e.servers))]
 }
 
 // lock returns the live range partition holding pk, locked for writing (or
@@ -374,6 +489,31 @@ func (t *table) lock(pk string, read bool) *rangePartition {
 	}
 }
 
+// rlockMade returns the live range partition holding pk locked for
+// reading, or nil if it has not been made.
+func (t *table) rlockMade(pk string) *rangePartition {
+	for {
+		m := t.parts.Load()
+		rp := m.parts[m.find(pk)].Load()
+		if rp == nil {
+			return nil
+		}
+		rp.mu.RLock()
+		if !rp.retired {
+			return rp
+		}
+		rp.mu.RUnlock()
+	}
+}
+
+// vacant returns a stand-in for the range partition holding pk, not made:
+// it holds nothing, and has no model state.
+func (t *table) vacant(pk string) *rangePartition {
+	m := t.parts.Load()
+	i := m.find(pk)
+	return &rangePartition{table: t, lo: m.los[i], hi: m.hi(i)}
+}
+
 // rangePartition is a range [lo, hi) of a table's PartitionKeys ("" as hi is
 // the end of the key space), its data and the model state of its serial lane.
 type rangePartition struct {
@@ -387,9 +527,10 @@ type rangePartition struct {
 	lane    // model state, guarded by mu
 }
 
-func (e *Engine) newRangePartition(t *table, lo, hi string, srv *server) *rangePartition {
-	id := e.rpSeq.Add(1)
-	rp := &rangePartition{id: id, table: t, lo: lo, hi: hi, data: newPartitionRows()}
+// newRangePartition returns the range partition [lo, hi) of t on srv. Its
+// entities' structures are made with its first entity.
+func (e *Engine) newRangePartition(t *table, lo, hi string, srv *server, id uint64) *rangePartition {
+	rp := &rangePartition{id: id, table: t, lo: lo, hi: hi}
 	rp.lane.init(srv, rand.New(rand.NewPCG(e.cfg.Seed, id)))
 	return rp
 }

@@ -210,7 +210,7 @@ type lane struct {
 	sched            schedule // the lane's busy intervals
 	queue            queue    // when each request on the lane leaves it
 	unavailableUntil time.Time
-	buckets          map[string]*bucket
+	buckets          map[string]*bucket // made with the first key's budget
 	win              window
 	hot              hotState
 	util             float64 // lane utilisation over the last balancer window
@@ -218,7 +218,7 @@ type lane struct {
 }
 
 func (l *lane) init(srv *server, rng *rand.Rand) {
-	l.srv, l.rng, l.buckets = srv, rng, map[string]*bucket{}
+	l.srv, l.rng = srv, rng
 }
 
 // window holds a partition's load since the balancer's last tick.
@@ -378,10 +378,18 @@ func (rp *rangePartition) keyBucket(pk string, rate float64, burst time.Duration
 	b, ok := rp.buckets[pk]
 	if !ok {
 		b = newBucket(rate, burst)
-		rp.buckets[pk] = b
+		rp.setBucket(pk, b)
 	}
 	b.retune(rate, burst)
 	return b
+}
+
+// setBucket keeps b as pk's budget.
+func (l *lane) setBucket(pk string, b *bucket) {
+	if l.buckets == nil {
+		l.buckets = map[string]*bucket{}
+	}
+	l.buckets[pk] = b
 }
 
 // serve returns the timing of a request whose service occupy reserved: its
@@ -413,7 +421,18 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 			return e.doBudgeted(t, pk, k, units, fn)
 		}
 		read := k != opWrite
-		rp := t.lock(pk, read)
+		var rp *rangePartition
+		if read {
+			rp = t.rlockMade(pk)
+		} else {
+			rp = t.lock(pk, false)
+		}
+		if rp == nil { // a read of a range no request has used: it holds nothing, and is not made to say so
+			if _, err := fn(t.vacant(pk), time.Time{}); err != nil {
+				return err
+			}
+			return nil
+		}
 		var now time.Time
 		var err *tables.Error
 		if k != opRead || !rp.unavailableUntil.IsZero() { // a point read uses no time unless the partition was ever made unavailable
