@@ -87,3 +87,47 @@ func TestPerSecondSamples(t *testing.T) {
 		}
 	}
 }
+
+// TestDifferenceVerdicts: a difference is beyond noise only where the
+// per-second samples say so; a regression is worse, beyond noise and
+// beyond the tolerance, in percent or, for a share, in points.
+func TestDifferenceVerdicts(t *testing.T) {
+	runOf := func(entities, throttled []int64) *results.Run {
+		r := &results.Run{}
+		for i := range entities {
+			r.Intervals = append(r.Intervals, results.Interval{Second: i, Requests: 100, Entities: entities[i], Throttled: throttled[i]})
+			r.EntitiesPerSec += float64(entities[i]) / float64(len(entities))
+			r.ThrottledPct += float64(throttled[i]) / float64(len(entities))
+		}
+		return r
+	}
+	eps, _ := results.LookupMetric("entities-per-sec")
+	thr, _ := results.LookupMetric("throttled-pct")
+	p95, _ := results.LookupMetric("p95")
+	ms := []*results.Metric{eps, thr, p95}
+	a := runOf([]int64{100, 101, 99, 100, 102, 98, 100, 101}, []int64{0, 0, 0, 0, 0, 0, 0, 0})
+	b := runOf([]int64{90, 91, 89, 90, 92, 88, 90, 91}, []int64{3, 2, 4, 3, 3, 2, 4, 3})
+	d := results.CompareRun(a, b, ms, results.DefaultAlpha)
+	if !d[0].Beyond() || !d[0].Worse() || d[0].ChangeText() != "-10.0%" || !d[0].Regression(5) || d[0].Regression(10.5) {
+		t.Errorf("entities/s: %+v, %s", d[0], d[0].Verdict())
+	}
+	if d[0].Verdict() != "-10.0% beyond noise (p<0.001)" {
+		t.Errorf("entities/s verdict %q", d[0].Verdict())
+	}
+	if !d[1].Regression(2.9) || d[1].Regression(3.1) || d[1].ChangeText() != "+3.00 pts" {
+		t.Errorf("throttled share, in points: %s, %s", d[1].ChangeText(), d[1].Verdict())
+	}
+	if d[2].Beyond() || d[2].Regression(0) || d[2].Verdict() != "? no per-second samples" {
+		t.Errorf("p95 without an interval log: %s", d[2].Verdict())
+	}
+	same := results.CompareRun(a, a, ms, results.DefaultAlpha)
+	for _, s := range same[:2] {
+		if s.Beyond() || s.Verdict() != "~ within noise (p=1.000)" {
+			t.Errorf("%s of a run against itself: %s", s.Metric.Name, s.Verdict())
+		}
+	}
+	few := results.CompareRun(runOf([]int64{1, 2}, []int64{0, 0}), runOf([]int64{5, 6}, []int64{0, 0}), ms, results.DefaultAlpha)
+	if few[0].Beyond() || !strings.Contains(few[0].Verdict(), "~ within noise (p=0.333; 2 and 2 seconds: need >= 4 samples") {
+		t.Errorf("two seconds each: %s", few[0].Verdict())
+	}
+}
