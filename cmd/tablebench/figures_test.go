@@ -59,7 +59,7 @@ func TestFiguresQuick(t *testing.T) {
 		}
 	}
 	csv, _ := os.ReadFile(filepath.Join(dir, "fig03.csv"))
-	if !bytes.HasPrefix(csv, []byte("series,x,y,y2,run,")) || bytes.Count(csv, []byte("\n")) != 3 {
+	if !bytes.HasPrefix(csv, []byte("series,x,y,run,")) || bytes.Count(csv, []byte("\n")) != 3 {
 		t.Fatalf("fig03.csv:\n%s", csv)
 	}
 
