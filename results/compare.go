@@ -41,6 +41,11 @@ func CompareRun(a, b *Run, metrics []*Metric, alpha float64) []Difference {
 		if m.PerSecond != nil {
 			sa, sb = m.PerSecond(a), m.PerSecond(b)
 		}
+		if m.Unit == "ms" && (d.A == 0 && a.SuccessLatencyMs.Count > 0 || d.B == 0 && b.SuccessLatencyMs.Count > 0) {
+			d.Note = "a record made before tablebench stored it" // a latency of 0 ms over successful requests
+			out = append(out, d)
+			continue
+		}
 		if len(sa) == 0 || len(sb) == 0 {
 			d.Note = "no per-second samples"
 			out = append(out, d)

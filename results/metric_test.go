@@ -126,6 +126,13 @@ func TestDifferenceVerdicts(t *testing.T) {
 			t.Errorf("%s of a run against itself: %s", s.Metric.Name, s.Verdict())
 		}
 	}
+	old := *a
+	old.SuccessLatencyMs = results.Percentiles{Count: 10, P50: 1, P90: 2, P99: 3, P999: 4, Max: 5, Mean: 1}
+	neu := old
+	neu.SuccessLatencyMs.P95 = 2.5
+	if d := results.CompareRun(&old, &neu, ms, results.DefaultAlpha)[2]; d.Verdict() != "? a record made before tablebench stored it" {
+		t.Errorf("p95 of a record without it: %s", d.Verdict())
+	}
 	few := results.CompareRun(runOf([]int64{1, 2}, []int64{0, 0}), runOf([]int64{5, 6}, []int64{0, 0}), ms, results.DefaultAlpha)
 	if few[0].Beyond() || !strings.Contains(few[0].Verdict(), "~ within noise (p=0.333; 2 and 2 seconds: need >= 4 samples") {
 		t.Errorf("two seconds each: %s", few[0].Verdict())
