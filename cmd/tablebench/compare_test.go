@@ -31,11 +31,13 @@ func files(t *testing.T, dir string) []string {
 // and verdict.
 var verdictRow = regexp.MustCompile(`(?m)^\S*\s+(entities-per-sec|throttled-pct|p50|p95|p99)\s+.*\s((~ within noise|[+-]\S+ beyond noise).*)$`)
 
-// TestCompareSameSeedIsWithinNoise: two byte-identical result sets (Figure
-// 3, quick, one seed) differ nowhere beyond noise, exit 0 even with a
-// tolerance of zero, and compare writes nothing without --out.
+// TestCompareSameSeedIsWithinNoise: two suites of one seed (Figure 3,
+// quick, in virtual time) repeat exactly, so they differ nowhere beyond
+// noise and exit 0 even with a tolerance of zero; another seed differs by
+// less than 5%; compare writes nothing without --out.
 func TestCompareSameSeedIsWithinNoise(t *testing.T) {
-	a, b := baseSet(t), baseSet(t)
+	a, b := baseSet(t), filepath.Join(t.TempDir(), "again")
+	suite(t, "figures", "--quick", "--only", "3", "--quiet", "--out", b)
 	before := append(files(t, a), files(t, b)...)
 	code, out, errOut := tb(t, context.Background(), nil, "compare", a, b, "--tolerance", "0%")
 	if code != 0 || errOut != "" {
@@ -57,6 +59,13 @@ func TestCompareSameSeedIsWithinNoise(t *testing.T) {
 	}
 	if after := append(files(t, a), files(t, b)...); !slices.Equal(before, after) {
 		t.Errorf("compare wrote into its inputs: %v", after)
+	}
+
+	seed2 := filepath.Join(t.TempDir(), "seed2")
+	suite(t, "figures", "--quick", "--only", "3", "--quiet", "--seed", "2", "--out", seed2)
+	code, out, _ = tb(t, context.Background(), nil, "compare", a, seed2, "--tolerance", "5%")
+	if code != 0 || !strings.Contains(out, "no regression beyond noise and the 5% tolerance") || !strings.Contains(out, "2 runs, 10 differences: ") {
+		t.Errorf("another seed: exit %d\n%s", code, out)
 	}
 }
 
