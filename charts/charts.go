@@ -671,10 +671,25 @@ func writePage(path string, p *page) error {
 	return results.WriteFileAtomic(path, p.write)
 }
 
-// writeCSV writes a figure's plotted series.
+// writeCSV writes a figure's plotted series and, for each point, its run's
+// value of every metric that has a column (results.Metrics: latency of
+// successful requests). y2 is written only for a figure that draws it.
 func writeCSV(w io.Writer, f *Figure) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"series", "x", "y", "y2", "run", "entities_per_sec", "requests_per_sec", "throttled_pct", "p50_ms", "p99_ms"})
+	dual := f.Figure.Chart == results.ChartDual
+	head := []string{"series", "x", "y"}
+	if dual {
+		head = append(head, "y2")
+	}
+	head = append(head, "run")
+	var cols []*results.Metric
+	for i := range results.Metrics {
+		if m := &results.Metrics[i]; m.Column != "" {
+			cols = append(cols, m)
+			head = append(head, m.Column)
+		}
+	}
+	cw.Write(head)
 	byID := map[string]*results.Run{}
 	for _, r := range f.Runs {
 		byID[r.ID] = r
@@ -686,8 +701,15 @@ func writeCSV(w io.Writer, f *Figure) error {
 			if r == nil {
 				continue
 			}
-			cw.Write([]string{s.Name, g(p.X), g(p.Y), g(p.Y2), p.RunID,
-				g(r.EntitiesPerSec), g(r.RequestsPerSec), g(r.ThrottledPct), g(r.LatencyMs.P50), g(r.LatencyMs.P99)})
+			row := []string{s.Name, g(p.X), g(p.Y)}
+			if dual {
+				row = append(row, g(p.Y2))
+			}
+			row = append(row, p.RunID)
+			for _, m := range cols {
+				row = append(row, g(m.Value(r, p.X)))
+			}
+			cw.Write(row)
 		}
 	}
 	cw.Flush()

@@ -6,6 +6,7 @@ import (
 	"html"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -193,5 +194,36 @@ func TestChartIDsAreNames(t *testing.T) {
 	}
 	if bytes.Contains(page, []byte("goecharts_my-")) || !bytes.Contains(page, []byte("goecharts_my_sweep_main")) {
 		t.Fatal("a chart's variable name has a dash")
+	}
+}
+
+// TestFigureCSVColumns: a figure's CSV has a column for every metric of
+// the table, read from its run, and y2 only where the figure draws one.
+func TestFigureCSVColumns(t *testing.T) {
+	set, figs := stored(t)
+	line := figs[0]
+	line.Chart, line.Metric, line.Name = workloads.ChartLine, "entities-per-sec", "line"
+	for _, tc := range []struct {
+		fig  workloads.Figure
+		head string
+	}{
+		{figs[0], "series,x,y,y2,run,entities_per_sec,requests_per_sec,throttled_pct,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,max_ms,mean_ms,errors"},
+		{line, "series,x,y,run,entities_per_sec,requests_per_sec,throttled_pct,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,max_ms,mean_ms,errors"},
+	} {
+		dir := t.TempDir()
+		fs := []workloads.Figure{tc.fig}
+		if err := charts.Build("test", set, workloads.DrawAll(fs, set.Runs), nil).Write(dir); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, tc.fig.Name+".csv"))
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if lines[0] != tc.head {
+			t.Errorf("%s.csv head:\n%s\nwant\n%s", tc.fig.Name, lines[0], tc.head)
+		}
+		last := set.Runs[len(set.Runs)-1]
+		want := strconv.FormatFloat(last.SuccessLatencyMs.P95, 'g', -1, 64) + "," + strconv.FormatFloat(last.SuccessLatencyMs.P99, 'g', -1, 64)
+		if row := lines[len(lines)-1]; !strings.Contains(row, last.ID) || !strings.Contains(row, want) || !strings.HasSuffix(row, ","+strconv.FormatInt(last.Errors[results.OutcomeThrottled], 10)) {
+			t.Errorf("%s.csv's last row %q lacks its run's p95, p99 (%s) and errors", tc.fig.Name, row, want)
+		}
 	}
 }

@@ -1,8 +1,11 @@
 package charts
 
 import (
-	"fmt"
+	"encoding/csv"
+	"io"
+	"math"
 	"path/filepath"
+	"strconv"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -18,8 +21,11 @@ type Comparison struct {
 	Claims []ClaimPair // claims checked in both
 }
 
-// Pair is one run in both sets.
-type Pair struct{ A, B *results.Run }
+// Pair is one run in both sets, and how its metrics differ.
+type Pair struct {
+	A, B  *results.Run
+	Diffs []results.Difference // filled by the caller, from results.CompareRun
+}
 
 // ClaimPair is one claim as checked in both sets.
 type ClaimPair struct {
@@ -36,7 +42,7 @@ func NewComparison(a, b *results.Dir) *Comparison {
 	}
 	for _, r := range a.Set.Runs {
 		if rb, ok := byID[r.ID]; ok {
-			c.Pairs = append(c.Pairs, Pair{r, rb})
+			c.Pairs = append(c.Pairs, Pair{A: r, B: rb})
 		}
 	}
 	claimsB := map[string]results.Claim{}
@@ -69,14 +75,43 @@ func (c *Comparison) Write(dir string, figsA, figsB []results.FigureData) error 
 		}
 		p.Sections = append(p.Sections, section{Heading: f.Title, Chart: overlay(f, sa, sb)})
 	}
-	t := table{Caption: "Runs", Head: []string{"run", "A e/s", "B e/s", "B/A", "A throttled", "B throttled", "A p50 ms", "B p50 ms", "A p99 ms", "B p99 ms"}}
+	t := table{Caption: "Runs", Head: []string{"run", "metric", "A", "B", "change", "verdict"}}
 	for _, pr := range c.Pairs {
-		t.Rows = append(t.Rows, []string{pr.A.ID, fmt.Sprintf("%.1f", pr.A.EntitiesPerSec), fmt.Sprintf("%.1f", pr.B.EntitiesPerSec),
-			fmt.Sprintf("%.3f", pr.B.EntitiesPerSec/pr.A.EntitiesPerSec), fmt.Sprintf("%.3f%%", pr.A.ThrottledPct), fmt.Sprintf("%.3f%%", pr.B.ThrottledPct),
-			fmt.Sprintf("%.1f", pr.A.LatencyMs.P50), fmt.Sprintf("%.1f", pr.B.LatencyMs.P50), fmt.Sprintf("%.1f", pr.A.LatencyMs.P99), fmt.Sprintf("%.1f", pr.B.LatencyMs.P99)})
+		for i, d := range pr.Diffs {
+			id := ""
+			if i == 0 {
+				id = pr.A.ID
+			}
+			t.Rows = append(t.Rows, []string{id, d.Metric.Name, results.FormatValue(d.A, d.Metric.Unit), results.FormatValue(d.B, d.Metric.Unit), d.ChangeText(), d.Verdict()})
+		}
 	}
 	p.Tables = append(p.Tables, t)
+	if err := results.WriteFileAtomic(filepath.Join(dir, "compare.csv"), c.writeCSV); err != nil {
+		return err
+	}
 	return writePage(filepath.Join(dir, "index.html"), p)
+}
+
+// writeCSV writes every run's metrics in both sets, with the p-value of
+// their difference (empty where untested) and whether it is beyond noise.
+func (c *Comparison) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"run", "metric", "a", "b", "change", "change_unit", "p", "beyond_noise", "seconds_a", "seconds_b"})
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, pr := range c.Pairs {
+		for _, d := range pr.Diffs {
+			unit, p := "%", ""
+			if d.Metric.Unit == "%" {
+				unit = "pts"
+			}
+			if !math.IsNaN(d.P) {
+				p = g(d.P)
+			}
+			cw.Write([]string{pr.A.ID, d.Metric.Name, g(d.A), g(d.B), g(d.Change()), unit, p, strconv.FormatBool(d.Beyond()), strconv.Itoa(d.N1), strconv.Itoa(d.N2)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 func overlay(f results.FigureData, sa, sb []results.Series) render.ChartSnippet {

@@ -83,6 +83,10 @@ func TestCheckAcceptsRealRecords(t *testing.T) {
 	if err := r.Check(); err != nil {
 		t.Fatalf("a record without histograms and intervals: %v", err)
 	}
+	r.LatencyMs.P95, r.SuccessLatencyMs.P95, r.PerEntityMs.P95 = 0, 0, 0
+	if err := r.Check(); err != nil {
+		t.Fatalf("a record made before p95 was summarized: %v", err)
+	}
 }
 
 // TestCheckRefusesTamperedRecords: a record altered in any of the ways
@@ -135,6 +139,8 @@ func TestCheckRefusesTamperedRecords(t *testing.T) {
 			r.Histograms = nil
 			r.LatencyMs.P90 = r.LatencyMs.P50 / 2
 		}, "latency_ms.p90"},
+		{"p95 below p90", func(r *results.Run) { r.SuccessLatencyMs.P95 = r.SuccessLatencyMs.P90 / 2 }, "success_latency_ms.p95"},
+		{"p95 above p99", func(r *results.Run) { r.Histograms, r.LatencyMs.P95 = nil, r.LatencyMs.P99*2 }, "latency_ms.p99"},
 		{"a histogram that does not decode", func(r *results.Run) { r.Histograms["batch/ok"] = "bm90IGEgaGlzdG9ncmFt" }, "histograms.batch/ok"},
 		{"seconds out of order", func(r *results.Run) { r.Intervals[3].Second = r.Intervals[2].Second }, "intervals[3].second"},
 		{"no spec", func(r *results.Run) { r.Spec = nil }, "spec"},

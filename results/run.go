@@ -94,6 +94,7 @@ type Percentiles struct {
 	Count int64   `json:"count"`
 	P50   float64 `json:"p50"`
 	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
 	P99   float64 `json:"p99"`
 	P999  float64 `json:"p999"`
 	Max   float64 `json:"max"`
@@ -126,8 +127,8 @@ func PercentilesOf(h *hdr.Histogram) Percentiles {
 		return Percentiles{}
 	}
 	ms := func(us int64) float64 { return float64(us) / 1000 }
-	v := h.ValueAtPercentiles([]float64{50, 90, 99, 99.9})
-	return Percentiles{Count: h.TotalCount(), P50: ms(v[50]), P90: ms(v[90]), P99: ms(v[99]), P999: ms(v[99.9]), Max: ms(h.Max()), Mean: h.Mean() / 1000}
+	v := h.ValueAtPercentiles([]float64{50, 90, 95, 99, 99.9})
+	return Percentiles{Count: h.TotalCount(), P50: ms(v[50]), P90: ms(v[90]), P95: ms(v[95]), P99: ms(v[99]), P999: ms(v[99.9]), Max: ms(h.Max()), Mean: h.Mean() / 1000}
 }
 
 // Collector merges the workers' finished seconds. Its channel is buffered so

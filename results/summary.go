@@ -61,5 +61,5 @@ func WriteSummary(w io.Writer, r *Run) {
 }
 
 func writeLatency(w io.Writer, name string, p Percentiles) {
-	fmt.Fprintf(w, "  %-16s p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n", name, p.P50, p.P90, p.P99, p.P999, p.Max, p.Mean)
+	fmt.Fprintf(w, "  %-16s p50 %.1f  p90 %.1f  p95 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n", name, p.P50, p.P90, p.P95, p.P99, p.P999, p.Max, p.Mean)
 }

@@ -29,9 +29,9 @@ type Figure struct {
 	YLabel  string `json:"y_label"`
 	Y2Label string `json:"y2_label,omitempty"`
 	Chart   string `json:"chart"`
-	// Metric names what a run contributes to the figure: mean-latency,
-	// per-entity-latency, entities-per-sec or saturation (entities/s and
-	// throttled %).
+	// Metric names what a run contributes to the figure, one of
+	// results.Metrics, such as entities-per-sec, mean-latency or saturation
+	// (entities/s and throttled %).
 	Metric  string      `json:"metric"`
 	Runs    []FigureRun `json:"runs,omitempty"`
 	From    int         `json:"from,omitempty"`    // a figure derived from another's runs
@@ -125,35 +125,30 @@ func (m Measured) Y(fig int, series string, x float64) (float64, bool) {
 	return y, true
 }
 
-// metric returns a run's y (and y2) for a figure's metric.
-func metric(name string, r *results.Run, x float64) (float64, float64) {
-	switch name {
-	case "mean-latency":
-		return r.SuccessLatencyMs.Mean, 0
-	case "per-entity-latency":
-		return r.SuccessLatencyMs.Mean / math.Max(x, 1), 0
-	case "saturation":
-		return r.EntitiesPerSec, r.ThrottledPct
-	case "requests-per-sec":
-		return r.RequestsPerSec, 0
-	case "throttled-pct":
-		return r.ThrottledPct, 0
-	case "p50":
-		return r.LatencyMs.P50, 0
-	case "p99":
-		return r.LatencyMs.P99, 0
-	case "entities-per-billable": // successful entities per billed transaction, throttled ones billed too
-		if r.Billable == 0 {
-			return 0, 0
-		}
-		return float64(r.Totals.Entities) / float64(r.Billable), 0
-	case "conflicts-per-1000":
-		if r.Totals.Requests == 0 {
-			return 0, 0
-		}
-		return 1000 * float64(r.Errors["EntityAlreadyExists"]) / float64(r.Totals.Requests), 0
+// Check reports a figure whose metric is not one of results.Metrics.
+func (f *Figure) Check() error {
+	if _, err := results.LookupMetric(f.Metric); err != nil {
+		return fmt.Errorf("figure %d (%s): %w", f.ID, f.Title, err)
 	}
-	return r.EntitiesPerSec, 0
+	return nil
+}
+
+// metric returns a run's y (and y2) for a figure's metric. Figures are
+// checked where they are chosen (Select, SweepDef.Figure), so an unknown
+// metric here is a catalog's bug: its points are NaN, never another
+// metric's numbers.
+func metric(name string, r *results.Run, x float64) (float64, float64) {
+	m, err := results.LookupMetric(name)
+	if err != nil {
+		return math.NaN(), math.NaN()
+	}
+	y, y2 := m.Value(r, x), 0.0
+	if m.Y2 != "" {
+		if m2, err := results.LookupMetric(m.Y2); err == nil {
+			y2 = m2.Value(r, x)
+		}
+	}
+	return y, y2
 }
 
 // Series and Point are a figure's lines, as results stores and draws them.

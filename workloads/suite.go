@@ -85,6 +85,11 @@ func SameSpec(r *results.Run, spec Spec) bool {
 // Select returns the catalog figures whose IDs are listed, with the figures
 // derived ones need. An empty list selects all.
 func Select(figs []Figure, ids []int) ([]Figure, error) {
+	for i := range figs {
+		if err := figs[i].Check(); err != nil {
+			return nil, err
+		}
+	}
 	if len(ids) == 0 {
 		return figs, nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
@@ -22,7 +23,7 @@ type SweepDef struct {
 	Name        string    `json:"name,omitempty" yaml:"name"`
 	Title       string    `json:"title,omitempty" yaml:"title"`
 	X           string    `json:"x,omitempty" yaml:"x"` // vms, threads, batch-size, entity-size or rate
-	Y           string    `json:"y,omitempty" yaml:"y"` // entities-per-sec, requests-per-sec, throttled-pct, p50, p99 or mean-latency
+	Y           string    `json:"y,omitempty" yaml:"y"` // a metric a sweep may plot (results.Metrics), entities-per-sec by default
 	Ops         []string  `json:"op,omitempty" yaml:"op"`
 	BatchSizes  []int     `json:"batch_size,omitempty" yaml:"batch_size"`
 	Partitions  []string  `json:"partition,omitempty" yaml:"partition"`
@@ -123,11 +124,6 @@ func SweepFromJSON(raw json.RawMessage) (Figure, error) {
 
 var sweepAxes = []string{"vms", "threads", "batch-size", "entity-size", "rate"}
 
-var sweepMetrics = map[string]string{
-	"entities-per-sec": "entities/s", "requests-per-sec": "requests/s", "throttled-pct": "% of requests throttled",
-	"p50": "median latency (ms)", "p99": "p99 latency (ms)", "mean-latency": "mean latency (ms)",
-}
-
 // Figure returns the sweep as a figure, or an error naming what to fix.
 func (d SweepDef) Figure() (Figure, error) {
 	base := DefaultSpec()
@@ -179,10 +175,11 @@ func (d SweepDef) Figure() (Figure, error) {
 	if d.Y == "" {
 		d.Y = "entities-per-sec"
 	}
-	yLabel, ok := sweepMetrics[d.Y]
-	if !ok {
-		return Figure{}, fmt.Errorf("y %q is not known: use entities-per-sec, requests-per-sec, throttled-pct, p50, p99 or mean-latency", d.Y)
+	ym, err := results.LookupMetric(d.Y)
+	if err != nil || !ym.Sweep {
+		return Figure{}, fmt.Errorf("y %q is not known: use %s", d.Y, results.MetricNames(results.SweepMetric))
 	}
+	yLabel := ym.Label
 	if d.Name == "" {
 		d.Name = "sweep"
 	}

@@ -28,6 +28,16 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
+// exitRegression is the exit code of a comparison that found a regression
+// beyond its tolerance and beyond noise: numbers that are trusted but
+// worse, which a pipeline tells from a failure (1) and bad input (2).
+const exitRegression = 3
+
+// regressionError is a comparison's regressions: the command exits 3.
+type regressionError struct{ msg string }
+
+func (e *regressionError) Error() string { return e.msg }
+
 type command struct {
 	name, summary string
 	run           func(ctx context.Context, e *env, args []string) error
@@ -40,7 +50,7 @@ func commands() []command {
 		{"experiments", "test the case study's advice its figures never test: retries, keys, balancing, conflicts, today", experimentsCmd},
 		{"sweep", "a figure of your own: any run parameters as lists", sweepCmd},
 		{"report", "rebuild the charts of a stored result set", reportCmd},
-		{"compare", "two result sets side by side, with overlaid charts", compareCmd},
+		{"compare", "two result sets side by side, each difference tested against the runs' noise", compareCmd},
 		{"merge", "combine the shards of a run or suite into one", mergeCmd},
 		{"k8s", "print a Kubernetes Indexed Job that runs a run's shards", k8sCmd},
 		{"serve", "serve the engine as an Azure Table endpoint", serveCmd},
@@ -50,7 +60,8 @@ func commands() []command {
 }
 
 // run runs the command line and returns the process's exit code: 0, 1 for a
-// failure, 2 for bad input.
+// failure or numbers that cannot be trusted, 2 for bad input, 3
+// (exitRegression) for a comparison's regression beyond its tolerance.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	if f, ok := stderr.(*os.File); ok {
@@ -73,6 +84,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			var ue *usageError
 			if errors.As(err, &ue) {
 				return 2
+			}
+			var re *regressionError
+			if errors.As(err, &re) {
+				return exitRegression
 			}
 			return 1
 		}

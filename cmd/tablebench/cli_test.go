@@ -91,7 +91,7 @@ func TestRunJSON(t *testing.T) {
 			}
 		}
 		lat := v["latency_ms"].(map[string]any)
-		for _, k := range []string{"p50", "p90", "p99", "p999", "max", "mean"} {
+		for _, k := range []string{"p50", "p90", "p95", "p99", "p999", "max", "mean"} {
 			if _, ok := lat[k].(float64); !ok {
 				t.Errorf("latency_ms has no %q", k)
 			}

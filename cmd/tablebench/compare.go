@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/tablebench/tablebench/charts"
@@ -13,15 +17,39 @@ import (
 	"github.com/tablebench/tablebench/workloads"
 )
 
+// compareMetrics are the metrics compare tests for every run.
+var compareMetrics = []string{"entities-per-sec", "throttled-pct", "p50", "p95", "p99"}
+
+const compareHelp = `DIR1 DIR2 [--tolerance 5%] [--out DIR]
+
+Matches the runs of two result sets by ID and, for each run, tests whether
+its entities/s, throttled share and p50, p95 and p99 latency (of successful
+requests) differ beyond the runs' own noise: a Mann-Whitney U test of the
+two runs' per-second samples (benchstat's test), from their intervals and
+interval logs. A per-second latency reads every request of the second. A
+difference is beyond noise when p < --alpha; seconds of one run are not
+independent, so read a lone p near alpha with care, and expect about one
+difference in 20 beyond noise by chance when two sets merely differ in seed.
+
+Exit codes: 0 compared (whatever the differences), 1 failure, 2 bad input,
+3 a regression beyond noise and beyond --tolerance: lower entities/s,
+higher latency (by more than the tolerance, in percent of DIR1's), or a
+higher throttled share (by more than the tolerance in percentage points).
+Without --tolerance compare only reports.
+
+Writes nothing unless --out DIR is given: then the overlaid charts
+(index.html) and compare.csv go there, never inside DIR1 or DIR2.`
+
 func compareCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "compare", "DIR1 DIR2 [--out DIR]")
-	out := fs.String("out", "", "directory for the comparison's charts (default DIR2/compare)")
-	tol := fs.Float64("within", 10, "report how many runs' throughput differ by at most this many percent")
+	fs := newFlagSet(e, "compare", compareHelp)
+	out := fs.String("out", "", "directory for the overlaid charts and compare.csv, outside both inputs (default: none, print only)")
+	tolText := fs.String("tolerance", "", "exit 3 if a run regresses beyond noise by more than this, such as 5% (points for the throttled share); default: report only")
+	alpha := fs.Float64("alpha", results.DefaultAlpha, "significance level: a difference with p below it is beyond noise")
 	var pos []string
 	rest := args
 	for len(rest) > 0 { // directories and flags in any order
-		if err := fs.Parse(rest); err != nil {
-			return parse(fs, rest)
+		if err := parseWords(fs, rest); err != nil {
+			return err
 		}
 		if fs.NArg() == 0 {
 			break
@@ -32,6 +60,24 @@ func compareCmd(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 2 {
 		return usagef("give two result directories, as in 'tablebench compare results/quick results/full'")
 	}
+	tol := math.NaN()
+	if *tolText != "" {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(*tolText), "%"), 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) {
+			return usagef("--tolerance %q: give a percentage of 0 or more, such as 5%%", *tolText)
+		}
+		tol = v
+	}
+	if !(*alpha > 0 && *alpha < 1) {
+		return usagef("--alpha %v: give a significance level between 0 and 1, such as 0.05", *alpha)
+	}
+	if *out != "" {
+		for _, in := range pos {
+			if within(*out, in) {
+				return usagef("--out %s is inside the input %s: give a directory outside both inputs, such as results/compare", *out, in)
+			}
+		}
+	}
 	a, err := results.ReadDir(pos[0])
 	if err != nil {
 		return usagef("%v", err)
@@ -40,51 +86,132 @@ func compareCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	cmp := charts.NewComparison(a, b)
-	if len(cmp.Pairs) == 0 {
-		return fmt.Errorf("%s and %s have no run in common to compare", pos[0], pos[1])
-	}
-	writeComparison(e.stdout, cmp, *tol)
-	figs, err := setFigures(&a.Set)
+	figs, err := setFigures(&a.Set) // refuses a set that mixes engine models, whose numbers compare nothing
 	if err != nil {
 		return err
 	}
 	if _, err := setFigures(&b.Set); err != nil {
 		return err
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join(b.Path, "compare")
+	cmp := charts.NewComparison(a, b)
+	if len(cmp.Pairs) == 0 {
+		return fmt.Errorf("%s and %s have no run in common to compare", pos[0], pos[1])
 	}
-	if err := cmp.Write(dir, workloads.DrawAll(figs, a.Set.Runs), workloads.DrawAll(figs, b.Set.Runs)); err != nil {
-		return err
+	var metrics []*results.Metric
+	for _, name := range compareMetrics {
+		m, err := results.LookupMetric(name)
+		if err != nil {
+			return err
+		}
+		metrics = append(metrics, m)
 	}
-	fmt.Fprintf(e.stdout, "charts: %s\n", filepath.Join(dir, "index.html"))
+	for i := range cmp.Pairs {
+		p := &cmp.Pairs[i]
+		if err := readHlogs(a, p.A, b, p.B); err != nil {
+			return err
+		}
+		p.Diffs = results.CompareRun(p.A, p.B, metrics, *alpha)
+		p.A.IntervalHists, p.B.IntervalHists = nil, nil // a suite's histograms are most of its memory
+	}
+	regressions := writeComparison(e.stdout, cmp, tol)
+	if *out != "" {
+		if err := cmp.Write(*out, workloads.DrawAll(figs, a.Set.Runs), workloads.DrawAll(figs, b.Set.Runs)); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "charts: %s\n", filepath.Join(*out, "index.html"))
+	}
+	if regressions > 0 {
+		return &regressionError{fmt.Sprintf("%d regression(s) beyond noise and the %g%% tolerance, marked REGRESSION above", regressions, tol)}
+	}
 	return nil
 }
 
-func writeComparison(w io.Writer, cmp *charts.Comparison, tol float64) {
-	fmt.Fprintf(w, "A = %s (%s), B = %s (%s)\n", cmp.A.Path, describeSet(&cmp.A.Set), cmp.B.Path, describeSet(&cmp.B.Set))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tA e/s\tB e/s\tB/A\tA throttled\tB throttled\tA p50\tB p50\tB/A\tA p99\tB p99\tB/A\t")
-	within, worst := 0, 0.0
-	for _, p := range cmp.Pairs {
-		r := ratio(p.B.EntitiesPerSec, p.A.EntitiesPerSec)
-		if d := 100 * math.Abs(r-1); d <= tol {
-			within++
-		} else if math.IsNaN(d) {
-			continue
+// readHlogs reads both runs' interval logs, for their per-second latency;
+// a run stored without one is compared on the median and p99 its
+// intervals store.
+func readHlogs(a *results.Dir, ra *results.Run, b *results.Dir, rb *results.Run) error {
+	for _, x := range []struct {
+		d *results.Dir
+		r *results.Run
+	}{{a, ra}, {b, rb}} {
+		if err := x.r.ReadHlog(x.d.HlogPath(x.r)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return usagef("%v", err)
 		}
-		worst = math.Max(worst, 100*math.Abs(r-1))
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.3f\t%.3f%%\t%.3f%%\t%.1f\t%.1f\t%.3f\t%.1f\t%.1f\t%.3f\t\n", p.A.ID,
-			p.A.EntitiesPerSec, p.B.EntitiesPerSec, r, p.A.ThrottledPct, p.B.ThrottledPct,
-			p.A.LatencyMs.P50, p.B.LatencyMs.P50, ratio(p.B.LatencyMs.P50, p.A.LatencyMs.P50),
-			p.A.LatencyMs.P99, p.B.LatencyMs.P99, ratio(p.B.LatencyMs.P99, p.A.LatencyMs.P99))
+	}
+	return nil
+}
+
+// writeComparison prints each run's differences with their verdicts and a
+// summary, and returns how many are regressions beyond tol (NaN: none
+// counted).
+func writeComparison(w io.Writer, cmp *charts.Comparison, tol float64) int {
+	fmt.Fprintf(w, "A = %s (%s), B = %s (%s)\n", cmp.A.Path, describeSet(&cmp.A.Set), cmp.B.Path, describeSet(&cmp.B.Set))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "run\tmetric\tA\tB\tchange\tverdict")
+	var total, beyond, worse, regressions int
+	var worst []string
+	for _, p := range cmp.Pairs {
+		for i, d := range p.Diffs {
+			id := ""
+			if i == 0 {
+				id = p.A.ID
+			}
+			verdict := d.Verdict()
+			total++
+			if d.Beyond() {
+				beyond++
+				if d.Worse() {
+					worse++
+				}
+			}
+			if !math.IsNaN(tol) && d.Regression(tol) {
+				regressions++
+				verdict += "  REGRESSION"
+				worst = append(worst, p.A.ID+" "+d.Metric.Name+" "+d.ChangeText())
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, d.Metric.Name, results.FormatValue(d.A, d.Metric.Unit), results.FormatValue(d.B, d.Metric.Unit), d.ChangeText(), verdict)
+		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d of %d runs' throughput within %g%%; the largest difference %.1f%%\n", within, len(cmp.Pairs), tol, worst)
+	fmt.Fprintf(w, "%d runs, %d differences: %d beyond noise (%d worse in B, %d better), %d within noise or untested\n",
+		len(cmp.Pairs), total, beyond, worse, beyond-worse, total-beyond)
+	if !math.IsNaN(tol) {
+		if regressions == 0 {
+			fmt.Fprintf(w, "no regression beyond noise and the %g%% tolerance\n", tol)
+		} else {
+			fmt.Fprintf(w, "%d regression(s) beyond noise and the %g%% tolerance: %s\n", regressions, tol, strings.Join(worst, ", "))
+		}
+	}
 	for _, c := range cmp.Claims {
 		fmt.Fprintf(w, "%s: A %s (%s), B %s (%s)\n", c.ID, verdict(c.A.Pass), results.FormatValue(c.A.Measured, c.A.Unit), verdict(c.B.Pass), results.FormatValue(c.B.Measured, c.B.Unit))
+	}
+	return regressions
+}
+
+// within reports whether path is dir or lies inside it, symbolic links
+// resolved as far as path exists.
+func within(path, dir string) bool {
+	p, d := realPath(path), realPath(dir)
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// realPath is path made absolute with the symbolic links of its longest
+// existing part resolved.
+func realPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if p == filepath.Dir(p) {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
 	}
 }
 
@@ -93,16 +220,6 @@ func verdict(pass bool) string {
 		return "PASS"
 	}
 	return "FAIL"
-}
-
-func ratio(b, a float64) float64 {
-	if a == 0 {
-		if b == 0 {
-			return 1
-		}
-		return math.NaN()
-	}
-	return b / a
 }
 
 func describeSet(s *results.Set) string {

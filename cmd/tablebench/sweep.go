@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 )
 
@@ -30,7 +31,7 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&lf.entitySize, "entity-size", "", "entity sizes in bytes, such as 256,1024,4096")
 	fs.StringVar(&lf.rate, "rate", "", "open-loop rates in requests/s (0 is closed loop)")
 	x := fs.String("x", "", "the x axis: vms, threads, batch-size, entity-size or rate (default: the first listed with more than one value)")
-	y := fs.String("y", "entities-per-sec", "the y axis: entities-per-sec, requests-per-sec, throttled-pct, p50, p99 or mean-latency")
+	y := fs.String("y", "entities-per-sec", "the y axis: "+results.MetricNames(results.SweepMetric)+" (latency: of successful requests, ms)")
 	name := fs.String("name", "sweep", "the sweep's name; it names its page")
 	title := fs.String("title", "", "the chart's title")
 	retry := fs.String("retry", "none", "retry policy of every run")

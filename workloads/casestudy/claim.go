@@ -352,14 +352,26 @@ var stats = map[Stat]struct {
 	name, unit string
 	of         func(r *results.Run) float64
 }{
-	MedianLatency:  {"the median latency", "ms", func(r *results.Run) float64 { return r.SuccessLatencyMs.P50 }},
-	MeanLatency:    {"the mean latency", "ms", func(r *results.Run) float64 { return r.SuccessLatencyMs.Mean }},
-	P90Latency:     {"the p90 latency", "ms", func(r *results.Run) float64 { return r.SuccessLatencyMs.P90 }},
-	P99Latency:     {"the p99 latency", "ms", func(r *results.Run) float64 { return r.SuccessLatencyMs.P99 }},
-	EntitiesPerSec: {"successful entities/s", "e/s", func(r *results.Run) float64 { return r.EntitiesPerSec }},
+	MedianLatency:  {"the median latency", "ms", metricOf("p50")},
+	MeanLatency:    {"the mean latency", "ms", metricOf("mean-latency")},
+	P90Latency:     {"the p90 latency", "ms", metricOf("p90")},
+	P99Latency:     {"the p99 latency", "ms", metricOf("p99")},
+	EntitiesPerSec: {"successful entities/s", "e/s", metricOf("entities-per-sec")},
 	SentPerSec:     {"entities/s sent", "e/s", func(r *results.Run) float64 { return r.EntitiesSentPerSec }},
-	ThrottledPct:   {"the throttled share", "%", func(r *results.Run) float64 { return r.ThrottledPct }},
+	ThrottledPct:   {"the throttled share", "%", metricOf("throttled-pct")},
 	Requests:       {"requests", "", func(r *results.Run) float64 { return float64(r.Totals.Requests) }},
+}
+
+// metricOf reads a run's metric from the one table of them, so that a
+// claim and a figure of the same name read the same number.
+func metricOf(name string) func(r *results.Run) float64 {
+	m, err := results.LookupMetric(name)
+	return func(r *results.Run) float64 {
+		if err != nil { // a name in this file: TestStatsReadMetrics catches it
+			return math.NaN()
+		}
+		return m.Value(r, 0)
+	}
 }
 
 // RunStat is a stat of one run of a figure.
@@ -614,19 +626,11 @@ func yName(f *workloads.Figure) string {
 }
 
 func yUnit(f *workloads.Figure) string {
-	switch f.Metric {
-	case "mean-latency", "per-entity-latency", "p50", "p99":
-		return "ms"
-	case "throttled-pct":
-		return "%"
-	case "entities-per-billable":
-		return "x"
-	case "conflicts-per-1000":
+	m, err := results.LookupMetric(f.Metric)
+	if err != nil { // figures are checked when chosen
 		return ""
-	case "requests-per-sec":
-		return "req/s"
 	}
-	return "e/s"
+	return m.Unit
 }
 
 func fmtX(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

@@ -111,7 +111,7 @@ func Experiments() []workloads.Figure {
 		Chart: line, Metric: "throttled-pct", From: 201})
 	add(workloads.Figure{ID: 203, Title: "Retry strategies under throttling: successful entities per billed transaction", XLabel: "threads in all", YLabel: "entities per billed transaction",
 		Chart: line, Metric: "entities-per-billable", From: 201})
-	add(workloads.Figure{ID: 204, Title: "Retry strategies under throttling: p99 latency of a request", XLabel: "threads in all", YLabel: "p99 latency (ms)",
+	add(workloads.Figure{ID: 204, Title: "Retry strategies under throttling: p99 latency of a successful request", XLabel: "threads in all", YLabel: "p99 latency of successful requests (ms)",
 		Chart: line, Metric: "p99", From: 201})
 
 	// 2. Append-only, prepend-only and GUID PartitionKeys on a table that
