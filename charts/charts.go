@@ -169,24 +169,58 @@ func (f frame) opts() []charts.GlobalOpts {
 	if len(f.legend) > 0 {
 		top += 24 * legendRows(f.legend, f.width-20)
 	}
-	if f.yName != "" {
-		top += 22
-	}
+	top += 12 // the top tick's label
+	title := wrap(f.title, (f.width-20)/(titleSize/2+1))
+	top += (titleSize + 6) * strings.Count(title, "\n")
 	bottom := 30
 	if f.xName != "" {
 		bottom = 55
 	}
 	o := []charts.GlobalOpts{
 		initOpts(f.id, f.width, top+f.plot+bottom),
-		charts.WithTitleOpts(opts.Title{Title: f.title, TitleStyle: &opts.TextStyle{FontSize: titleSize}}),
+		charts.WithTitleOpts(opts.Title{Title: title, TitleStyle: &opts.TextStyle{FontSize: titleSize, LineHeight: titleSize + 6}}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(len(f.legend) > 0), Top: px(legendTop), Type: "plain"}),
 		charts.WithGridOpts(opts.Grid{Top: px(top), Left: px(f.left), Right: px(f.right), Bottom: px(bottom)}),
 		charts.WithXAxisOpts(opts.XAxis{Name: f.xName, Type: f.xType, NameLocation: "middle", NameGap: 30}),
-		charts.WithYAxisOpts(opts.YAxis{Name: f.yName, Type: "value"}),
+		f.y(opts.YAxis{Type: "value"}),
 		charts.WithAnimation(false),
 	}
 	return o
+}
+
+// y sets the frame's left axis: named along its side, where a long name
+// cannot run off the chart.
+func (f frame) y(a opts.YAxis) charts.GlobalOpts {
+	if a.Name == "" {
+		a.Name = f.yName
+	}
+	a.NameLocation, a.NameGap = "middle", f.left-25
+	return charts.WithYAxisOpts(a)
+}
+
+// y2 is a right axis of the frame, named along its side.
+func (f frame) y2(a opts.YAxis) opts.YAxis {
+	a.Position, a.NameLocation, a.NameGap = "right", "middle", f.right-30
+	return a
+}
+
+// wrap breaks a title into lines of at most n characters, at spaces, so
+// no title runs off its chart.
+func wrap(title string, n int) string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(title) {
+		if line != "" && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) > n {
+			lines, line = append(lines, line), w
+			continue
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 // wide is the frame of a chart across the page.
@@ -396,8 +430,9 @@ func mainChart(f *Figure) render.ChartSnippet {
 		return timelineChart(id, fig.Title, f.Runs, marksOn(f.Claims, results.MarkX))
 	case results.ChartDual:
 		l := charts.NewLine()
-		l.SetGlobalOptions(common(id, fig.Title, fig.XLabel, fig.YLabel, "value", []string{"successful entities/s", "% throttled"})...)
-		l.ExtendYAxis(opts.YAxis{Name: fig.Y2Label, Type: "value", Position: "right", Min: 0})
+		fr := wide(id, fig.Title, fig.XLabel, fig.YLabel, "value", []string{"successful entities/s", "% throttled"})
+		l.SetGlobalOptions(fr.opts()...)
+		l.ExtendYAxis(fr.y2(opts.YAxis{Name: fig.Y2Label, Type: "value", Min: 0}))
 		y, y2 := marksOn(f.Claims, results.MarkY), marksOn(f.Claims, results.MarkY2)
 		right := rightPart(f.Figure.Series)
 		for i, s := range f.Figure.Series {
@@ -429,9 +464,10 @@ func mainChart(f *Figure) render.ChartSnippet {
 		yName += " (axis fitted to the data, not from 0)"
 	}
 	l := charts.NewLine()
-	l.SetGlobalOptions(common(id, fig.Title, fig.XLabel, yName, "value", names)...)
+	fr := wide(id, fig.Title, fig.XLabel, yName, "value", names)
+	l.SetGlobalOptions(fr.opts()...)
 	if fit {
-		l.SetGlobalOptions(charts.WithYAxisOpts(opts.YAxis{Name: yName, Type: "value", Scale: opts.Bool(true)}))
+		l.SetGlobalOptions(fr.y(opts.YAxis{Type: "value", Scale: opts.Bool(true)}))
 	}
 	for i, s := range series {
 		var data []opts.LineData
@@ -601,7 +637,7 @@ func percentileChart(id string, f *Figure) render.ChartSnippet {
 			xName: f.Figure.XLabel, yName: "latency (ms, log scale)", xType: "value"}
 		l := charts.NewLine()
 		l.SetGlobalOptions(fr.opts()...)
-		l.SetGlobalOptions(charts.WithYAxisOpts(opts.YAxis{Name: fr.yName, Type: "log"}))
+		l.SetGlobalOptions(fr.y(opts.YAxis{Type: "log"}))
 		for j, p := range levels {
 			var data []opts.LineData
 			for _, r := range groups[name] {
@@ -636,8 +672,9 @@ func percentileCurves(id string, f *Figure, marks []results.Mark) render.ChartSn
 		legend = append(legend, runLabel(f, r))
 	}
 	l := charts.NewLine()
-	l.SetGlobalOptions(common(id, "Latency percentiles of each run", "percentile", "latency (ms, log scale)", "category", legend)...)
-	l.SetGlobalOptions(charts.WithYAxisOpts(opts.YAxis{Name: "latency (ms, log scale)", Type: "log"}))
+	fr := wide(id, "Latency percentiles of each run", "percentile", "latency (ms, log scale)", "category", legend)
+	l.SetGlobalOptions(fr.opts()...)
+	l.SetGlobalOptions(fr.y(opts.YAxis{Type: "log"}))
 	l.SetXAxis(labels)
 	for i, r := range f.Runs {
 		var data []opts.LineData
@@ -695,7 +732,7 @@ func overTimeChart(id, title, yName string, f *Figure, value func(results.Interv
 		l := charts.NewLine()
 		fr := frame{id: fmt.Sprintf("%s_%d", id, i), title: runLabel(f, r), width: 316, plot: 130, left: 55, right: 15, small: true, xType: "value"}
 		l.SetGlobalOptions(fr.opts()...)
-		l.SetGlobalOptions(charts.WithYAxisOpts(opts.YAxis{Type: "value", Min: 0, Max: niceCeil(top)}))
+		l.SetGlobalOptions(fr.y(opts.YAxis{Type: "value", Min: 0, Max: niceCeil(top)}))
 		l.AddSeries(runLabel(f, r), points(r), charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)}))
 		snips = append(snips, l.RenderSnippet())
 	}
@@ -761,7 +798,7 @@ func runLabel(f *Figure, r *results.Run) string {
 		return r.ID
 	}
 	names, groups := bySeries(f.Runs)
-	if len(groups[r.Series]) == 1 && len(f.Figure.Series) != 1 {
+	if len(groups[r.Series]) == 1 {
 		return r.Series
 	}
 	if len(names) == 1 {
@@ -831,7 +868,7 @@ func claimsChart(claims []results.Claim) render.ChartSnippet {
 	fr := wide("claims_margin", "Margin of each claim to its threshold: right passes, left fails", "margin (% of the threshold; bars stop at 100)", "claim", "value", nil)
 	fr.plot = max(200, 22*len(claims))
 	b.SetGlobalOptions(fr.opts()...)
-	b.SetGlobalOptions(charts.WithYAxisOpts(opts.YAxis{Name: "claim", Type: "category"}))
+	b.SetGlobalOptions(fr.y(opts.YAxis{Type: "category"}))
 	var names []string
 	var bars []opts.BarData
 	for i := len(claims) - 1; i >= 0; i-- { // the first claim on top
@@ -1049,8 +1086,8 @@ func timelineChart(id, title string, runs []*results.Run, marks []results.Mark) 
 		fr.plot = plot
 		l := charts.NewLine()
 		l.SetGlobalOptions(fr.opts()...)
-		l.SetGlobalOptions(charts.WithYAxisOpts(opts.YAxis{Name: "entities/s", Type: "value", Min: 0, Max: niceCeil(topOK)}))
-		l.ExtendYAxis(opts.YAxis{Name: "throttled requests/s", Type: "value", Position: "right", Min: 0, Max: niceCeil(topThr)})
+		l.SetGlobalOptions(fr.y(opts.YAxis{Type: "value", Min: 0, Max: niceCeil(topOK)}))
+		l.ExtendYAxis(fr.y2(opts.YAxis{Name: "throttled requests/s", Type: "value", Min: 0, Max: niceCeil(topThr)}))
 		var ok, thr []opts.LineData
 		end := wholeSeconds(r)
 		for _, iv := range r.Intervals {
