@@ -208,6 +208,12 @@ func (f frame) y2(a opts.YAxis) opts.YAxis {
 // wrap breaks a title into lines of at most n characters, at spaces, so
 // no title runs off its chart.
 func wrap(title string, n int) string {
+	if utf8.RuneCountInString(title) <= n {
+		return title
+	}
+	if i := strings.LastIndex(title, ", "); i > 0 && i < n && utf8.RuneCountInString(title[i+2:]) <= n {
+		return title[:i+1] + "\n" + title[i+2:] // a run's name before its x
+	}
 	var lines []string
 	line := ""
 	for _, w := range strings.Fields(title) {
@@ -338,7 +344,8 @@ func marksOn(claims []results.Claim, on string) []results.Mark {
 // whose number a level already writes is drawn without a second label; a
 // point in the right part of the chart (from right on) is labelled on its
 // left, so the label stays inside the chart.
-func markOpts(marks []results.Mark, point func(m results.Mark) []any, right float64) []charts.SeriesOpts {
+// A prefix names the series where a chart of several would leave it unclear.
+func markOpts(marks []results.Mark, point func(m results.Mark) []any, right float64, prefix string) []charts.SeriesOpts {
 	var points []opts.MarkPointNameCoordItem
 	var levels []opts.MarkLineNameYAxisItem
 	leveled := map[float64]bool{}
@@ -356,7 +363,7 @@ func markOpts(marks []results.Mark, point func(m results.Mark) []any, right floa
 		if *m.X >= right {
 			side = "left"
 		}
-		label := &opts.Label{Show: opts.Bool(true), Position: side, Formatter: m.Label(), Color: publishedColor, BackgroundColor: "rgba(255,255,255,0.85)"}
+		label := &opts.Label{Show: opts.Bool(true), Position: side, Formatter: prefix + m.Label(), Color: publishedColor, BackgroundColor: "rgba(255,255,255,0.85)"}
 		if leveled[m.Value] {
 			label = &opts.Label{Show: opts.Bool(false)}
 		}
@@ -370,7 +377,7 @@ func markOpts(marks []results.Mark, point func(m results.Mark) []any, right floa
 	if len(levels) > 0 {
 		out = append(out, charts.WithMarkLineNameYAxisItemOpts(levels...),
 			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
-				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideEndTop", Formatter: "{b}", Color: publishedColor},
+				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideStartTop", Formatter: "{b}", Color: publishedColor},
 				LineStyle: &opts.LineStyle{Type: "dashed", Width: 1.5, Color: publishedColor}}))
 	}
 	return out
@@ -442,9 +449,9 @@ func mainChart(f *Figure) render.ChartSnippet {
 				thr = append(thr, opts.LineData{Value: []any{p.X, round(p.Y2)}})
 			}
 			l.AddSeries("successful entities/s", ok, append([]charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true)})},
-				markOpts(marksFor(y, s.Name, i == 0), xy, right)...)...)
+				markOpts(marksFor(y, s.Name, i == 0), xy, right, "")...)...)
 			l.AddSeries("% throttled", thr, append([]charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1, ShowSymbol: opts.Bool(true)})},
-				markOpts(marksFor(y2, s.Name, i == 0), xy, right)...)...)
+				markOpts(marksFor(y2, s.Name, i == 0), xy, right, "")...)...)
 		}
 		return l.RenderSnippet()
 	}
@@ -474,7 +481,7 @@ func mainChart(f *Figure) render.ChartSnippet {
 		for _, p := range s.Points {
 			data = append(data, opts.LineData{Value: []any{p.X, round(p.Y)}})
 		}
-		l.AddSeries(s.Name, data, append(lineStyle(i), markOpts(marksFor(marks, s.Name, i == 0), xy, rightPart(series))...)...)
+		l.AddSeries(s.Name, data, append(lineStyle(i), markOpts(marksFor(marks, s.Name, i == 0), xy, rightPart(series), "")...)...)
 	}
 	return l.RenderSnippet()
 }
@@ -651,7 +658,7 @@ func percentileChart(id string, f *Figure) render.ChartSnippet {
 					mine = append(mine, m)
 				}
 			}
-			l.AddSeries(levelName(p), data, append(so, markOpts(mine, xy, rightPart(f.Figure.Series))...)...)
+			l.AddSeries(levelName(p), data, append(so, markOpts(mine, xy, rightPart(f.Figure.Series), "")...)...)
 		}
 		snips = append(snips, l.RenderSnippet())
 	}
@@ -684,7 +691,7 @@ func percentileCurves(id string, f *Figure, marks []results.Mark) render.ChartSn
 		mine := marksFor(marks, r.Series, false)
 		so := markOpts(mine, func(m results.Mark) []any {
 			return []any{strings.TrimPrefix(levelName(m.Percentile), "p"), m.Value}
-		}, math.Inf(1))
+		}, math.Inf(1), legend[i]+": ")
 		l.AddSeries(legend[i], data, append([]charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true)})}, so...)...)
 	}
 	return l.RenderSnippet()
