@@ -37,7 +37,8 @@ type page struct {
 	Subtitle string
 	Nav      [][]link // rows of links; a link without Href names its row
 	Claims   []results.Claim
-	Choices  []string // what was chosen where the case study is silent, after the first chart
+	Pages    map[int]string // a figure's page, where the claims link to it
+	Choices  []string       // what was chosen where the case study is silent, after the first chart
 	Sections []section
 	Figures  []figureRow
 	Tables   []table
@@ -60,9 +61,9 @@ type table struct {
 
 // figureRow is a figure in the index: its page, what it shows, its verdicts.
 type figureRow struct {
-	Href, Label, Title string
-	Runs               int
-	Verdict            string
+	Href, Title string
+	Runs        int
+	Verdict     string
 }
 
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
@@ -95,14 +96,14 @@ details summary { color: #555; cursor: pointer; font-size: .9em; }
 {{if .Subtitle}}<p class="note">{{.Subtitle}}</p>{{end}}
 {{if .Claims}}<table id="claims">
 <tr><th>claim</th><th>verdict</th><th>published</th><th>measured</th><th>threshold</th><th>margin</th><th>claim as published</th></tr>
-{{range .Claims}}<tr><td>{{.ID}}</td><td class="{{if .Pass}}PASS{{else}}FAIL{{end}}">{{if .Pass}}PASS{{else}}FAIL{{end}}</td><td class="num">{{.PublishedText}}</td><td class="num">{{value .Measured .Unit}}</td><td>{{.Tolerance}}</td><td class="num">{{.MarginText}}</td><td>{{.Text}}{{if .DecidedBy}} <span class="note">[decided by the {{.DecidedBy}}]</span>{{end}}{{if .Note}}<br><span class="note">{{.Note}}</span>{{end}}<details><summary>how it is checked</summary><span class="note">{{.Reading}}{{if .Detail}}; {{.Detail}}{{end}}</span></details></td></tr>
+{{range .Claims}}<tr><td>{{with index $.Pages .Figure}}<a href="{{.}}">{{end}}{{.ID}}{{if index $.Pages .Figure}}</a>{{end}}</td><td class="{{if .Pass}}PASS{{else}}FAIL{{end}}">{{if .Pass}}PASS{{else}}FAIL{{end}}</td><td class="num">{{.PublishedText}}</td><td class="num">{{value .Measured .Unit}}</td><td>{{.Tolerance}}</td><td class="num">{{.MarginText}}</td><td>{{.Text}}{{if .DecidedBy}} <span class="note">[decided by the {{.DecidedBy}}]</span>{{end}}{{if .Note}}<br><span class="note">{{.Note}}</span>{{end}}<details><summary>how it is checked</summary><span class="note">{{.Reading}}{{if .Detail}}; {{.Detail}}{{end}}</span></details></td></tr>
 {{end}}</table>{{end}}
 {{range $i, $s := .Sections}}<h2>{{$s.Heading}}</h2>{{if $s.Note}}<p class="note">{{$s.Note}}</p>{{end}}
 {{safeHTML $s.Chart.Element}}
 {{if and (eq $i 0) $.Choices}}<h2>Choices where the case study is silent</h2><ul>{{range $.Choices}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{end}}
-{{if .Figures}}<h2>Figures</h2><table id="figures"><tr><th>page</th><th>what it shows</th><th>runs</th><th>claims</th></tr>
-{{range .Figures}}<tr><td><a href="{{.Href}}">{{.Label}}</a></td><td>{{.Title}}</td><td class="num">{{.Runs}}</td><td>{{.Verdict}}</td></tr>
+{{if .Figures}}<h2>Figures</h2><table id="figures"><tr><th>figure</th><th>runs</th><th>claims</th></tr>
+{{range .Figures}}<tr><td><a href="{{.Href}}">{{.Title}}</a></td><td class="num">{{.Runs}}</td><td>{{.Verdict}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Tables}}<table><caption>{{.Caption}}</caption><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
@@ -889,8 +890,12 @@ func claimsChart(claims []results.Claim) render.ChartSnippet {
 		}
 		names = append(names, c.ID)
 		v := max(-100, min(100, *c.Margin))
+		text := ""
+		if v != *c.Margin { // a bar stopped at the chart's edge: its label inside it, off the claims' names
+			pos, text = "inside", "#ffffff"
+		}
 		bars = append(bars, opts.BarData{Value: round(v), ItemStyle: &opts.ItemStyle{Color: color},
-			Label: &opts.Label{Show: opts.Bool(true), Position: pos, Formatter: fmt.Sprintf("%+.1f%%", *c.Margin)}})
+			Label: &opts.Label{Show: opts.Bool(true), Position: pos, Color: text, Formatter: fmt.Sprintf("%+.1f%%", *c.Margin)}})
 	}
 	b.SetXAxis(names)
 	b.AddSeries("margin", bars)
@@ -914,7 +919,7 @@ func (r *Report) Write(dir string) error {
 		return err
 	}
 	nav := navRows(r.Figures)
-	idx := &page{Title: r.Title, Nav: nav, Paras: r.Summary, Claims: r.Claims}
+	idx := &page{Title: r.Title, Nav: nav, Paras: r.Summary, Claims: r.Claims, Pages: map[int]string{}}
 	if len(r.Claims) > 0 {
 		idx.Subtitle = passText(r.Claims, "published claims pass") + "."
 		idx.Sections = append(idx.Sections, section{Heading: "Claims at a glance", Chart: claimsChart(r.Claims)})
@@ -924,7 +929,12 @@ func (r *Report) Write(dir string) error {
 		if len(f.Claims) > 0 {
 			verdict = passText(f.Claims, "pass")
 		}
-		idx.Figures = append(idx.Figures, figureRow{Href: f.Figure.Name + ".html", Label: figLabel(f.Figure), Title: f.Figure.Title, Runs: len(f.Runs), Verdict: verdict})
+		idx.Pages[f.Figure.ID] = f.Figure.Name + ".html"
+		title := f.Figure.Title
+		if f.Figure.ID < 100 {
+			title = fmt.Sprintf("Figure %d: %s", f.Figure.ID, title)
+		}
+		idx.Figures = append(idx.Figures, figureRow{Href: f.Figure.Name + ".html", Title: title, Runs: len(f.Runs), Verdict: verdict})
 	}
 	if err := writePage(filepath.Join(dir, "index.html"), idx); err != nil {
 		return err
