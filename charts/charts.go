@@ -196,13 +196,13 @@ func (f frame) y(a opts.YAxis) charts.GlobalOpts {
 	if a.Name == "" {
 		a.Name = f.yName
 	}
-	a.NameLocation, a.NameGap = "middle", f.left-25
+	a.NameLocation, a.NameGap = "middle", f.left-12
 	return charts.WithYAxisOpts(a)
 }
 
 // y2 is a right axis of the frame, named along its side.
 func (f frame) y2(a opts.YAxis) opts.YAxis {
-	a.Position, a.NameLocation, a.NameGap = "right", "middle", f.right-30
+	a.Position, a.NameLocation, a.NameGap = "right", "middle", f.right-20
 	return a
 }
 
@@ -248,16 +248,16 @@ type Figure struct {
 	Twin   *results.FigureData // the figure this one may repeat, if drawn
 }
 
-// lineStyles keep series apart where they coincide: the first drawn wide
-// and solid, the next thinner, dashed or dotted, each with its own marker.
+// lineStyles keep series apart: each its own dash and marker, and where
+// series coincide the first drawn wide and pale under the others.
 var (
 	dashes  = []string{"solid", "dashed", "dotted"}
 	symbols = []string{"circle", "triangle", "rect", "diamond", "roundRect", "pin"}
 )
 
-func lineStyle(i int) []charts.SeriesOpts {
+func lineStyle(i int, coinciding bool) []charts.SeriesOpts {
 	width, size, opacity := float32(2), 8, float32(1)
-	if i == 0 {
+	if i == 0 && coinciding {
 		width, size, opacity = 7, 14, 0.45
 	}
 	return []charts.SeriesOpts{
@@ -466,6 +466,7 @@ func mainChart(f *Figure) render.ChartSnippet {
 		names = append(names, s.Name)
 	}
 	marks := marksOn(f.Claims, results.MarkY)
+	coinciding := coincideNote(f) != ""
 	yName := fig.YLabel
 	fit := fitAxis(series, marks)
 	if fit {
@@ -482,7 +483,7 @@ func mainChart(f *Figure) render.ChartSnippet {
 		for _, p := range s.Points {
 			data = append(data, opts.LineData{Value: []any{p.X, round(p.Y)}})
 		}
-		l.AddSeries(s.Name, data, append(lineStyle(i), markOpts(marksFor(marks, s.Name, i == 0), xy, rightPart(series), "")...)...)
+		l.AddSeries(s.Name, data, append(lineStyle(i, coinciding), markOpts(marksFor(marks, s.Name, i == 0), xy, rightPart(series), "")...)...)
 	}
 	return l.RenderSnippet()
 }
@@ -641,7 +642,7 @@ func percentileChart(id string, f *Figure) render.ChartSnippet {
 		if len(names) == 1 {
 			title = "Latency percentiles against " + xWords(f.Figure.XLabel)
 		}
-		fr := frame{id: fmt.Sprintf("%s_%d", id, i), title: title, width: width, plot: 300, left: 60, right: 30, legend: legend,
+		fr := frame{id: fmt.Sprintf("%s_%d", id, i), title: title, width: width, plot: 300, left: 66, right: 30, legend: legend,
 			xName: f.Figure.XLabel, yName: "latency (ms, log scale)", xType: "value"}
 		l := charts.NewLine()
 		l.SetGlobalOptions(fr.opts()...)
