@@ -115,8 +115,15 @@ func (c *Comparison) writeCSV(w io.Writer) error {
 }
 
 func overlay(f results.FigureData, sa, sb []results.Series) render.ChartSnippet {
+	var names []string
+	for _, s := range sa {
+		names = append(names, "A: "+s.Name)
+	}
+	for _, s := range sb {
+		names = append(names, "B: "+s.Name)
+	}
 	l := charts.NewLine()
-	l.SetGlobalOptions(common(jsName(f.Name)+"_compare", f.Title, f.XLabel, f.YLabel, "value")...)
+	l.SetGlobalOptions(common(jsName(f.Name)+"_compare", f.Title, f.XLabel, f.YLabel, "value", names)...)
 	add := func(prefix string, ss []results.Series, dashed bool) {
 		for _, s := range ss {
 			var data []opts.LineData

@@ -35,6 +35,41 @@ type Claim struct {
 	DecidedBy string `json:"decided_by,omitempty"`
 	Detail    string `json:"detail,omitempty"` // the other numbers the check used
 	Note      string `json:"note,omitempty"`   // why the model cannot meet it, when it does not
+	// Marks place the published numbers on the claim's figure, so a chart
+	// draws them beside what was measured; a number with no place there (a
+	// ratio, a growth) has none.
+	Marks []Mark `json:"marks,omitempty"`
+}
+
+// Where a Mark is drawn.
+const (
+	MarkY       = "y"       // on the figure's y axis, at X or as a level
+	MarkY2      = "y2"      // on the figure's right axis
+	MarkX       = "x"       // a line across the figure at Value on its x axis (a second of a timeline)
+	MarkLatency = "latency" // on the latency-percentile chart, at Percentile
+)
+
+// Mark is one published number and where it belongs on a figure.
+type Mark struct {
+	On     string  `json:"on"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	Series string  `json:"series,omitempty"` // the series it was measured on; empty: several
+	// X is the x of the run it was measured on; nil where it bounds
+	// several (a level across the figure).
+	X          *float64 `json:"x,omitempty"`
+	Percentile float64  `json:"percentile,omitempty"`
+}
+
+// Label is how a chart names the mark, with the number as printed:
+// "published: 600 e/s", "published: 11%".
+func (m Mark) Label() string {
+	v := strconv.FormatFloat(m.Value, 'g', -1, 64)
+	switch m.Unit {
+	case "", "%", "x":
+		return "published: " + v + m.Unit
+	}
+	return "published: " + v + " " + m.Unit
 }
 
 // PublishedText formats the published value, or says it was not printed.

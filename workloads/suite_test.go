@@ -72,7 +72,7 @@ func TestSweepDefinition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Runs) != 12 || f.XLabel != "vms" {
+	if len(f.Runs) != 12 || f.XLabel != "VMs" {
 		t.Fatalf("%d runs against %s", len(f.Runs), f.XLabel)
 	}
 	series := map[string]bool{}

@@ -124,6 +124,12 @@ func SweepFromJSON(raw json.RawMessage) (Figure, error) {
 
 var sweepAxes = []string{"vms", "threads", "batch-size", "entity-size", "rate"}
 
+// sweepXLabels name the x axes in words, with their units, as a chart
+// shows them and names a run by them ("4 VMs", "batch size 20").
+var sweepXLabels = map[string]string{
+	"vms": "VMs", "threads": "threads per VM", "batch-size": "batch size (entities)", "entity-size": "entity size (bytes)", "rate": "target rate (entities/s)",
+}
+
 // Figure returns the sweep as a figure, or an error naming what to fix.
 func (d SweepDef) Figure() (Figure, error) {
 	base := DefaultSpec()
@@ -207,7 +213,7 @@ func (d SweepDef) Figure() (Figure, error) {
 			return Figure{}, err
 		}
 	}
-	f := Figure{ID: SweepFigureID, Name: d.Name, Title: d.Title, XLabel: d.X, YLabel: yLabel, Chart: ChartLine, Metric: d.Y}
+	f := Figure{ID: SweepFigureID, Name: d.Name, Title: d.Title, XLabel: sweepXLabels[d.X], YLabel: yLabel, Chart: ChartLine, Metric: d.Y}
 	if f.Title == "" {
 		f.Title = fmt.Sprintf("%s against %s", yLabel, d.X)
 	}

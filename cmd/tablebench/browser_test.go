@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,70 @@ func headless(t *testing.T, browser string, args ...string) string {
 
 var svgPath = regexp.MustCompile(`<path `)
 
+// chartCheck runs in a page once its charts are drawn and writes what is
+// wrong with them into the page: a chart echarts did not make, one with no
+// series holding data, one drawn blank, a legend that pages (it hides
+// series), and text that runs off its chart (a cut title or label).
+const chartCheck = `<script>
+window.addEventListener('load', function () { setTimeout(function () {
+  var out = [];
+  document.querySelectorAll('div.item').forEach(function (el) {
+    var c = echarts.getInstanceByDom(el);
+    if (!c) { out.push(el.id + ': no chart'); return; }
+    var o = c.getOption(), n = 0;
+    (o.series || []).forEach(function (s) { if (s.data && s.data.length) n++; });
+    if (!n) out.push(el.id + ': no series with data');
+    (o.legend || []).forEach(function (l) { if (l.type === 'scroll') out.push(el.id + ': its legend pages'); });
+    var svg = el.querySelector('svg');
+    if (!svg) { out.push(el.id + ': not drawn'); return; }
+    if (svg.querySelectorAll('path').length < 5) out.push(el.id + ': drawn blank');
+    var box = svg.getBoundingClientRect();
+    svg.querySelectorAll('text').forEach(function (t) {
+      var b = t.getBoundingClientRect();
+      if (b.width > 0 && (b.left < box.left - 1 || b.right > box.right + 1)) out.push(el.id + ': text runs off the chart: ' + t.textContent);
+    });
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'chart-check';
+  pre.textContent = out.length ? out.join('\n') : 'charts ok: ' + document.querySelectorAll('div.item').length;
+  document.body.appendChild(pre);
+}, 500); });
+</script>
+`
+
+var checkOut = regexp.MustCompile(`(?s)<pre id="chart-check">(.*?)</pre>`)
+
+// checkCharts opens every page of a report with chartCheck added and fails
+// on whatever it finds.
+func checkCharts(t *testing.T, browser, dir string) {
+	t.Helper()
+	pages, _ := filepath.Glob(filepath.Join(dir, "*.html"))
+	if len(pages) == 0 {
+		t.Fatalf("no pages in %s", dir)
+	}
+	for _, p := range pages {
+		if strings.HasPrefix(filepath.Base(p), "check-") {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probe := filepath.Join(dir, "check-"+filepath.Base(p)) // beside the page, so its assets load
+		if err := os.WriteFile(probe, []byte(strings.Replace(string(b), "</body>", chartCheck+"</body>", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m := checkOut.FindStringSubmatch(headless(t, browser, "--dump-dom", "file://"+probe))
+		os.Remove(probe)
+		switch {
+		case m == nil:
+			t.Errorf("%s: the chart check did not run (echarts did not load?)", filepath.Base(p))
+		case !strings.HasPrefix(m[1], "charts ok"):
+			t.Errorf("%s:\n%s", filepath.Base(p), html.UnescapeString(m[1]))
+		}
+	}
+}
+
 // TestReportInBrowser opens the report from disk, network off, and checks
 // that its charts were drawn; it leaves screenshots for people to look at.
 func TestReportInBrowser(t *testing.T) {
@@ -56,6 +121,11 @@ func TestReportInBrowser(t *testing.T) {
 	// Short, in a set of its own: the balancer acts in seconds, so its
 	// numbers are not the figures'.
 	suite(t, "experiments", "--quick", "--only", "balance", "--duration", "90s", "--balancer", "accelerated", "--out", exp)
+	checkCharts(t, browser, dir)
+	checkCharts(t, browser, exp)
+	sweep := t.TempDir() // a sweep of many series: its legend wraps, never pages
+	suite(t, "sweep", "--op", "batch", "--batch-size", "1,20,100", "--vms", "1,2", "--vm-size", "small,xl", "--duration", "5s", "--warmup", "1s", "--out", sweep)
+	checkCharts(t, browser, sweep)
 	shots := filepath.Join(os.TempDir(), "tablebench-browser")
 	os.MkdirAll(shots, 0o755)
 	for _, page := range []struct{ dir, file, chart, text string }{

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -213,5 +214,45 @@ func TestExperimentCatalog(t *testing.T) {
 	}
 	if _, err := casestudy.ExperimentFigures([]string{"nope"}); err == nil {
 		t.Error("an unknown experiment was accepted")
+	}
+}
+
+// TestPublishedNumbersAreMarked: each printed number a figure can show is
+// placed on it (series, x, axis), from the claim's own data, so a chart can
+// draw it beside what was measured; a ratio has no place and gets none.
+func TestPublishedNumbersAreMarked(t *testing.T) {
+	figs, _ := workloads.Select(casestudy.Figures(), []int{3, 7, 8, 13, 15})
+	var runs []*results.Run
+	for _, f := range figs {
+		for _, fr := range f.Runs {
+			runs = append(runs, fake(workloads.RunID(f.ID, fr.Series, fr.X), 1000, 1, 30))
+		}
+	}
+	got := map[string][]string{}
+	for _, c := range casestudy.Check(figs, runs) {
+		for _, m := range c.Marks {
+			x := "level"
+			if m.X != nil {
+				x = fmt.Sprint(*m.X)
+			}
+			got[c.ID] = append(got[c.ID], fmt.Sprintf("%s %s %s p%g %s", m.On, m.Series, x, m.Percentile, m.Label()))
+		}
+	}
+	want := map[string][]string{
+		"C3.1":  {"latency get 1 p50 published: 40 ms"},
+		"C8.1":  {"y single partition 2 p0 published: 600 e/s"},
+		"C13.2": {"y small VMs 16 p0 published: 17000 e/s"},
+		"C15.1": {"y 10 threads per VM 20 p0 published: 2300 e/s"},
+		"C15.2": {"y2 10 threads per VM 30 p0 published: 11%"},
+		"C15.3": {"y2 10 threads per VM 50 p0 published: 22%", "y 10 threads per VM 50 p0 published: 2500 e/s"},
+		"C15.4": {"y 10 threads per VM level p0 published: 2300 e/s"},
+		"C7.2":  nil, // a ratio: no axis shows it
+		"C8.3":  nil, // a throttled share: Figure 8 draws entities/s
+		"C7.1":  nil, // not printed: the reading's own threshold
+	}
+	for id, w := range want {
+		if !slices.Equal(got[id], w) {
+			t.Errorf("%s marks %q, want %q", id, got[id], w)
+		}
 	}
 }

@@ -116,6 +116,7 @@ func (c *Claim) Check(m workloads.Measured) (rc results.Claim, ok bool) {
 		Tolerance: c.Threshold(), Min: bound(c.Bound.Min), Max: bound(c.Bound.Max), Pass: pass, Detail: strings.Join(detail, "; ")}
 	if c.Printed {
 		rc.Published = bound(c.Published)
+		rc.Marks = c.marks()
 	}
 	if c.ClientModel {
 		rc.DecidedBy = "client model"
@@ -125,6 +126,35 @@ func (c *Claim) Check(m workloads.Measured) (rc results.Claim, ok bool) {
 		rc.Note = c.Note
 	}
 	return rc, true
+}
+
+// marks places the claim's published numbers on its figure: its own, and
+// the targets of its conditions read "within so much of" a number, where
+// the figure draws what they measure.
+func (c *Claim) marks() []results.Mark {
+	var out []results.Mark
+	if m := c.Value.mark; m != nil && c.only(c.Value.figs) {
+		mk := *m
+		mk.Value, mk.Unit = c.Published, c.Value.unit
+		out = append(out, mk)
+	}
+	for _, a := range c.Also {
+		if a.mark != nil && c.only(a.figs) {
+			out = append(out, *a.mark)
+		}
+	}
+	return out
+}
+
+// only reports whether figs are the claim's own figure alone: a number
+// read on another figure is not drawn on this one's.
+func (c *Claim) only(figs []int) bool {
+	for _, f := range figs {
+		if f != c.Figure {
+			return false
+		}
+	}
+	return len(figs) > 0
 }
 
 func bound(v float64) *float64 {
@@ -236,11 +266,18 @@ type Condition struct {
 	reading, short string
 	figs           []int
 	check          func(m workloads.Measured) (held, ok bool, detail string)
+	mark           *results.Mark // the number it is read around, where a figure draws it
 }
 
 // Holds requires q to meet b; name is its name in the threshold column.
 func Holds(name string, q Quantity, b Bound) Condition {
-	return Condition{reading: q.text + " is " + b.reading(q.unit), short: name + " " + b.op(q.unit), figs: q.figs,
+	var mark *results.Mark
+	if q.mark != nil && (b.near || b.byFactor) {
+		mk := *q.mark
+		mk.Value, mk.Unit = b.target, q.unit
+		mark = &mk
+	}
+	return Condition{reading: q.text + " is " + b.reading(q.unit), short: name + " " + b.op(q.unit), figs: q.figs, mark: mark,
 		check: func(m workloads.Measured) (bool, bool, string) {
 			v, ok := q.eval(m)
 			if !ok {
@@ -315,6 +352,9 @@ type Quantity struct {
 	// names the one that decided.
 	parts []Quantity
 	pick  func(vs []float64) int
+	// mark says where a figure draws the quantity (its Value and Unit
+	// unset), or is nil where no figure does.
+	mark *results.Mark
 }
 
 func (q Quantity) detail(m workloads.Measured) string {
@@ -377,7 +417,7 @@ func metricOf(name string) func(r *results.Run) float64 {
 // RunStat is a stat of one run of a figure.
 func RunStat(f *workloads.Figure, series string, x float64, st Stat) Quantity {
 	s := stats[st]
-	return Quantity{text: s.name + " of " + where(f, series, x), unit: s.unit, figs: []int{f.ID},
+	return Quantity{text: s.name + " of " + where(f, series, x), unit: s.unit, figs: []int{f.ID}, mark: statMark(f, series, x, st),
 		eval: func(m workloads.Measured) (float64, bool) {
 			r := m.Run(f.ID, series, x)
 			if r == nil {
@@ -387,9 +427,33 @@ func RunStat(f *workloads.Figure, series string, x float64, st Stat) Quantity {
 		}}
 }
 
+// statMark says where a figure's charts draw a stat of one of its runs:
+// latency on the percentile chart, a rate or share where the figure's axes
+// show it; nil where they do not.
+func statMark(f *workloads.Figure, series string, x float64, st Stat) *results.Mark {
+	m := &results.Mark{Series: series, X: &x}
+	switch {
+	case st == MedianLatency:
+		m.On, m.Percentile = results.MarkLatency, 50
+	case st == P90Latency:
+		m.On, m.Percentile = results.MarkLatency, 90
+	case st == P99Latency:
+		m.On, m.Percentile = results.MarkLatency, 99
+	case st == EntitiesPerSec && (f.Metric == "entities-per-sec" || f.Metric == "saturation") && f.Chart != workloads.ChartHistogram:
+		m.On = results.MarkY
+	case st == ThrottledPct && f.Metric == "throttled-pct":
+		m.On = results.MarkY
+	case st == ThrottledPct && f.Metric == "saturation":
+		m.On = results.MarkY2
+	default:
+		return nil
+	}
+	return m
+}
+
 // Y is a figure's value at (series, x), as the figure draws it.
 func Y(f *workloads.Figure, series string, x float64) Quantity {
-	return Quantity{text: yName(f) + " of " + where(f, series, x), unit: yUnit(f), figs: []int{f.ID},
+	return Quantity{text: yName(f) + " of " + where(f, series, x), unit: yUnit(f), figs: []int{f.ID}, mark: &results.Mark{On: results.MarkY, Series: series, X: &x},
 		eval: func(m workloads.Measured) (float64, bool) { return m.Y(f.ID, series, x) }}
 }
 
@@ -539,7 +603,7 @@ func aggregate(text string, qs []Quantity, pick func([]float64) int) Quantity {
 	for _, q := range qs {
 		figs = append(figs, q.figs...)
 	}
-	q := Quantity{text: text, unit: qs[0].unit, figs: figs, parts: qs, pick: pick}
+	q := Quantity{text: text, unit: qs[0].unit, figs: figs, parts: qs, pick: pick, mark: common(qs)}
 	q.eval = func(m workloads.Measured) (float64, bool) {
 		vs := make([]float64, len(qs))
 		for i, p := range qs {
@@ -552,6 +616,29 @@ func aggregate(text string, qs []Quantity, pick func([]float64) int) Quantity {
 		return vs[pick(vs)], true
 	}
 	return q
+}
+
+// common places an aggregate where its parts are all drawn: on one
+// series, or across several; at one x, or as a level across the figure.
+func common(qs []Quantity) *results.Mark {
+	first := qs[0].mark
+	if first == nil {
+		return nil
+	}
+	m := *first
+	for _, q := range qs[1:] {
+		p := q.mark
+		if p == nil || p.On != m.On || p.Percentile != m.Percentile {
+			return nil
+		}
+		if p.Series != m.Series {
+			m.Series = ""
+		}
+		if m.X != nil && (p.X == nil || *p.X != *m.X) {
+			m.X = nil
+		}
+	}
+	return &m
 }
 
 func pickBy(vs []float64, better func(a, b float64) bool) int {
@@ -676,6 +763,7 @@ func ErrorCount(f *workloads.Figure, series string, x float64, code string) Quan
 // measures +Inf, which fails any bound.
 func FirstEvent(f *workloads.Figure, series string, x float64) Quantity {
 	return Quantity{text: "the second of the first split or move of " + where(f, series, x), unit: "s", figs: []int{f.ID},
+		mark: &results.Mark{On: results.MarkX, Series: series},
 		eval: func(m workloads.Measured) (float64, bool) {
 			r := m.Run(f.ID, series, x)
 			if r == nil {

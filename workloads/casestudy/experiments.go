@@ -105,13 +105,13 @@ func Experiments() []workloads.Figure {
 	retryChoices := []string{"Figure 15's load: batches of 100 into one PartitionKey from XL VMs of 10 threads, at 20, 30 and 50 threads",
 		"each point measures 5 minutes (quick: 2), so the 2010 client's long waits come round several times",
 		"a retry is counted as a request of its own, billed as the study says throttled requests are"}
-	add(workloads.Figure{ID: 201, Title: "Retry strategies under throttling: successful entities/s", XLabel: "threads in all", YLabel: "successful entities/s",
+	add(workloads.Figure{ID: 201, Title: "Retry strategies under a saturated partition: successful entities/s", XLabel: "threads in all", YLabel: "successful entities/s",
 		Chart: line, Metric: "entities-per-sec", Runs: retryRuns, Choices: retryChoices})
-	add(workloads.Figure{ID: 202, Title: "Retry strategies under throttling: share of requests throttled", XLabel: "threads in all", YLabel: "% of requests throttled",
+	add(workloads.Figure{ID: 202, Title: "Retry strategies under a saturated partition: share of requests throttled", XLabel: "threads in all", YLabel: "% of requests throttled",
 		Chart: line, Metric: "throttled-pct", From: 201})
-	add(workloads.Figure{ID: 203, Title: "Retry strategies under throttling: successful entities per billed transaction", XLabel: "threads in all", YLabel: "entities per billed transaction",
+	add(workloads.Figure{ID: 203, Title: "Retry strategies under a saturated partition: successful entities per billed transaction", XLabel: "threads in all", YLabel: "entities per billed transaction",
 		Chart: line, Metric: "entities-per-billable", From: 201})
-	add(workloads.Figure{ID: 204, Title: "Retry strategies under throttling: p99 latency of a successful request", XLabel: "threads in all", YLabel: "p99 latency of successful requests (ms)",
+	add(workloads.Figure{ID: 204, Title: "Retry strategies under a saturated partition: p99 latency of a successful request", XLabel: "threads in all", YLabel: "p99 latency of successful requests (ms)",
 		Chart: line, Metric: "p99", From: 201})
 
 	// 2. Append-only, prepend-only and GUID PartitionKeys on a table that
