@@ -263,7 +263,7 @@ func TestSuitesSpeakInALog(t *testing.T) {
 		}
 	}
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`(?m)^series +vms +entities/s +throttled +p50 ms +p99 ms$`),
+		regexp.MustCompile(`(?m)^series +VMs +entities/s +throttled +p50 ms +p99 ms$`),
 		regexp.MustCompile(`(?m)^batch-size=10 +1 +\d+(\.\d+)? +\d+\.\d\d% +\d+\.\d +\d+\.\d$`),
 		regexp.MustCompile(`(?m)^batch-size=100 +2 +`),
 	} {
