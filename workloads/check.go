@@ -33,12 +33,18 @@ const (
 	// only warned of past half the median latency, and at least 5 ms.
 	ClientLagShare = 0.5
 	MinClientLag   = 5.0 // ms
+	// ClientSaturated is the modelled client CPU, in % of a VM's limiting
+	// resource over the measured window, from which the VM, not the
+	// service, decides the run's numbers.
+	ClientSaturated = 95.0
 )
 
-// check returns the run's warnings, and whether its numbers are refused
-// outright because the harness could not keep time.
-func (r *Runner) check(run *results.Run) (warnings []string, refused bool) {
+// check returns the run's warnings, its notes (information that does not
+// put the numbers in doubt), and whether its numbers are refused outright
+// because the harness could not keep time.
+func (r *Runner) check(run *results.Run) (warnings, notes []string, refused bool) {
 	t := run.Totals
+	measuredEnd := r.spec.Warmup + r.spec.Duration
 	var missing int64
 	for code, n := range t.Errors {
 		// A client timeout under a second is a deliberate probe of the
@@ -59,7 +65,7 @@ func (r *Runner) check(run *results.Run) (warnings []string, refused bool) {
 	// answer: a frozen endpoint that comes back answers everything, late.
 	// The in-tree engine's silences are its model's (a partition moving),
 	// which runs measure on purpose.
-	if gap, from := silence(run, int(r.spec.Warmup/time.Second), int((r.spec.Warmup+r.spec.Duration)/time.Second)); gap >= SilenceSecs &&
+	if gap, from := silence(run, int(r.spec.Warmup/time.Second), int(measuredEnd/time.Second)); gap >= SilenceSecs &&
 		(missing > 0 || gap >= 10*SilenceSecs || run.Env.Target != "engine" && run.SuccessLatencyMs.P50*SilenceShare < float64(gap)*1000) {
 		warnings = append(warnings, fmt.Sprintf("the endpoint answered nothing for %d s from second %d of the run while requests were sent: it stalled or went down, and the numbers average over that time", gap, from))
 	}
@@ -79,7 +85,31 @@ func (r *Runner) check(run *results.Run) (warnings []string, refused bool) {
 				lag.P99, run.SuccessLatencyMs.P50))
 		}
 	}
-	return warnings, refused
+	if msg := r.saturatedClient(run.ClientCPUPct); msg != "" {
+		if r.clientBound != "" {
+			notes = append(notes, msg+", as meant: "+r.clientBound)
+		} else {
+			warnings = append(warnings, msg+"; to measure the service, add client capacity: more VMs (--vms), a larger --vm-size, or fewer --threads per VM")
+		}
+	}
+	return warnings, notes, refused
+}
+
+// saturatedClient says which modelled VMs were saturated over the measured
+// window, or "" when none was.
+func (r *Runner) saturatedClient(cpu []float64) string {
+	n, busiest := 0, 0.0
+	for _, c := range cpu {
+		if c >= ClientSaturated {
+			n++
+		}
+		busiest = max(busiest, c)
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the modelled 2010 client was saturated: %d of %d VMs (%s) at %.0f%% or more of their CPU over the measured window (the busiest %.0f%%), so the numbers describe the client, not the service",
+		n, len(cpu), r.spec.VMSize.Name, ClientSaturated, busiest)
 }
 
 // silence returns the longest run of whole seconds in [from, to) in which

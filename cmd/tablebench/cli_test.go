@@ -248,6 +248,16 @@ func TestInterruptedRunKeepsResults(t *testing.T) {
 	}
 }
 
+// TestCheckFailsOnASaturatedClient: a small VM's 30 threads of batches
+// measure the modelled client, not the service: the run says so, says how
+// to add client capacity, and fails its --check.
+func TestCheckFailsOnASaturatedClient(t *testing.T) {
+	code, _, errOut := tb(t, context.Background(), nil, "run", "--quiet", "--op=batch", "--vm-size=small", "--threads=30", "--duration=10s", "--warmup=2s", "--check")
+	if code != 1 || !strings.Contains(errOut, "warning: the modelled 2010 client was saturated") || !strings.Contains(errOut, "more VMs (--vms)") || !strings.Contains(errOut, "check failed") {
+		t.Fatalf("exit %d\nstderr %s", code, errOut)
+	}
+}
+
 func TestSecretsNeverPrinted(t *testing.T) {
 	srv := httptest.NewServer(nil)
 	url := srv.URL
