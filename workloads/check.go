@@ -44,7 +44,17 @@ const (
 // because the harness could not keep time.
 func (r *Runner) check(run *results.Run) (warnings, notes []string, refused bool) {
 	t := run.Totals
+	// An interrupted run measured until the interrupt: what came after is
+	// nobody's silence, and its numbers cover only what was measured.
 	measuredEnd := r.spec.Warmup + r.spec.Duration
+	if run.Interrupted {
+		measuredEnd = r.spec.Warmup + time.Duration(run.MeasuredSec*float64(time.Second))
+		if run.MeasuredSec > 0 {
+			warnings = append(warnings, fmt.Sprintf("the run was interrupted after %.1f s of the %v it was to measure: its numbers cover those %.1f s only", run.MeasuredSec, r.spec.Duration, run.MeasuredSec))
+		} else {
+			warnings = append(warnings, "the run was interrupted during its warm-up: nothing was measured")
+		}
+	}
 	var missing int64
 	for code, n := range t.Errors {
 		// A client timeout under a second is a deliberate probe of the

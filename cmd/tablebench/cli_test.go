@@ -239,7 +239,7 @@ func TestInterruptedRunKeepsResults(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(25*time.Second, cancel)
 		code, out, errOut := tb(t, ctx, nil, "run", "--quiet", "--time-scale=1", "--threads=2", "--duration=1h", "--warmup=5s", "--out="+dir)
-		if code != 1 || !strings.Contains(errOut, "interrupted") || !strings.Contains(out, "(interrupted): 20.0 s measured") {
+		if code != 1 || !strings.Contains(errOut, "interrupted after 20.0 s") || strings.Contains(errOut, "answered nothing") || !strings.Contains(out, "(interrupted): 20.0 s measured") {
 			t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 		}
 	})
