@@ -93,7 +93,7 @@ func (r *Runner) check(run *results.Run) (warnings, notes []string, refused bool
 				warnings = append(warnings, fmt.Sprintf("the harness ran late: %s, more than the %.0f%% a run may be off; use a lower --time-scale, or virtual time (--time-scale 0)",
 					what, 100*LagRefuse))
 			case effect > LagWarn:
-				warnings = append(warnings, fmt.Sprintf("the harness ran late: %s (refused past %.0f%%); the numbers hold to about that", what, 100*LagRefuse))
+				warnings = append(warnings, fmt.Sprintf("the harness ran late: %s; the numbers hold to about that (a run is refused past %.0f%%)", what, 100*LagRefuse))
 			}
 		case lag.P99 > max(ClientLagShare*run.SuccessLatencyMs.P50, MinClientLag):
 			// A real endpoint: the lag is the client machine's own, part of
@@ -125,7 +125,7 @@ func lagEffect(lag, latency results.Percentiles, open bool) (float64, string) {
 			lag.P50, lag.P99, 100*p50, latency.P50, 100*p99, latency.P99)
 	}
 	tput := share(lag.Mean, latency.Mean+lag.Mean)
-	return tput, fmt.Sprintf("threads woke %.2f ms late on average (p99 %.1f ms, model time) beside a mean latency of %.1f ms, which lowers the throughput by an estimated %.1f%% (a thread late by L per request loses L/(latency+L) of its rate)",
+	return tput, fmt.Sprintf("threads woke %.2f ms late on average (p99 %.1f ms, model time) beside a mean latency of %.1f ms, which lowers the throughput by an estimated %.1f%%, a thread late by L per request losing L/(latency+L) of its rate",
 		lag.Mean, lag.P99, latency.Mean, 100*tput)
 }
 
