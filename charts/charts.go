@@ -834,6 +834,9 @@ func figurePage(f *Figure, nav [][]link) *page {
 		p.Subtitle = fmt.Sprintf("%d of %d claims pass. Diamonds and dashed lines on the charts mark the numbers the case study published.", pass, n)
 	}
 	p.Choices = fig.Choices
+	if fig.ClientBound != "" {
+		p.Subtitle = strings.TrimSpace(p.Subtitle + " " + clientBoundNote(f)) // beside the verdicts: it says what the numbers describe
+	}
 	p.Sections = append(p.Sections, section{Heading: "The figure", Note: coincideNote(f), Chart: mainChart(f)})
 	if len(f.Runs) > 0 {
 		perRun := ""
@@ -855,6 +858,19 @@ func figurePage(f *Figure, nav [][]link) *page {
 	}
 	p.Tables = append(p.Tables, t)
 	return p
+}
+
+// clientBoundNote says, as information, that the figure measures its
+// modelled client on purpose, and how many of its runs saturated it.
+func clientBoundNote(f *Figure) string {
+	n := 0
+	for _, r := range f.Runs {
+		if len(r.Notes) > 0 {
+			n++
+		}
+	}
+	return fmt.Sprintf("Client-bound on purpose: %s. %d of its %d runs saturated their modelled 2010 client, so their numbers describe the client, not the service; each run's record notes it.",
+		f.Figure.ClientBound, n, len(f.Runs))
 }
 
 func errorsText(m map[string]int64) string {

@@ -330,3 +330,37 @@ func TestAxisFitsCloseSeries(t *testing.T) {
 		t.Error("fig08.html drops the zero baseline of a series that starts near 0")
 	}
 }
+
+// TestClientBoundPageSaysSo: a figure that measures the modelled client on
+// purpose says so on its page, as information, with how many of its runs
+// saturated their client; a figure that does not says nothing of it.
+func TestClientBoundPageSaysSo(t *testing.T) {
+	figs, _ := workloads.Select(casestudy.Figures(), []int{3, 12})
+	set := &results.Set{Mode: "quick"}
+	for _, f := range figs {
+		for i, fr := range f.Runs {
+			r := &results.Run{ID: workloads.RunID(f.ID, fr.Series, fr.X), Series: fr.Series, X: fr.X, EntitiesPerSec: 1000 * fr.X}
+			if f.ID == 12 && i >= 2 {
+				r.Notes = []string{"the modelled 2010 client was saturated"}
+			}
+			set.Runs = append(set.Runs, r)
+		}
+	}
+	dir := t.TempDir()
+	if err := charts.Build("test", set, workloads.DrawAll(figs, set.Runs), nil).Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	page := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return html.UnescapeString(string(b))
+	}
+	if p := page("fig12.html"); !strings.Contains(p, "Client-bound on purpose: each small VM's CPU limits it") || !strings.Contains(p, "4 of its 6 runs saturated their modelled 2010 client") {
+		t.Error("fig12.html does not say it measures the client on purpose")
+	}
+	if strings.Contains(page("fig03.html"), "Client-bound") {
+		t.Error("fig03.html says it is client-bound")
+	}
+}

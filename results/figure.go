@@ -45,10 +45,13 @@ type FigureData struct {
 	Choices []string `json:"choices,omitempty"`
 	// Twin is another figure this one may repeat, and Coincide why series
 	// may coincide; a renderer shows coinciding series so both stay visible.
-	Twin     int      `json:"twin,omitempty"`
-	Coincide string   `json:"coincide,omitempty"`
-	Series   []Series `json:"series"`
-	RunIDs   []string `json:"runs"` // in catalog order
+	Twin     int    `json:"twin,omitempty"`
+	Coincide string `json:"coincide,omitempty"`
+	// ClientBound says why the figure measures the modelled client on
+	// purpose, when it does; its runs' notes say which saturated it.
+	ClientBound string   `json:"client_bound,omitempty"`
+	Series      []Series `json:"series"`
+	RunIDs      []string `json:"runs"` // in catalog order
 }
 
 // WriteTable writes a figure's points as a table, one row per point in

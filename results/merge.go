@@ -105,6 +105,9 @@ func MergeRuns(shards []*Run) (*Run, error) {
 		for _, w := range r.Warnings {
 			m.Warnings = append(m.Warnings, fmt.Sprintf("shard %d: %s", i, w))
 		}
+		for _, note := range r.Notes {
+			m.Notes = append(m.Notes, fmt.Sprintf("shard %d: %s", i, note))
+		}
 		for _, ev := range r.Events {
 			ev.Detail = fmt.Sprintf("shard %d: %s", i, ev.Detail)
 			m.Events = append(m.Events, ev)

@@ -46,11 +46,16 @@ type Run struct {
 	// stopped answering, many requests without a response, a lagging
 	// harness. A run without warnings has none of these.
 	Warnings []string `json:"warnings,omitempty"`
+	// Notes are information about what decided a run's numbers that does
+	// not put them in doubt: a modelled client saturated on purpose, as the
+	// case study's figures about the 2010 client mean it to be.
+	Notes []string `json:"notes,omitempty"`
 	// Refused marks a run whose numbers cannot stand: its harness lagged
 	// more than its time scale tolerates.
 	Refused bool `json:"refused,omitempty"`
 	// ClientCPUPct is, per modelled VM, how busy the resource that limits
-	// it was: its serial section or its cores, whichever was busier.
+	// it was over the measured window: its serial section or its cores,
+	// whichever was busier.
 	ClientCPUPct []float64 `json:"client_cpu_pct,omitempty"`
 
 	// Shard is set on the record of one shard of a run; MergedFrom on the

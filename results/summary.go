@@ -53,7 +53,7 @@ func WriteSummary(w io.Writer, r *Run) {
 			}
 			parts = append(parts, fmt.Sprintf("%.0f%%", c))
 		}
-		fmt.Fprintf(w, "  client CPU       %s (modelled, per VM: the busier of its cores and its serial section)\n", strings.Join(parts, " "))
+		fmt.Fprintf(w, "  client CPU       %s (modelled, per VM over the measured window: the busier of its cores and its serial section)\n", strings.Join(parts, " "))
 	}
 	if n := len(r.Events); n > 0 {
 		fmt.Fprintf(w, "  target events    %d (first: %s at %.0f s)\n", n, r.Events[0].Kind, r.Events[0].Second)

@@ -387,3 +387,37 @@ func TestVirtualRunNamesItsTableFromItsSeed(t *testing.T) {
 		t.Fatalf("runs %s then %s on one engine, want %s then another", kept.ID, next.ID, a.ID)
 	}
 }
+
+// TestSaturatedClientWarns: a small VM's 30 threads of batches saturate its
+// modelled client, so the run warns that its numbers describe the client
+// and how to add client capacity; a run that declares itself client-bound
+// on purpose notes it instead, and an unsaturated client says nothing.
+func TestSaturatedClientWarns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spec := workloads.DefaultSpec()
+		spec.Op, spec.BatchSize, spec.Threads, spec.VMSize = workloads.OpBatch, 100, 30, vm.Small
+		spec.Duration = 20 * time.Second
+		res := run(t, spec, engineTarget(t))
+		want := "the modelled 2010 client was saturated: 1 of 1 VMs (small) at 95% or more of their CPU over the measured window (the busiest 100%)"
+		if !hasWarning(res.Warnings, want) || !hasWarning(res.Warnings, "a larger --vm-size") || len(res.Notes) > 0 {
+			t.Fatalf("client CPU %v%%: warnings %q, notes %q", res.ClientCPUPct, res.Warnings, res.Notes)
+		}
+		r, err := workloads.NewRunner(spec, engineTarget(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.ClientBound("the figure measures the client")
+		meant, err := r.Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(meant.Warnings) > 0 || !hasWarning(meant.Notes, want) || !hasWarning(meant.Notes, "as meant: the figure measures the client") {
+			t.Fatalf("declared client-bound: warnings %q, notes %q", meant.Warnings, meant.Notes)
+		}
+		spec.Threads = 4 // 4 x 85 ms of a 800 ms cycle
+		light := run(t, spec, engineTarget(t))
+		if len(light.Warnings) > 0 || len(light.Notes) > 0 || light.ClientCPUPct[0] >= 95 {
+			t.Fatalf("client CPU %v%%: warnings %q, notes %q", light.ClientCPUPct, light.Warnings, light.Notes)
+		}
+	})
+}

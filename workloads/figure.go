@@ -40,6 +40,10 @@ type Figure struct {
 	// series may coincide, for the page to say when they do.
 	Twin     int    `json:"twin,omitempty"`
 	Coincide string `json:"coincide,omitempty"`
+	// ClientBound, when set, says why the figure measures the modelled
+	// 2010 client on purpose: its runs that saturate their client note it
+	// as information, not as a warning.
+	ClientBound string `json:"client_bound,omitempty"`
 }
 
 // FigureRun is one run of a figure: its series, its x value and its spec.
@@ -161,7 +165,7 @@ type (
 // IDs of the runs it reads (another figure's, for a derived one).
 func (f *Figure) Draw(m Measured) results.FigureData {
 	d := results.FigureData{ID: f.ID, Name: f.Name, Title: f.Title, XLabel: f.XLabel, YLabel: f.YLabel, Y2Label: f.Y2Label,
-		Chart: f.Chart, Choices: f.Choices, Twin: f.Twin, Coincide: f.Coincide, Series: f.Data(m)}
+		Chart: f.Chart, Choices: f.Choices, Twin: f.Twin, Coincide: f.Coincide, ClientBound: f.ClientBound, Series: f.Data(m)}
 	src := f
 	if f.From != 0 {
 		if from, ok := m.figs[f.From]; ok {

@@ -40,6 +40,9 @@ type PlannedRun struct {
 	ID     string
 	Spec   Spec
 	Engine EngineSetup // for a run on the in-tree engine
+	// ClientBound is the figure's reason to saturate its modelled client
+	// on purpose, if it has one (Figure.ClientBound).
+	ClientBound string
 }
 
 // Specs returns the specs of planned runs.
@@ -67,7 +70,7 @@ func Plan(figs []Figure, mode Mode) []PlannedRun {
 					s.Duration = m.Quick
 				}
 			}
-			out = append(out, PlannedRun{Figure: f.ID, Series: fr.Series, X: fr.X, ID: RunID(f.ID, fr.Series, fr.X), Spec: s, Engine: fr.Engine})
+			out = append(out, PlannedRun{Figure: f.ID, Series: fr.Series, X: fr.X, ID: RunID(f.ID, fr.Series, fr.X), Spec: s, Engine: fr.Engine, ClientBound: f.ClientBound})
 		}
 	}
 	return out
@@ -162,6 +165,7 @@ func (s *Suite) Run(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", pr.ID, err)
 			}
+			r.ClientBound(pr.ClientBound)
 			if s.Started != nil {
 				mu.Lock()
 				s.Started(pr, r)

@@ -14,6 +14,7 @@ import (
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/casestudy"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
+	"github.com/tablebench/tablebench/workloads/vm"
 )
 
 func virtualTarget(pr workloads.PlannedRun) (workloads.Target, func(), error) {
@@ -170,5 +171,23 @@ func TestSameSpecAsJSONValues(t *testing.T) {
 	}
 	if workloads.SameSpec(&results.Run{Spec: []byte("{")}, spec) {
 		t.Fatal("a spec that is not JSON matches")
+	}
+}
+
+// TestClientBoundFigureNotes: a figure that saturates its modelled client
+// on purpose says so, and its runs carry the saturation as a note, not a
+// warning that would fail a --check.
+func TestClientBoundFigureNotes(t *testing.T) {
+	spec := workloads.DefaultSpec()
+	spec.Op, spec.BatchSize, spec.Threads, spec.VMSize = workloads.OpBatch, 100, 30, vm.Small
+	fig := workloads.Figure{ID: 99, Name: "fig99", ClientBound: "it measures the client", Runs: []workloads.FigureRun{{Series: "small VM", X: 30, Spec: spec}}}
+	got := runPlan(t, workloads.Plan([]workloads.Figure{fig}, shortMode()), 1)
+	if len(got) != 1 {
+		t.Fatalf("%d runs", len(got))
+	}
+	for id, r := range got {
+		if len(r.Warnings) > 0 || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "saturated") || !strings.Contains(r.Notes[0], "it measures the client") {
+			t.Fatalf("%s: warnings %q, notes %q", id, r.Warnings, r.Notes)
+		}
 	}
 }

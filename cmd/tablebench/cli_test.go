@@ -239,12 +239,22 @@ func TestInterruptedRunKeepsResults(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(25*time.Second, cancel)
 		code, out, errOut := tb(t, ctx, nil, "run", "--quiet", "--time-scale=1", "--threads=2", "--duration=1h", "--warmup=5s", "--out="+dir)
-		if code != 1 || !strings.Contains(errOut, "interrupted") || !strings.Contains(out, "(interrupted): 20.0 s measured") {
+		if code != 1 || !strings.Contains(errOut, "interrupted after 20.0 s") || strings.Contains(errOut, "answered nothing") || !strings.Contains(out, "(interrupted): 20.0 s measured") {
 			t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 		}
 	})
 	if files, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(files) != 1 {
 		t.Fatalf("interrupted run stored %v", files)
+	}
+}
+
+// TestCheckFailsOnASaturatedClient: a small VM's 30 threads of batches
+// measure the modelled client, not the service: the run says so, says how
+// to add client capacity, and fails its --check.
+func TestCheckFailsOnASaturatedClient(t *testing.T) {
+	code, _, errOut := tb(t, context.Background(), nil, "run", "--quiet", "--op=batch", "--vm-size=small", "--threads=30", "--duration=10s", "--warmup=2s", "--check")
+	if code != 1 || !strings.Contains(errOut, "warning: the modelled 2010 client was saturated") || !strings.Contains(errOut, "more VMs (--vms)") || !strings.Contains(errOut, "check failed") {
+		t.Fatalf("exit %d\nstderr %s", code, errOut)
 	}
 }
 

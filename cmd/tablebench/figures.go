@@ -548,11 +548,17 @@ func finishReport(e *env, sf *suiteFlags, dir *results.Dir, figs []workloads.Fig
 		results.WriteClaims(e.stdout, claims)
 	}
 	fmt.Fprintf(e.stdout, "report: %s\n", filepath.Join(dir.Path, "index.html"))
-	warned := 0
+	warned, noted := 0, 0
 	for _, r := range dir.Set.Runs {
 		if len(r.Warnings) > 0 || r.Refused {
 			warned++
 		}
+		if len(r.Notes) > 0 {
+			noted++
+		}
+	}
+	if noted > 0 {
+		fmt.Fprintf(e.stderr, "note: %d run(s) saturate their modelled 2010 client, as their figures mean to (their pages say why): information, not a warning\n", noted)
 	}
 	if warned > 0 {
 		fmt.Fprintf(e.stderr, "warning: %d run(s) warn that their numbers cannot be trusted (see their warnings in %s)\n", warned, results.SetFile)

@@ -99,7 +99,7 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	out := fs.String("out", "", "directory to store the run record (JSON) and its HdrHistogram interval log (.hlog)")
 	asJSON := fs.Bool("json", false, "print one JSON object with the results instead of the summary")
 	quiet := fs.Bool("quiet", false, "no progress and no configuration lines on stderr")
-	check := fs.Bool("check", false, "exit 1 if the run warns that its numbers cannot be trusted (an endpoint that stalled or failed)")
+	check := fs.Bool("check", false, "exit 1 if the run warns that its numbers cannot be trusted (an endpoint that stalled or failed, a saturated modelled client)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

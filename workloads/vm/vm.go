@@ -100,8 +100,12 @@ type VM struct {
 	mu         sync.Mutex
 	serialFree time.Time
 	cores      []time.Time
+	total      time.Duration // all the work spent
+	// busy and serialBusy are the work, and its serial part, that ran
+	// within the window [from, to), when one is set; all of it otherwise.
 	busy       time.Duration
 	serialBusy time.Duration
+	from, to   time.Time
 }
 
 // New returns a VM of the given size.
@@ -123,8 +127,7 @@ func (v *VM) Spend(now time.Time, work time.Duration) time.Time {
 	parallel := work - serial
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.busy += work
-	v.serialBusy += serial
+	v.total += work
 	t := now
 	if parallel > 0 {
 		i := 0
@@ -136,6 +139,7 @@ func (v *VM) Spend(now time.Time, work time.Duration) time.Time {
 		if v.cores[i].After(t) {
 			t = v.cores[i]
 		}
+		v.busy += v.within(t, parallel)
 		t = t.Add(parallel)
 		v.cores[i] = t
 	}
@@ -143,14 +147,43 @@ func (v *VM) Spend(now time.Time, work time.Duration) time.Time {
 		if v.serialFree.After(t) {
 			t = v.serialFree
 		}
+		in := v.within(t, serial)
+		v.busy += in
+		v.serialBusy += in
 		t = t.Add(serial)
 		v.serialFree = t
 	}
 	return t
 }
 
+// Window has the VM count, from now on, only the work that runs within
+// [from, to) towards Utilization: a run's measured window, without the
+// warm-up's ramp or work queued past the end.
+func (v *VM) Window(from, to time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.from, v.to = from, to
+}
+
+// within returns how much of work d, running from start, falls in the
+// window.
+func (v *VM) within(start time.Time, d time.Duration) time.Duration {
+	if v.to.IsZero() {
+		return d
+	}
+	lo, hi := start, start.Add(d)
+	if lo.Before(v.from) {
+		lo = v.from
+	}
+	if hi.After(v.to) {
+		hi = v.to
+	}
+	return max(0, hi.Sub(lo))
+}
+
 // Utilization returns the share, in %, of the VM's limiting resource that
-// was busy over elapsed: its serial section or its cores, whichever was
+// was busy over elapsed (the length of its Window, if it has one, or what
+// of it has passed): its serial section or its cores, whichever was
 // busier. Dividing all work by all cores would show a VM whose serial
 // section is saturated as a quarter used.
 func (v *VM) Utilization(elapsed time.Duration) float64 {
@@ -168,5 +201,5 @@ func (v *VM) Utilization(elapsed time.Duration) float64 {
 func (v *VM) Busy() time.Duration {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.busy
+	return v.total
 }

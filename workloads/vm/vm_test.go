@@ -83,3 +83,27 @@ func TestUtilizationOfTheLimit(t *testing.T) {
 		t.Fatalf("a small VM busy 10 ms of 100 shows %.1f%%", u)
 	}
 }
+
+// TestUtilizationOverTheWindow: a VM counts only the work that runs inside
+// its window, so a saturated measured window reads 100% however idle the
+// warm-up was, and work queued past the end does not raise it.
+func TestUtilizationOverTheWindow(t *testing.T) {
+	start := time.Unix(0, 0)
+	from, to := start.Add(time.Second), start.Add(3*time.Second)
+	small := vm.New(vm.Small)
+	small.Window(from, to)
+	small.Spend(start, 100*time.Millisecond) // the warm-up's one request
+	for now := from.Add(-50 * time.Millisecond); now.Before(to); now = now.Add(100 * time.Millisecond) {
+		small.Spend(now, 200*time.Millisecond) // twice what the VM can do: it queues past the end
+	}
+	if u := small.Utilization(to.Sub(from)); u < 99.9 || u > 100 {
+		t.Fatalf("a VM busy all its window shows %.1f%%", u)
+	}
+	idle := vm.New(vm.Small)
+	idle.Window(from, to)
+	idle.Spend(from.Add(-50*time.Millisecond), 100*time.Millisecond) // half in the window
+	idle.Spend(to.Add(-10*time.Millisecond), 100*time.Millisecond)   // a tenth in it
+	if u := idle.Utilization(to.Sub(from)); u < 2.99 || u > 3.01 {
+		t.Fatalf("60 ms of work in a 2 s window shows %.2f%%", u)
+	}
+}
