@@ -18,6 +18,7 @@ import (
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/casestudy"
+	"github.com/tablebench/tablebench/workloads/gctune"
 )
 
 // suiteFlags are the flags figures and sweep share.
@@ -351,6 +352,7 @@ func catalogCmd(ctx context.Context, e *env, args []string, name, onlyHelp, only
 	if err != nil {
 		return err
 	}
+	gctune.Use(sf.tf.gcPolicy())
 	if !sf.resume {
 		if err := sf.confirm(e, workloads.Specs(plan)); err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/gctune"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
@@ -132,6 +133,7 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer release()
+	gctune.Use(tf.gcPolicy())
 	runner, err := workloads.NewRunner(spec, tg)
 	if err != nil {
 		return usagef("%v", err)

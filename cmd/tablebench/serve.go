@@ -12,6 +12,7 @@ import (
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/rest"
 	"github.com/tablebench/tablebench/engine/rest/faults"
+	"github.com/tablebench/tablebench/workloads/gctune"
 )
 
 func serveCmd(ctx context.Context, e *env, args []string) error {
@@ -112,6 +113,8 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 		return usagef("%v", err)
 	}
 	defer eng.Close()
+	gctune.Use(gctune.Store) // the store grows with what clients write
+
 	rates := eng.Rates()
 	var rules *faults.Set
 	if *faultsFile != "" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/gctune"
 )
 
 // listFlags are a sweep's parameters, each a comma-separated list.
@@ -95,6 +96,7 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	gctune.Use(sf.tf.gcPolicy())
 	if !sf.resume {
 		if err := sf.confirm(e, workloads.Specs(plan)); err != nil {
 			return err

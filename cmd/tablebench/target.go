@@ -136,6 +136,16 @@ func (t *targetFlags) wallPerPlanned() float64 {
 	return 1
 }
 
+// gcPolicy is the collector policy of a process that runs against the
+// target: one that drives an endpoint keeps little and only makes load;
+// one that runs the engine in process holds its store.
+func (t *targetFlags) gcPolicy() gctune.Policy {
+	if t.target == "table" {
+		return gctune.Load
+	}
+	return gctune.Store
+}
+
 // closer releases a target.
 type closer func()
 
@@ -168,7 +178,6 @@ func (t *targetFlags) build(getenv func(string) string, seed uint64) (workloads.
 		if err != nil {
 			return nil, nil, usagef("%v", err)
 		}
-		gctune.SetFloor(gctune.LoadFloor) // this process now only drives load
 		return tg, func() {}, nil
 	}
 	return nil, nil, usagef("--target %q is not known: use engine or table", t.target)
