@@ -102,18 +102,34 @@ func versionCmd(ctx context.Context, e *env, args []string) error {
 type flagSet struct {
 	*flag.FlagSet
 	help func()
+	// hidden are older names of flags, kept for command lines written
+	// before a rename: they parse, and help lists only the new name.
+	hidden map[string]bool
 }
 
 func newFlagSet(e *env, name, synopsis string) *flagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs := &flagSet{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), hidden: map[string]bool{}}
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	return &flagSet{fs, func() {
+	fs.help = func() {
 		fmt.Fprintf(e.stdout, "usage: tablebench %s %s\n\nflags:\n", name, synopsis)
-		fs.SetOutput(e.stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}}
+		shown := flag.NewFlagSet(name, flag.ContinueOnError)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !fs.hidden[f.Name] {
+				shown.Var(f.Value, f.Name, f.Usage)
+				shown.Lookup(f.Name).DefValue = f.DefValue // not what was parsed before -h
+			}
+		})
+		shown.SetOutput(e.stdout)
+		shown.PrintDefaults()
+	}
+	return fs
+}
+
+// alias makes old another name of the flag name, without a line of help.
+func (fs *flagSet) alias(old, name string) {
+	fs.Var(fs.Lookup(name).Value, old, "an older name of --"+name)
+	fs.hidden[old] = true
 }
 
 // parse parses flags; errors are usage errors naming the fix.

@@ -42,7 +42,7 @@ type suiteFlags struct {
 // register binds the flags of a suite; the case study's (figures) has
 // modes and claims, a sweep has neither.
 func (s *suiteFlags) register(fs *flagSet, figures bool) {
-	s.tf.register(fs.FlagSet)
+	s.tf.register(fs.FlagSet, false)
 	if figures {
 		fs.BoolVar(&s.quick, "quick", false, "shorter runs: 20 s measured after 5 s of warm-up (2 minutes where rare throttling is counted)")
 		fs.BoolVar(&s.check, "check", false, "exit 1 if a claim fails or a run warns that its numbers cannot be trusted")
@@ -396,7 +396,7 @@ func (s *suiteFlags) confirm(e *env, specs []workloads.Spec) error {
 		return err
 	}
 	defer release()
-	if err := s.tf.confirm(e, tg, specs); err != nil {
+	if err := s.tf.confirm(e, endpointOf(tg), specs); err != nil {
 		return err
 	}
 	s.confirmed = true
