@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
-	"github.com/tablebench/tablebench/workloads/gctune"
 )
 
 // listFlags are a sweep's parameters, each a comma-separated list.
@@ -84,40 +84,15 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	plan := fig.Plan()
-	if err := sf.override(plan); err != nil {
-		return err
-	}
-	plan, err = sf.shardPlan(plan, e.getenv)
-	if err != nil {
-		return err
-	}
-	settings, err := sf.checkTarget(e.getenv, false) // bad target flags fail before anything runs
-	if err != nil {
-		return err
-	}
-	gctune.Use(sf.tf.gcPolicy())
-	if !sf.resume {
-		if err := sf.confirm(e, workloads.Specs(plan)); err != nil {
-			return err
-		}
-	}
-	dir, err := sf.openOut("sweep", settings)
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
 	raw, _ := json.Marshal(def)
-	dir.Set.Sweep = raw
-	dir.Set.Command = "tablebench sweep " + strings.Join(args, " ")
-	if err := runSuite(ctx, e, &sf, dir, plan); err != nil {
-		return err
-	}
-	if err := dir.Save(); err != nil {
-		return err
-	}
-	summary := []string{fmt.Sprintf("A sweep of %d runs: %s.", len(plan), fig.Title), "Made by: " + dir.Set.Command}
-	return finishReport(e, &sf, dir, []workloads.Figure{fig}, nil, summary)
+	return sf.run(ctx, e, suiteRun{
+		name: "sweep", args: args, mode: "sweep", plan: fig.Plan(),
+		record: func(set *results.Set) { set.Sweep = raw },
+		report: func(dir *results.Dir, plan []workloads.PlannedRun) ([]workloads.Figure, []results.Claim, []string, error) {
+			summary := []string{fmt.Sprintf("A sweep of %d runs: %s.", len(plan), fig.Title), "Made by: " + dir.Set.Command}
+			return []workloads.Figure{fig}, nil, summary, nil
+		},
+	})
 }
 
 func strs(s string) []string {

@@ -145,8 +145,11 @@ func (t *targetFlags) gcPolicy() gctune.Policy {
 // closer releases a target.
 type closer func()
 
-// newEngineTarget builds an engine target; tests count the engines built.
-var newEngineTarget = enginetarget.New
+// newEngineTarget and newTableTarget build targets; tests count them.
+var (
+	newEngineTarget = enginetarget.New
+	newTableTarget  = aztarget.New
+)
 
 // check checks the flags without building a target: the engine's
 // configuration is checked and no engine is made. A Table target's
@@ -201,7 +204,7 @@ func (t *targetFlags) build(getenv func(string) string, seed uint64) (workloads.
 func (t *targetFlags) table(getenv func(string) string) (*aztarget.Target, error) {
 	cfg := t.az
 	cfg.Getenv = getenv
-	tg, err := aztarget.New(cfg)
+	tg, err := newTableTarget(cfg)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
