@@ -28,14 +28,18 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
+// command is one of tablebench's commands. The table of them is the one
+// list: the usage lists it, and main.go's package doc must match it
+// (TestDocListsEveryCommand).
 type command struct {
 	name, summary string
 	run           func(ctx context.Context, e *env, args []string) error
 }
 
+// commands returns the commands in the order they are listed.
 func commands() []command {
 	return []command{
-		{"run", "one run against the engine or a Table endpoint", runCmd},
+		{"run", "one run: VMs x threads of one operation against the engine or a Table endpoint", runCmd},
 		{"figures", "reproduce Figures 3-15 and check every published claim", figuresCmd},
 		{"experiments", "test the case study's advice its figures never test: retries, keys, balancing, conflicts, today", experimentsCmd},
 		{"sweep", "a figure of your own: any run parameters as lists", sweepCmd},
@@ -87,9 +91,23 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "tablebench: benchmark table stores and reproduce the Azure Tables case study")
 	fmt.Fprintln(w, "\nusage: tablebench <command> [flags]   (tablebench <command> -h for its flags)")
 	fmt.Fprintln(w, "\ncommands:")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	for _, line := range commandLines("  ") {
+		fmt.Fprintln(w, line)
 	}
+}
+
+// commandLines lists the commands, a line each after prefix: its name,
+// aligned, then its summary.
+func commandLines(prefix string) []string {
+	width := 0
+	for _, c := range commands() {
+		width = max(width, len(c.name))
+	}
+	var lines []string
+	for _, c := range commands() {
+		lines = append(lines, fmt.Sprintf("%s%-*s  %s", prefix, width, c.name, c.summary))
+	}
+	return lines
 }
 
 func versionCmd(ctx context.Context, e *env, args []string) error {
