@@ -492,31 +492,10 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 	if wall > 0 && !sf.quiet && len(todo) > 0 {
 		fmt.Fprintf(e.stderr, "%d runs in wall time, one at a time: about %s of warm-up and measurement\n", len(todo), plannedWall(todo, wall).Round(time.Second))
 	}
-	var prog *suiteProgress
-	switch {
-	case sf.quiet || len(todo) == 0:
-	case e.terminal:
-		prog = newSuiteProgress(e.stderr, todo, wall, parallel)
-		suite.Started = prog.started
-		inner := suite.Finished
-		suite.Finished = func(pr workloads.PlannedRun, r *results.Run) error {
-			prog.finished(pr)
-			return inner(pr, r)
-		}
-	default: // a log, as in CI: a line per run, so a long suite is never silent
-		lines := newSuiteLines(e.stderr, todo, wall, parallel)
-		suite.Started = lines.started
-		inner := suite.Finished
-		suite.Finished = func(pr workloads.PlannedRun, r *results.Run) error {
-			lines.finished(pr, r)
-			return inner(pr, r)
-		}
-	}
+	wait := watchSuite(e, sf, suite, wall)
 	start := time.Now()
 	err := suite.Run(ctx)
-	if prog != nil {
-		prog.wait()
-	}
+	wait()
 	planOrder(dir, plan)
 	if err != nil {
 		if serr := dir.Save(); serr != nil { // results.json is written every few seconds: now, before saying it holds them
@@ -531,6 +510,31 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 		fmt.Fprintf(e.stderr, "%d runs in %s\n", len(todo), time.Since(start).Round(time.Second))
 	}
 	return nil
+}
+
+// watchSuite shows a suite's progress on stderr, unless --quiet: bars on
+// a terminal, a line per finished run in a log (as in CI), so a long suite
+// is never silent. It returns what waits for the bars to finish drawing.
+func watchSuite(e *env, sf *suiteFlags, suite *workloads.Suite, wall float64) (wait func()) {
+	if sf.quiet || len(suite.Runs) == 0 {
+		return func() {}
+	}
+	var finished func(pr workloads.PlannedRun, r *results.Run)
+	wait = func() {}
+	if e.terminal {
+		prog := newSuiteProgress(e.stderr, suite.Runs, wall, suite.Parallel)
+		suite.Started, wait = prog.started, prog.wait
+		finished = func(pr workloads.PlannedRun, _ *results.Run) { prog.finished(pr) }
+	} else {
+		lines := newSuiteLines(e.stderr, suite.Runs, wall, suite.Parallel)
+		suite.Started, finished = lines.started, lines.finished
+	}
+	inner := suite.Finished
+	suite.Finished = func(pr workloads.PlannedRun, r *results.Run) error {
+		finished(pr, r)
+		return inner(pr, r)
+	}
+	return wait
 }
 
 // planOrder lists the stored runs in the plan's order, not in the order
