@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +54,22 @@ func TestServeUsesTheEngineFlags(t *testing.T) {
 		if code := <-done; code != 0 || !strings.Contains(out.String(), "AccountKey=<the value of $SERVE_KEY>") {
 			t.Errorf("serve %v: exit %d\n%s%s", args, code, out.String(), errOut.String())
 		}
+	}
+}
+
+// TestRunTakesServesBudgets: run takes the budgets serve takes, by the
+// same names, says so in its configuration line, and its engine holds
+// them: one PartitionKey held to 100 entities/s throttles 10 threads.
+func TestRunTakesServesBudgets(t *testing.T) {
+	code, out, errOut := tb(t, context.Background(), nil, "run", "--json", "--profile", "modern", "--partition-rate", "100", "--partition", "shared", "--threads", "10", "--duration", "5s", "--warmup", "0s")
+	var res struct {
+		EntitiesPerSec float64 `json:"entities_per_sec"`
+		ThrottledPct   float64 `json:"throttled_pct"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !strings.Contains(errOut, "100 entities/s per PartitionKey") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if res.ThrottledPct == 0 || res.EntitiesPerSec > 150 {
+		t.Fatalf("under a budget of 100 entities/s: %.0f entities/s, %.1f%% throttled", res.EntitiesPerSec, res.ThrottledPct)
 	}
 }
