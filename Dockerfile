@@ -20,5 +20,5 @@ EXPOSE 10002
 ENTRYPOINT ["/tablebench"]
 # Inside a container the port must be open to all interfaces; publish it
 # only where a writable endpoint with the public development key is fine,
-# or give a key of your own with --key-env.
+# or give a key of your own with --account-key-env.
 CMD ["serve", "--addr", "0.0.0.0:10002", "--allow-insecure-network"]

@@ -41,42 +41,66 @@ func adminCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	method, what := http.MethodGet, words[0]
-	var body []byte
-	switch {
+	method, body, err := adminChange(e, fs, words, *partition, *account)
+	if err != nil {
+		return err
+	}
+	out, err := adminDo(ctx, root, acct, key, method, words[0], body)
+	if err != nil {
+		return err
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, out, "", "  ") != nil {
+		pretty.Write(out)
+	}
+	fmt.Fprintln(e.stdout, pretty.String())
+	return nil
+}
+
+// adminChange returns the request that words ask for: a GET that shows
+// the rules or rates, or a PUT of new ones, from a file (- for stdin) or
+// the rate flags given.
+func adminChange(e *env, fs *flagSet, words []string, partition, account float64) (method string, body []byte, err error) {
+	switch what := words[0]; {
 	case what == "faults" && len(words) > 1:
-		method = http.MethodPut
 		if words[1] == "-" {
 			body, err = io.ReadAll(e.stdin)
 		} else {
 			body, err = os.ReadFile(words[1])
 		}
 		if err != nil {
-			return usagef("the rules file cannot be read: %v", err)
+			return "", nil, usagef("the rules file cannot be read: %v", err)
 		}
+		return http.MethodPut, body, nil
 	case what == "rates" && (given(fs.FlagSet, "partition-rate") || given(fs.FlagSet, "account-rate")):
-		method = http.MethodPut
 		in := map[string]float64{}
 		if given(fs.FlagSet, "partition-rate") {
-			in["partition_rate"] = *partition
+			in["partition_rate"] = partition
 		}
 		if given(fs.FlagSet, "account-rate") {
-			in["account_rate"] = *account
+			in["account_rate"] = account
 		}
 		body, _ = json.Marshal(in)
+		return http.MethodPut, body, nil
 	case len(words) > 1:
-		return usagef("rates takes --partition-rate and --account-rate, not %q", words[1])
+		return "", nil, usagef("rates takes --partition-rate and --account-rate, not %q", words[1])
 	}
+	return http.MethodGet, nil, nil
+}
+
+// adminDo sends a signed request for what (faults or rates) to the served
+// engine at root and returns its answer, or the error it gives.
+func adminDo(ctx context.Context, root, acct string, key []byte, method, what string, body []byte) ([]byte, error) {
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, method, root+rest.AdminPath+what, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rest.SignRequest(req, acct, key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("the served engine at %s did not answer: %v", root, err)
+		return nil, fmt.Errorf("the served engine at %s did not answer: %v", root, err)
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -90,14 +114,9 @@ func adminCmd(ctx context.Context, e *env, args []string) error {
 		if json.Unmarshal(out, &se) == nil && se.Err.Message.Value != "" {
 			msg, _, _ = strings.Cut(se.Err.Message.Value, "\nRequestId")
 		}
-		return fmt.Errorf("%s %s: %s", resp.Status, what, msg)
+		return nil, fmt.Errorf("%s %s: %s", resp.Status, what, msg)
 	}
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, out, "", "  ") != nil {
-		pretty.Write(out)
-	}
-	fmt.Fprintln(e.stdout, pretty.String())
-	return nil
+	return out, nil
 }
 
 // adminTarget reads the root URL, account and key of a served engine from

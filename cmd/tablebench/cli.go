@@ -38,14 +38,18 @@ type regressionError struct{ msg string }
 
 func (e *regressionError) Error() string { return e.msg }
 
+// command is one of tablebench's commands. The table of them is the one
+// list: the usage lists it, and main.go's package doc must match it
+// (TestDocListsEveryCommand).
 type command struct {
 	name, summary string
 	run           func(ctx context.Context, e *env, args []string) error
 }
 
+// commands returns the commands in the order they are listed.
 func commands() []command {
 	return []command{
-		{"run", "one run against the engine or a Table endpoint", runCmd},
+		{"run", "one run: VMs x threads of one operation against the engine or a Table endpoint", runCmd},
 		{"figures", "reproduce Figures 3-15 and check every published claim", figuresCmd},
 		{"experiments", "test the case study's advice its figures never test: retries, keys, balancing, conflicts, today", experimentsCmd},
 		{"sweep", "a figure of your own: any run parameters as lists", sweepCmd},
@@ -102,9 +106,23 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "tablebench: benchmark table stores and reproduce the Azure Tables case study")
 	fmt.Fprintln(w, "\nusage: tablebench <command> [flags]   (tablebench <command> -h for its flags)")
 	fmt.Fprintln(w, "\ncommands:")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	for _, line := range commandLines("  ") {
+		fmt.Fprintln(w, line)
 	}
+}
+
+// commandLines lists the commands, a line each after prefix: its name,
+// aligned, then its summary.
+func commandLines(prefix string) []string {
+	width := 0
+	for _, c := range commands() {
+		width = max(width, len(c.name))
+	}
+	var lines []string
+	for _, c := range commands() {
+		lines = append(lines, fmt.Sprintf("%s%-*s  %s", prefix, width, c.name, c.summary))
+	}
+	return lines
 }
 
 func versionCmd(ctx context.Context, e *env, args []string) error {
@@ -117,18 +135,34 @@ func versionCmd(ctx context.Context, e *env, args []string) error {
 type flagSet struct {
 	*flag.FlagSet
 	help func()
+	// hidden are older names of flags, kept for command lines written
+	// before a rename: they parse, and help lists only the new name.
+	hidden map[string]bool
 }
 
 func newFlagSet(e *env, name, synopsis string) *flagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs := &flagSet{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), hidden: map[string]bool{}}
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	return &flagSet{fs, func() {
+	fs.help = func() {
 		fmt.Fprintf(e.stdout, "usage: tablebench %s %s\n\nflags:\n", name, synopsis)
-		fs.SetOutput(e.stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}}
+		shown := flag.NewFlagSet(name, flag.ContinueOnError)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !fs.hidden[f.Name] {
+				shown.Var(f.Value, f.Name, f.Usage)
+				shown.Lookup(f.Name).DefValue = f.DefValue // not what was parsed before -h
+			}
+		})
+		shown.SetOutput(e.stdout)
+		shown.PrintDefaults()
+	}
+	return fs
+}
+
+// alias makes old another name of the flag name, without a line of help.
+func (fs *flagSet) alias(old, name string) {
+	fs.Var(fs.Lookup(name).Value, old, "an older name of --"+name)
+	fs.hidden[old] = true
 }
 
 // parse parses flags; errors are usage errors naming the fix.

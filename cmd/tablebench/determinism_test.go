@@ -47,7 +47,10 @@ func TestFiguresRepeatExactly(t *testing.T) {
 		if len(plan) != len(ids) {
 			t.Fatalf("the quick plan of Figures 9 and 15 has %d of the runs %v", len(plan), ids)
 		}
-		settings, err := sf.checkTarget(e.getenv, true)
+		if err := sf.checkTarget(e.getenv, plan); err != nil {
+			t.Fatal(err)
+		}
+		settings, err := sf.settings(true, e.getenv)
 		if err != nil {
 			t.Fatal(err)
 		}

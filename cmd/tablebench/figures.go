@@ -18,6 +18,7 @@ import (
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/casestudy"
+	"github.com/tablebench/tablebench/workloads/gctune"
 )
 
 // suiteFlags are the flags figures and sweep share.
@@ -35,13 +36,14 @@ type suiteFlags struct {
 	shf      shardFlags
 	jobID    string
 
-	confirmed bool // the user has confirmed the plan
+	endpoint  string // the Table endpoint the target flags name, "" for the engine
+	confirmed bool   // the user has confirmed the plan
 }
 
 // register binds the flags of a suite; the case study's (figures) has
 // modes and claims, a sweep has neither.
 func (s *suiteFlags) register(fs *flagSet, figures bool) {
-	s.tf.register(fs.FlagSet)
+	s.tf.register(fs.FlagSet, false)
 	if figures {
 		fs.BoolVar(&s.quick, "quick", false, "shorter runs: 20 s measured after 5 s of warm-up (2 minutes where rare throttling is counted)")
 		fs.BoolVar(&s.check, "check", false, "exit 1 if a claim fails or a run warns that its numbers cannot be trusted")
@@ -122,43 +124,75 @@ func (s *suiteFlags) override(plan []workloads.PlannedRun) error {
 	return nil
 }
 
+// targetFor returns the target flags of one planned run: an experiment's
+// run may set up its own engine.
+func (s *suiteFlags) targetFor(pr workloads.PlannedRun) (targetFlags, error) {
+	tf := s.tf
+	if tf.target != "engine" {
+		return tf, nil
+	}
+	if p := pr.Engine.Profile; p != "" {
+		tf.profile = p
+	}
+	if pr.Engine.Cold {
+		tf.presplit = false
+	}
+	if b := pr.Engine.Balancer; b != "" {
+		tf.balancer = b
+	}
+	// A suite of profile none would run for hours of wall time; say so
+	// rather than start it.
+	if tf.timeScale == 0 && tf.profile == "none" {
+		return tf, usagef("--profile none has no modelled time to run virtually: give --time-scale 1 to run the suite in wall time")
+	}
+	return tf, nil
+}
+
 // newTarget returns the suite's per-run target factory.
 func (s *suiteFlags) newTarget(getenv func(string) string) func(workloads.PlannedRun) (workloads.Target, func(), error) {
 	return func(pr workloads.PlannedRun) (workloads.Target, func(), error) {
-		tf := s.tf
-		if tf.target == "engine" { // an experiment's run may set up its own engine
-			if p := pr.Engine.Profile; p != "" {
-				tf.profile = p
-			}
-			if pr.Engine.Cold {
-				tf.presplit = false
-			}
-			if b := pr.Engine.Balancer; b != "" {
-				tf.balancer = b
-			}
-		}
-		// A suite of profile none would run for hours of wall time; say so
-		// rather than start it.
-		if tf.target == "engine" && tf.timeScale == 0 && tf.profile == "none" {
-			return nil, nil, usagef("--profile none has no modelled time to run virtually: give --time-scale 1 to run the suite in wall time")
+		tf, err := s.targetFor(pr)
+		if err != nil {
+			return nil, nil, err
 		}
 		return tf.build(getenv, pr.Spec.Seed)
 	}
 }
 
+// checkTarget checks the target flags of the suite and of each of its runs,
+// building no target, so bad flags fail before anything runs; it notes the
+// Table endpoint they name.
+func (s *suiteFlags) checkTarget(getenv func(string) string, plan []workloads.PlannedRun) error {
+	for _, pr := range append([]workloads.PlannedRun{{}}, plan...) {
+		tf, err := s.targetFor(pr)
+		if err != nil {
+			return err
+		}
+		if tf.target == "table" { // every run names the same endpoint
+			s.endpoint, err = tf.check(getenv)
+			return err
+		}
+		if _, err := tf.check(getenv); err != nil {
+			if pr.ID != "" { // an experiment's own engine
+				err = fmt.Errorf("%s: %w", pr.ID, err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
 // settings returns what the suite's numbers depend on besides its runs'
-// specs, by flag: the target (and the endpoint it resolved to, tg's), the
+// specs, by flag: the target (and the endpoint it resolved to), the
 // engine's model, the seed, the mode, the shard and the durations given.
 // figures says whether the suite has modes (--quick).
-func (s *suiteFlags) settings(tg workloads.Target, figures bool, getenv func(string) string) (results.Settings, error) {
+func (s *suiteFlags) settings(figures bool, getenv func(string) string) (results.Settings, error) {
 	set := results.Settings{results.SettingTarget: s.tf.target, "seed": strconv.FormatUint(s.seed, 10)}
 	switch s.tf.target {
 	case "engine":
 		set["profile"], set["time-scale"], set["presplit"], set["balancer"] = s.tf.profile, strconv.FormatFloat(s.tf.timeScale, 'g', -1, 64), strconv.FormatBool(s.tf.presplit), s.tf.balancer
 	default:
-		if d, ok := tg.(workloads.Describer); ok {
-			set["endpoint"] = d.Describe().Endpoint
-		}
+		set["endpoint"] = s.endpoint
 	}
 	if figures {
 		set["quick"] = strconv.FormatBool(s.quick)
@@ -175,17 +209,6 @@ func (s *suiteFlags) settings(tg workloads.Target, figures bool, getenv func(str
 		set["shard"] = fmt.Sprintf("%d/%d", k, n)
 	}
 	return set, nil
-}
-
-// checkTarget builds the suite's target once, so bad target flags fail
-// before anything runs, and returns the suite's settings.
-func (s *suiteFlags) checkTarget(getenv func(string) string, figures bool) (results.Settings, error) {
-	tg, release, err := s.newTarget(getenv)(workloads.PlannedRun{Spec: workloads.Spec{Seed: s.seed}})
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return s.settings(tg, figures, getenv)
 }
 
 // openOut opens the result directory, by default a new one under results/
@@ -340,61 +363,92 @@ func catalogCmd(ctx context.Context, e *env, args []string, name, onlyHelp, only
 	if sf.quick {
 		mode = workloads.QuickMode()
 	}
-	plan := workloads.Plan(figs, mode)
-	if err := sf.override(plan); err != nil {
+	return sf.run(ctx, e, suiteRun{
+		name: name, args: args, mode: mode.Name, figures: true, plan: workloads.Plan(figs, mode),
+		record: func(set *results.Set) {
+			for _, f := range figs {
+				if !slices.Contains(set.Figures, f.ID) { // a resumed suite already lists its figures
+					set.Figures = append(set.Figures, f.ID)
+				}
+			}
+		},
+		report: func(dir *results.Dir, _ []workloads.PlannedRun) ([]workloads.Figure, []results.Claim, []string, error) {
+			all, err := setFigures(&dir.Set) // a directory may hold figures and experiments together
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			dir.Set.Claims = casestudy.Check(all, dir.Set.Runs)
+			return all, dir.Set.Claims, reportSummary(dir, &sf.tf, mode), nil
+		},
+	})
+}
+
+// suiteRun is what a suite command (figures, experiments, sweep) decides;
+// suiteFlags.run does the rest the same way for each.
+type suiteRun struct {
+	name    string // the command
+	args    []string
+	mode    string // recorded in the set: full, quick or sweep
+	figures bool   // the suite has modes and claims
+	plan    []workloads.PlannedRun
+	// record adds what the command records in the set, before any run.
+	record func(set *results.Set)
+	// report returns, once the runs are stored, the figures the report
+	// draws, the claims it checks and its summary; it may record more.
+	report func(dir *results.Dir, plan []workloads.PlannedRun) ([]workloads.Figure, []results.Claim, []string, error)
+}
+
+// run runs a suite: it applies the duration flags to the plan, takes this
+// shard's runs, checks the target flags (building no target), names the
+// process's GC policy, asks before a plan goes off this machine, opens the
+// result directory, runs what is not stored yet, and writes the report.
+func (s *suiteFlags) run(ctx context.Context, e *env, r suiteRun) error {
+	plan := r.plan
+	if err := s.override(plan); err != nil {
 		return err
 	}
-	if plan, err = sf.shardPlan(plan, e.getenv); err != nil {
-		return err
-	}
-	settings, err := sf.checkTarget(e.getenv, true) // bad target flags fail before anything runs
+	plan, err := s.shardPlan(plan, e.getenv)
 	if err != nil {
 		return err
 	}
-	if !sf.resume {
-		if err := sf.confirm(e, workloads.Specs(plan)); err != nil {
+	if err := s.checkTarget(e.getenv, plan); err != nil {
+		return err
+	}
+	settings, err := s.settings(r.figures, e.getenv)
+	if err != nil {
+		return err
+	}
+	gctune.Use(s.tf.gcPolicy())
+	if !s.resume {
+		if err := s.confirm(e, workloads.Specs(plan)); err != nil {
 			return err
 		}
 	}
-	dir, err := sf.openOut(mode.Name, settings)
+	dir, err := s.openOut(r.mode, settings)
 	if err != nil {
 		return err
 	}
 	defer dir.Close()
-	dir.Set.Command = "tablebench " + name + " " + strings.Join(args, " ")
-	for _, f := range figs {
-		if !slices.Contains(dir.Set.Figures, f.ID) { // a resumed suite already lists its figures
-			dir.Set.Figures = append(dir.Set.Figures, f.ID)
-		}
-	}
-	if err := runSuite(ctx, e, &sf, dir, plan); err != nil {
+	dir.Set.Command = "tablebench " + r.name + " " + strings.Join(r.args, " ")
+	r.record(&dir.Set)
+	if err := runSuite(ctx, e, s, dir, plan); err != nil {
 		return err
 	}
-	all, err := setFigures(&dir.Set) // a directory may hold figures and experiments together
+	figs, claims, summary, err := r.report(dir, plan)
 	if err != nil {
 		return err
 	}
-	claims := casestudy.Check(all, dir.Set.Runs)
-	dir.Set.Claims = claims
 	if err := dir.Save(); err != nil {
 		return err
 	}
-	return finishReport(e, &sf, dir, all, claims, reportSummary(dir, &sf.tf, mode))
+	return finishReport(e, s, dir, figs, claims, summary)
 }
 
 // confirm asks before a suite sends anything to a Table endpoint off this
 // machine. A fresh suite asks before its result directory is made, so a
 // declined one leaves nothing behind.
 func (s *suiteFlags) confirm(e *env, specs []workloads.Spec) error {
-	if s.tf.target != "table" { // only a Table endpoint may be off this machine
-		return nil
-	}
-	tg, release, err := s.newTarget(e.getenv)(workloads.PlannedRun{Spec: workloads.Spec{Seed: s.seed}})
-	if err != nil {
-		return err
-	}
-	defer release()
-	if err := s.tf.confirm(e, tg, specs); err != nil {
+	if err := s.tf.confirm(e, s.endpoint, specs); err != nil {
 		return err
 	}
 	s.confirmed = true
@@ -438,31 +492,10 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 	if wall > 0 && !sf.quiet && len(todo) > 0 {
 		fmt.Fprintf(e.stderr, "%d runs in wall time, one at a time: about %s of warm-up and measurement\n", len(todo), plannedWall(todo, wall).Round(time.Second))
 	}
-	var prog *suiteProgress
-	switch {
-	case sf.quiet || len(todo) == 0:
-	case e.terminal:
-		prog = newSuiteProgress(e.stderr, todo, wall, parallel)
-		suite.Started = prog.started
-		inner := suite.Finished
-		suite.Finished = func(pr workloads.PlannedRun, r *results.Run) error {
-			prog.finished(pr)
-			return inner(pr, r)
-		}
-	default: // a log, as in CI: a line per run, so a long suite is never silent
-		lines := newSuiteLines(e.stderr, todo, wall, parallel)
-		suite.Started = lines.started
-		inner := suite.Finished
-		suite.Finished = func(pr workloads.PlannedRun, r *results.Run) error {
-			lines.finished(pr, r)
-			return inner(pr, r)
-		}
-	}
+	wait := watchSuite(e, sf, suite, wall)
 	start := time.Now()
 	err := suite.Run(ctx)
-	if prog != nil {
-		prog.wait()
-	}
+	wait()
 	planOrder(dir, plan)
 	if err != nil {
 		if serr := dir.Save(); serr != nil { // results.json is written every few seconds: now, before saying it holds them
@@ -477,6 +510,31 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 		fmt.Fprintf(e.stderr, "%d runs in %s\n", len(todo), time.Since(start).Round(time.Second))
 	}
 	return nil
+}
+
+// watchSuite shows a suite's progress on stderr, unless --quiet: bars on
+// a terminal, a line per finished run in a log (as in CI), so a long suite
+// is never silent. It returns what waits for the bars to finish drawing.
+func watchSuite(e *env, sf *suiteFlags, suite *workloads.Suite, wall float64) (wait func()) {
+	if sf.quiet || len(suite.Runs) == 0 {
+		return func() {}
+	}
+	var finished func(pr workloads.PlannedRun, r *results.Run)
+	wait = func() {}
+	if e.terminal {
+		prog := newSuiteProgress(e.stderr, suite.Runs, wall, suite.Parallel)
+		suite.Started, wait = prog.started, prog.wait
+		finished = func(pr workloads.PlannedRun, _ *results.Run) { prog.finished(pr) }
+	} else {
+		lines := newSuiteLines(e.stderr, suite.Runs, wall, suite.Parallel)
+		suite.Started, finished = lines.started, lines.finished
+	}
+	inner := suite.Finished
+	suite.Finished = func(pr workloads.PlannedRun, r *results.Run) error {
+		finished(pr, r)
+		return inner(pr, r)
+	}
+	return wait
 }
 
 // planOrder lists the stored runs in the plan's order, not in the order

@@ -116,121 +116,55 @@ const (
 	spreadNone = "none"
 )
 
+// k8sFlags are the k8s command's own flags; the run's follow --.
+type k8sFlags struct {
+	shards                                           int
+	image, name, secret, volume, cpu, memory, spread string
+	startIn                                          time.Duration
+}
+
+func newK8sFlags(e *env) (*flagSet, *k8sFlags) {
+	fs := newFlagSet(e, "k8s", "--shards N [--image IMG] [--secret NAME] [--volume CLAIM] -- run|figures|sweep FLAGS...")
+	k := &k8sFlags{}
+	fs.IntVar(&k.shards, "shards", 0, "pods, one shard each")
+	fs.StringVar(&k.image, "image", "tablebench:latest", "the image built from the Dockerfile, as your cluster pulls it")
+	fs.StringVar(&k.name, "name", "", "the Job's name (default tablebench-<job id>)")
+	fs.StringVar(&k.secret, "secret", "tablebench", "the Secret whose key connection-string holds the connection string")
+	fs.StringVar(&k.volume, "volume", "", "a PersistentVolumeClaim to store each shard's records in (default: records go to each pod's log)")
+	fs.DurationVar(&k.startIn, "start-in", 0, "start every shard's warm-up this long after now (default: the shards agree on a start through the table)")
+	fs.StringVar(&k.cpu, "cpu", "", "CPU each pod requests and is limited to, in Kubernetes units such as 2 or 1500m (default: from the run's threads per pod)")
+	fs.StringVar(&k.memory, "memory", "", "memory each pod requests and is limited to, such as 1Gi or 768Mi (default: from the run's threads per pod)")
+	fs.StringVar(&k.spread, "spread", spreadNode, "how pods are kept apart: node (at most one pod a node; pods beyond the nodes wait), zone (one a node, and even across zones) or none")
+	return fs, k
+}
+
 // k8sCmd prints a Kubernetes Indexed Job that runs the shards of one run
 // (or suite) as its pods.
 func k8sCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "k8s", "--shards N [--image IMG] [--secret NAME] [--volume CLAIM] -- run|figures|sweep FLAGS...")
-	shards := fs.Int("shards", 0, "pods, one shard each")
-	image := fs.String("image", "tablebench:latest", "the image built from the Dockerfile, as your cluster pulls it")
-	name := fs.String("name", "", "the Job's name (default tablebench-<job id>)")
-	secret := fs.String("secret", "tablebench", "the Secret whose key connection-string holds the connection string")
-	volume := fs.String("volume", "", "a PersistentVolumeClaim to store each shard's records in (default: records go to each pod's log)")
-	startIn := fs.Duration("start-in", 0, "start every shard's warm-up this long after now (default: the shards agree on a start through the table)")
-	cpu := fs.String("cpu", "", "CPU each pod requests and is limited to, in Kubernetes units such as 2 or 1500m (default: from the run's threads per pod)")
-	memory := fs.String("memory", "", "memory each pod requests and is limited to, such as 1Gi or 768Mi (default: from the run's threads per pod)")
-	spread := fs.String("spread", spreadNode, "how pods are kept apart: node (at most one pod a node; pods beyond the nodes wait), zone (one a node, and even across zones) or none")
+	fs, k := newK8sFlags(e)
 	if err := parseWords(fs, args); err != nil {
 		return err
 	}
 	cmdArgs := fs.Args()
-	if *shards < 2 {
-		return usagef("--shards %d: give the number of pods, 2 or more", *shards)
+	if err := k.check(cmdArgs); err != nil {
+		return err
 	}
-	if len(cmdArgs) == 0 || !slices.Contains([]string{"run", "figures", "sweep"}, cmdArgs[0]) {
-		return usagef("after --, give the run to shard: -- run FLAGS, -- figures FLAGS or -- sweep FLAGS")
-	}
-	for _, a := range cmdArgs[1:] {
-		for _, own := range []string{"--shard", "-shard", "--shards", "-shards", "--out", "-out", "--json", "-json", "--start-at", "-start-at"} {
-			if a == own || strings.HasPrefix(a, own+"=") {
-				return usagef("%s is set by the manifest for each pod: leave it out of the run's flags", own)
-			}
-		}
-	}
-	if *cpu != "" && !k8sCPU.MatchString(*cpu) {
-		return usagef("--cpu %q is not a CPU quantity: give cores such as 2 or 0.5, or millicores such as 1500m", *cpu)
-	}
-	if *memory != "" && !k8sMemory.MatchString(*memory) {
-		return usagef("--memory %q is not a memory quantity: give bytes with a unit such as 1Gi or 768Mi", *memory)
-	}
-	if !slices.Contains([]string{spreadNode, spreadZone, spreadNone}, *spread) {
-		return usagef("--spread %q is not known: use node, zone or none", *spread)
-	}
-	load, err := shardLoad(cmdArgs, *shards)
+	sizing, err := k.size(cmdArgs)
 	if err != nil {
 		return err
 	}
-	milliCPU, memMiB := load.resources()
-	sizing := fmt.Sprintf("sized for %s, %s", load.from, map[bool]string{false: "single requests", true: "batches"}[load.batches])
-	if *cpu == "" {
-		*cpu = fmt.Sprintf("%dm", milliCPU)
-		if milliCPU%1000 == 0 {
-			*cpu = fmt.Sprint(milliCPU / 1000)
-		}
-	} else {
-		sizing += "; --cpu given"
+	job, jobName, err := k.jobName(cmdArgs)
+	if err != nil {
+		return err
 	}
-	if *memory == "" {
-		*memory = fmt.Sprintf("%dMi", memMiB)
-	} else {
-		sizing += "; --memory given"
+	pod, collect, err := k.pod(cmdArgs, jobName)
+	if err != nil {
+		return err
 	}
-	job := ""
-	for i, a := range cmdArgs {
-		if v, ok := strings.CutPrefix(a, "--job-id="); ok {
-			job = v
-		} else if (a == "--job-id" || a == "-job-id") && i+1 < len(cmdArgs) {
-			job = cmdArgs[i+1]
-		}
-	}
-	if job == "" {
-		return usagef("the run needs --job-id, the same for every pod: add it after --")
-	}
-	jobName := *name
-	if jobName == "" {
-		jobName = "tablebench-" + strings.ToLower(job)
-	}
-	if !k8sName.MatchString(jobName) || len(jobName) > 63 {
-		return usagef("the Job name %q is not a valid Kubernetes name: use lower-case letters, digits and dashes (--name)", jobName)
-	}
-	podArgs := append(slices.Clone(cmdArgs), "--shards", fmt.Sprint(*shards), "--target", "table", "--yes", "--quiet")
-	if *startIn > 0 {
-		podArgs = append(podArgs, "--start-at", time.Now().Add(*startIn).UTC().Format(time.RFC3339))
-	}
-	// Limits equal to requests make each pod Guaranteed: the scheduler
-	// reserves the CPU the run was sized for, and no neighbour takes it.
-	res := map[string]string{"cpu": *cpu, "memory": *memory}
-	c := k8sContainer{Name: "tablebench", Image: *image, Resources: k8sResources{Requests: res, Limits: res}, Env: []k8sEnv{
-		{Name: "TABLEBENCH_CONNECTION_STRING", ValueFrom: k8sValueFrom{SecretKeyRef: &k8sKeyRef{Name: *secret, Key: "connection-string"}}},
-		{Name: "JOB_COMPLETION_INDEX", ValueFrom: k8sValueFrom{FieldRef: &k8sFieldRef{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
-	}}
-	pod := k8sPodSpec{RestartPolicy: "Never"}
-	collect := fmt.Sprintf("kubectl logs -l job-name=%s --tail=-1 --max-log-requests=%d > shards.jsonl && tablebench merge shards.jsonl", jobName, *shards)
-	switch {
-	case *volume != "":
-		podArgs = append(podArgs, "--out", "/results/shard-$(JOB_COMPLETION_INDEX)")
-		c.VolumeMounts = []k8sMount{{Name: "results", MountPath: "/results"}}
-		pod.Volumes = []k8sVolume{{Name: "results", PersistentVolumeClaim: &k8sClaimRef{ClaimName: *volume}}}
-		collect = "copy /results from the claim " + *volume + ", then: tablebench merge --out merged /results/shard-*"
-	case cmdArgs[0] == "run":
-		podArgs = append(podArgs, "--json")
-	default:
-		return usagef("a sharded %s writes a directory per shard: give --volume CLAIM to keep them", cmdArgs[0])
-	}
-	c.Args = podArgs
-	pod.Containers = []k8sContainer{c}
 	labels := map[string]string{"app.kubernetes.io/name": "tablebench", "tablebench/job-id": strings.ToLower(job)}
-	own := k8sSelector{MatchLabels: map[string]string{"tablebench/job-id": strings.ToLower(job)}}
-	placement := "pods may share a node (--spread none)"
-	if *spread != spreadNone {
-		pod.Affinity = &k8sAffinity{PodAntiAffinity: k8sAntiAffinity{Required: []k8sAffinityTerm{{LabelSelector: own, TopologyKey: "kubernetes.io/hostname"}}}}
-		placement = "at most one pod a node: pods beyond the nodes wait for one"
-	}
-	if *spread == spreadZone {
-		pod.TopologySpreadConstraints = []k8sTopologySpread{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: "DoNotSchedule", LabelSelector: own}}
-		placement += ", spread evenly across zones"
-	}
+	placement := k.place(&pod, job)
 	j := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: jobName, Labels: labels},
-		Spec: k8sJobSpec{CompletionMode: "Indexed", Completions: *shards, Parallelism: *shards, BackoffLimit: 0,
+		Spec: k8sJobSpec{CompletionMode: "Indexed", Completions: k.shards, Parallelism: k.shards, BackoffLimit: 0,
 			Template: k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: pod}}}
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
@@ -246,7 +180,130 @@ func k8sCmd(ctx context.Context, e *env, args []string) error {
 #   kubectl create secret generic %s --from-literal=connection-string='...'
 #   kubectl apply -f job.yaml && kubectl wait --for=condition=complete job/%s --timeout=2h
 # Records: %s
-`, *shards, cmdArgs[0], *shards, *cpu, *memory, sizing, placement, *secret, jobName, collect)
+`, k.shards, cmdArgs[0], k.shards, k.cpu, k.memory, sizing, placement, k.secret, jobName, collect)
 	_, err = e.stdout.Write(b.Bytes())
 	return err
+}
+
+// check refuses flags, and run flags after --, a manifest cannot be made
+// from.
+func (k *k8sFlags) check(cmdArgs []string) error {
+	if k.shards < 2 {
+		return usagef("--shards %d: give the number of pods, 2 or more", k.shards)
+	}
+	if len(cmdArgs) == 0 || !slices.Contains([]string{"run", "figures", "sweep"}, cmdArgs[0]) {
+		return usagef("after --, give the run to shard: -- run FLAGS, -- figures FLAGS or -- sweep FLAGS")
+	}
+	for _, a := range cmdArgs[1:] {
+		for _, own := range []string{"--shard", "-shard", "--shards", "-shards", "--out", "-out", "--json", "-json", "--start-at", "-start-at"} {
+			if a == own || strings.HasPrefix(a, own+"=") {
+				return usagef("%s is set by the manifest for each pod: leave it out of the run's flags", own)
+			}
+		}
+	}
+	if k.cpu != "" && !k8sCPU.MatchString(k.cpu) {
+		return usagef("--cpu %q is not a CPU quantity: give cores such as 2 or 0.5, or millicores such as 1500m", k.cpu)
+	}
+	if k.memory != "" && !k8sMemory.MatchString(k.memory) {
+		return usagef("--memory %q is not a memory quantity: give bytes with a unit such as 1Gi or 768Mi", k.memory)
+	}
+	if !slices.Contains([]string{spreadNode, spreadZone, spreadNone}, k.spread) {
+		return usagef("--spread %q is not known: use node, zone or none", k.spread)
+	}
+	return nil
+}
+
+// size sets --cpu and --memory, where they are not given, from the load
+// of a pod, and says how they were chosen.
+func (k *k8sFlags) size(cmdArgs []string) (sizing string, err error) {
+	load, err := shardLoad(cmdArgs, k.shards)
+	if err != nil {
+		return "", err
+	}
+	milliCPU, memMiB := load.resources()
+	sizing = fmt.Sprintf("sized for %s, %s", load.from, map[bool]string{false: "single requests", true: "batches"}[load.batches])
+	if k.cpu == "" {
+		k.cpu = fmt.Sprintf("%dm", milliCPU)
+		if milliCPU%1000 == 0 {
+			k.cpu = fmt.Sprint(milliCPU / 1000)
+		}
+	} else {
+		sizing += "; --cpu given"
+	}
+	if k.memory == "" {
+		k.memory = fmt.Sprintf("%dMi", memMiB)
+	} else {
+		sizing += "; --memory given"
+	}
+	return sizing, nil
+}
+
+// jobName returns the run's job ID, which every pod must share, and the
+// Job's name.
+func (k *k8sFlags) jobName(cmdArgs []string) (job, name string, err error) {
+	for i, a := range cmdArgs {
+		if v, ok := strings.CutPrefix(a, "--job-id="); ok {
+			job = v
+		} else if (a == "--job-id" || a == "-job-id") && i+1 < len(cmdArgs) {
+			job = cmdArgs[i+1]
+		}
+	}
+	if job == "" {
+		return "", "", usagef("the run needs --job-id, the same for every pod: add it after --")
+	}
+	name = k.name
+	if name == "" {
+		name = "tablebench-" + strings.ToLower(job)
+	}
+	if !k8sName.MatchString(name) || len(name) > 63 {
+		return "", "", usagef("the Job name %q is not a valid Kubernetes name: use lower-case letters, digits and dashes (--name)", name)
+	}
+	return job, name, nil
+}
+
+// pod returns the pod each shard runs in, and how its records are
+// collected: from the pods' logs, or from the volume.
+func (k *k8sFlags) pod(cmdArgs []string, jobName string) (pod k8sPodSpec, collect string, err error) {
+	podArgs := append(slices.Clone(cmdArgs), "--shards", fmt.Sprint(k.shards), "--target", "table", "--yes", "--quiet")
+	if k.startIn > 0 {
+		podArgs = append(podArgs, "--start-at", time.Now().Add(k.startIn).UTC().Format(time.RFC3339))
+	}
+	// Limits equal to requests make each pod Guaranteed: the scheduler
+	// reserves the CPU the run was sized for, and no neighbour takes it.
+	res := map[string]string{"cpu": k.cpu, "memory": k.memory}
+	c := k8sContainer{Name: "tablebench", Image: k.image, Resources: k8sResources{Requests: res, Limits: res}, Env: []k8sEnv{
+		{Name: "TABLEBENCH_CONNECTION_STRING", ValueFrom: k8sValueFrom{SecretKeyRef: &k8sKeyRef{Name: k.secret, Key: "connection-string"}}},
+		{Name: "JOB_COMPLETION_INDEX", ValueFrom: k8sValueFrom{FieldRef: &k8sFieldRef{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+	}}
+	pod = k8sPodSpec{RestartPolicy: "Never"}
+	collect = fmt.Sprintf("kubectl logs -l job-name=%s --tail=-1 --max-log-requests=%d > shards.jsonl && tablebench merge shards.jsonl", jobName, k.shards)
+	switch {
+	case k.volume != "":
+		podArgs = append(podArgs, "--out", "/results/shard-$(JOB_COMPLETION_INDEX)")
+		c.VolumeMounts = []k8sMount{{Name: "results", MountPath: "/results"}}
+		pod.Volumes = []k8sVolume{{Name: "results", PersistentVolumeClaim: &k8sClaimRef{ClaimName: k.volume}}}
+		collect = "copy /results from the claim " + k.volume + ", then: tablebench merge --out merged /results/shard-*"
+	case cmdArgs[0] == "run":
+		podArgs = append(podArgs, "--json")
+	default:
+		return pod, "", usagef("a sharded %s writes a directory per shard: give --volume CLAIM to keep them", cmdArgs[0])
+	}
+	c.Args = podArgs
+	pod.Containers = []k8sContainer{c}
+	return pod, collect, nil
+}
+
+// place keeps the job's pods apart as --spread says, and says how.
+func (k *k8sFlags) place(pod *k8sPodSpec, job string) (placement string) {
+	own := k8sSelector{MatchLabels: map[string]string{"tablebench/job-id": strings.ToLower(job)}}
+	placement = "pods may share a node (--spread none)"
+	if k.spread != spreadNone {
+		pod.Affinity = &k8sAffinity{PodAntiAffinity: k8sAntiAffinity{Required: []k8sAffinityTerm{{LabelSelector: own, TopologyKey: "kubernetes.io/hostname"}}}}
+		placement = "at most one pod a node: pods beyond the nodes wait for one"
+	}
+	if k.spread == spreadZone {
+		pod.TopologySpreadConstraints = []k8sTopologySpread{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: "DoNotSchedule", LabelSelector: own}}
+		placement += ", spread evenly across zones"
+	}
+	return placement
 }

@@ -1,11 +1,17 @@
 // Command tablebench benchmarks table stores with the Azure Table service's
 // model and reproduces the published case study of Azure Table storage.
 //
-//	tablebench run      one run: VMs x threads of inserts, gets or batches against a target
-//	tablebench figures  reproduce Figures 3-15 and check every published claim
-//	tablebench sweep    a figure of your own: any parameters as lists
-//	tablebench report   rebuild the charts of stored results
-//	tablebench compare  two result sets side by side
+//	tablebench run          one run: VMs x threads of one operation against the engine or a Table endpoint
+//	tablebench figures      reproduce Figures 3-15 and check every published claim
+//	tablebench experiments  test the case study's advice its figures never test: retries, keys, balancing, conflicts, today
+//	tablebench sweep        a figure of your own: any run parameters as lists
+//	tablebench report       rebuild the charts of a stored result set
+//	tablebench compare      two result sets side by side, each difference tested against the runs' noise
+//	tablebench merge        combine the shards of a run or suite into one
+//	tablebench k8s          print a Kubernetes Indexed Job that runs a run's shards
+//	tablebench serve        serve the engine as an Azure Table endpoint
+//	tablebench admin        change a served engine's fault rules and rates while it runs
+//	tablebench version      print the version
 //
 // TABLEBENCH_CPUPROFILE=FILE writes a CPU profile of the whole command to
 // FILE, for `go tool pprof`: where the harness's own time goes.

@@ -29,49 +29,9 @@ func mergeCmd(ctx context.Context, e *env, args []string) error {
 	if len(inputs) == 0 {
 		return usagef("give the shards to merge: their run records (run --json, or the .json of run --out) or their suite directories")
 	}
-	var sets []*results.Dir
-	var runs []*results.Run
-	for _, in := range inputs {
-		st, err := os.Stat(in)
-		if err != nil {
-			return usagef("%s: %v", in, errors.Unwrap(err))
-		}
-		if st.IsDir() {
-			if _, err := os.Stat(filepath.Join(in, results.SetFile)); err == nil {
-				d, err := results.ReadDir(in)
-				if err != nil {
-					return usagef("%v", err)
-				}
-				for _, r := range d.Set.Runs {
-					if d.Missing(r) { // the merged run's per-second percentiles are left out
-						fmt.Fprintf(e.stderr, "warning: run %s has no interval log in %s: the merged run has no per-second percentiles\n", r.ID, in)
-						continue
-					}
-					if err := r.ReadHlog(d.HlogPath(r)); err != nil {
-						return usagef("%v", err)
-					}
-				}
-				sets = append(sets, d)
-				continue
-			}
-			files, _ := filepath.Glob(filepath.Join(in, "*.json"))
-			if len(files) == 0 {
-				return usagef("%s holds no run records and no %s", in, results.SetFile)
-			}
-			for _, f := range files {
-				rs, err := readRecords(f)
-				if err != nil {
-					return err
-				}
-				runs = append(runs, rs...)
-			}
-			continue
-		}
-		rs, err := readRecords(in)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, rs...)
+	sets, runs, err := readShards(e, inputs)
+	if err != nil {
+		return err
 	}
 	if len(sets) > 0 && len(runs) > 0 {
 		return usagef("give suite directories or run records, not both")
@@ -102,6 +62,64 @@ func mergeCmd(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// readShards reads what merge is given: suite directories (each with its
+// runs' interval logs), or run records in files and in directories of them.
+func readShards(e *env, inputs []string) (sets []*results.Dir, runs []*results.Run, err error) {
+	for _, in := range inputs {
+		st, err := os.Stat(in)
+		if err != nil {
+			return nil, nil, usagef("%s: %v", in, errors.Unwrap(err))
+		}
+		var rs []*results.Run
+		switch _, serr := os.Stat(filepath.Join(in, results.SetFile)); {
+		case st.IsDir() && serr == nil:
+			d, err := readSuiteShard(e, in)
+			if err != nil {
+				return nil, nil, err
+			}
+			sets = append(sets, d)
+			continue
+		case st.IsDir():
+			files, _ := filepath.Glob(filepath.Join(in, "*.json"))
+			if len(files) == 0 {
+				return nil, nil, usagef("%s holds no run records and no %s", in, results.SetFile)
+			}
+			for _, f := range files {
+				frs, err := readRecords(f)
+				if err != nil {
+					return nil, nil, err
+				}
+				rs = append(rs, frs...)
+			}
+		default:
+			if rs, err = readRecords(in); err != nil {
+				return nil, nil, err
+			}
+		}
+		runs = append(runs, rs...)
+	}
+	return sets, runs, nil
+}
+
+// readSuiteShard reads a shard's suite directory with its runs' interval
+// logs; a run without one is merged without per-second percentiles.
+func readSuiteShard(e *env, in string) (*results.Dir, error) {
+	d, err := results.ReadDir(in)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	for _, r := range d.Set.Runs {
+		if d.Missing(r) { // the merged run's per-second percentiles are left out
+			fmt.Fprintf(e.stderr, "warning: run %s has no interval log in %s: the merged run has no per-second percentiles\n", r.ID, in)
+			continue
+		}
+		if err := r.ReadHlog(d.HlogPath(r)); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
+	return d, nil
 }
 
 // readRecords reads shards' run records from a file: one record (the .json

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/gctune"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
@@ -88,88 +89,121 @@ func (s *specFlags) resolve() (workloads.Spec, error) {
 	return s.spec, nil
 }
 
-func runCmd(ctx context.Context, e *env, args []string) error {
+// runFlags are run's flags: a spec, a target, a shard and what to do with
+// the result.
+type runFlags struct {
+	spec                 specFlags
+	target               targetFlags
+	shard                shardFlags
+	out                  string
+	asJSON, quiet, check bool
+}
+
+func newRunFlags(e *env) (*flagSet, *runFlags) {
 	fs := newFlagSet(e, "run", "[flags]")
-	var sf specFlags
-	var tf targetFlags
-	var shf shardFlags
-	sf.register(fs.FlagSet)
-	tf.register(fs.FlagSet)
-	shf.register(fs.FlagSet)
-	out := fs.String("out", "", "directory to store the run record (JSON) and its HdrHistogram interval log (.hlog)")
-	asJSON := fs.Bool("json", false, "print one JSON object with the results instead of the summary")
-	quiet := fs.Bool("quiet", false, "no progress and no configuration lines on stderr")
-	check := fs.Bool("check", false, "exit 1 if the run warns that its numbers cannot be trusted (an endpoint that stalled or failed, a saturated modelled client)")
+	r := &runFlags{}
+	r.spec.register(fs.FlagSet)
+	r.target.register(fs.FlagSet, true)
+	r.shard.register(fs.FlagSet)
+	fs.StringVar(&r.out, "out", "", "directory to store the run record (JSON) and its HdrHistogram interval log (.hlog)")
+	fs.BoolVar(&r.asJSON, "json", false, "print one JSON object with the results instead of the summary")
+	fs.BoolVar(&r.quiet, "quiet", false, "no progress and no configuration lines on stderr")
+	fs.BoolVar(&r.check, "check", false, "exit 1 if the run warns that its numbers cannot be trusted (an endpoint that stalled or failed, a saturated modelled client)")
+	return fs, r
+}
+
+// resolve checks the flags against one another and returns the run's spec.
+func (r *runFlags) resolve(fs *flagSet, getenv func(string) string) (workloads.Spec, error) {
+	if err := r.target.contradictions(fs.FlagSet); err != nil {
+		return workloads.Spec{}, err
+	}
+	k, n, startAt, err := r.shard.resolve(getenv)
+	if err != nil {
+		return workloads.Spec{}, err
+	}
+	if n > 1 && r.target.target != "table" {
+		return workloads.Spec{}, usagef("shards meet in the service's table: a sharded run needs --target table (a served engine will do)")
+	}
+	r.shard.apply(&r.spec.spec, k, n, startAt)
+	spec, err := r.spec.resolve()
+	if err != nil {
+		return spec, err
+	}
+	if err := r.spec.contradictions(fs.FlagSet); err != nil {
+		return spec, err
+	}
+	spec.KeepTable = r.target.keep
+	if r.out != "" {
+		if err := os.MkdirAll(r.out, 0o755); err != nil {
+			return spec, usagef("--out: cannot create %s: %v", r.out, err)
+		}
+	}
+	return spec, nil
+}
+
+func runCmd(ctx context.Context, e *env, args []string) error {
+	fs, r := newRunFlags(e)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := tf.contradictions(fs.FlagSet); err != nil {
-		return err
-	}
-	k, n, startAt, err := shf.resolve(e.getenv)
+	spec, err := r.resolve(fs, e.getenv)
 	if err != nil {
 		return err
 	}
-	if n > 1 && tf.target != "table" {
-		return usagef("shards meet in the service's table: a sharded run needs --target table (a served engine will do)")
-	}
-	shf.apply(&sf.spec, k, n, startAt)
-	spec, err := sf.resolve()
-	if err != nil {
-		return err
-	}
-	if err := sf.contradictions(fs.FlagSet); err != nil {
-		return err
-	}
-	spec.KeepTable = tf.keep
-	if *out != "" {
-		if err := os.MkdirAll(*out, 0o755); err != nil {
-			return usagef("--out: cannot create %s: %v", *out, err)
-		}
-	}
+	tf := &r.target
 	tg, release, err := tf.build(e.getenv, spec.Seed)
 	if err != nil {
 		return err
 	}
 	defer release()
+	gctune.Use(tf.gcPolicy())
 	runner, err := workloads.NewRunner(spec, tg)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	if err := tf.confirm(e, tg, []workloads.Spec{spec}); err != nil {
+	if err := tf.confirm(e, endpointOf(tg), []workloads.Spec{spec}); err != nil {
 		return err
 	}
-	if !*quiet {
+	if !r.quiet {
 		tf.describe(e.stderr, tg)
 		fmt.Fprintln(e.stderr, "spec:", describeSpec(spec, modelsClient(tg)))
 		if d := describeShard(spec); d != "" {
 			fmt.Fprintln(e.stderr, "shard:", d, "- waiting for the other shards")
 		}
 	}
-	var stop func()
-	switch {
-	case *quiet:
-	case e.terminal:
-		var phase func(workloads.Phase)
-		stop, phase = startProgress(e.stderr, runner, tg.Clock(), spec.Warmup+spec.Duration)
-		runner.OnPhase(phase)
-	default: // a log, as in CI: a line per interval, so a long run is never silent
-		var phase func(workloads.Phase)
-		stop, phase = startLines(e.stderr, runner, tg.Clock(), lineEvery)
-		runner.OnPhase(phase)
-	}
+	stop := r.watch(e, runner, tg, spec)
 	res, err := runner.Run(ctx)
-	if stop != nil {
-		stop()
-	}
+	stop()
 	if err != nil && res == nil {
 		return err
 	}
-	// The result is printed before it is stored: a store that fails (a full
-	// disk) loses nothing the user has not seen.
-	if *asJSON {
-		if werr := writeJSONSummary(e.stdout, res); werr != nil {
-			return werr
+	return r.report(e, res, err)
+}
+
+// watch shows the run's progress on stderr, unless --quiet: a bar on a
+// terminal, a line per interval in a log (as in CI), so a long run is
+// never silent. It returns what stops it.
+func (r *runFlags) watch(e *env, runner *workloads.Runner, tg workloads.Target, spec workloads.Spec) (stop func()) {
+	var phase func(workloads.Phase)
+	switch {
+	case r.quiet:
+		return func() {}
+	case e.terminal:
+		stop, phase = startProgress(e.stderr, runner, tg.Clock(), spec.Warmup+spec.Duration)
+	default:
+		stop, phase = startLines(e.stderr, runner, tg.Clock(), lineEvery)
+	}
+	runner.OnPhase(phase)
+	return stop
+}
+
+// report prints the run's result, then stores it: a store that fails (a
+// full disk) loses nothing the user has not seen. It returns the run's
+// error, runErr, or why its numbers do not hold.
+func (r *runFlags) report(e *env, res *results.Run, runErr error) error {
+	if r.asJSON {
+		if err := writeJSONSummary(e.stdout, res); err != nil {
+			return err
 		}
 	} else {
 		results.WriteSummary(e.stdout, res)
@@ -177,24 +211,22 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintln(e.stderr, "warning:", w)
 	}
-	if *out != "" {
-		if werr := store(*out, res); werr != nil {
-			return fmt.Errorf("the results above could not be stored in %s: %w", *out, werr)
+	if r.out != "" {
+		if err := store(r.out, res); err != nil {
+			return fmt.Errorf("the results above could not be stored in %s: %w", r.out, err)
 		}
-		if !*asJSON {
-			fmt.Fprintf(e.stdout, "stored in %s\n", filepath.Join(*out, res.ID+".json"))
+		if !r.asJSON {
+			fmt.Fprintf(e.stdout, "stored in %s\n", filepath.Join(r.out, res.ID+".json"))
 		}
 	}
-	if err != nil {
-		return err
-	}
-	if res.Interrupted {
+	switch {
+	case runErr != nil:
+		return runErr
+	case res.Interrupted:
 		return fmt.Errorf("interrupted: the results above cover %.1f s measured", res.MeasuredSec)
-	}
-	if res.Refused {
+	case res.Refused:
 		return fmt.Errorf("refused: the harness could not keep time at this time scale, so the numbers above do not hold (see the warning)")
-	}
-	if *check && len(res.Warnings) > 0 {
+	case r.check && len(res.Warnings) > 0:
 		return fmt.Errorf("check failed: %d warning(s) above say the numbers cannot be trusted", len(res.Warnings))
 	}
 	return nil

@@ -12,138 +12,170 @@ import (
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/engine/rest"
 	"github.com/tablebench/tablebench/engine/rest/faults"
+	"github.com/tablebench/tablebench/workloads/gctune"
 )
 
-func serveCmd(ctx context.Context, e *env, args []string) error {
+// serveFlags are serve's flags: the engine's, as every command names them,
+// and the server's.
+type serveFlags struct {
+	eng                                engineFlags
+	addr, account, keyEnv, auth        string
+	cert, keyFile, faultsFile          string
+	bearer, allowFaultHeader, insecure bool
+	grace, deleteDelay                 time.Duration
+}
+
+func newServeFlags(e *env) (*flagSet, *serveFlags) {
 	fs := newFlagSet(e, "serve", "[--addr 127.0.0.1:10002] [--profile wa2010|modern|none] [flags]")
-	addr := fs.String("addr", "127.0.0.1:10002", "address to listen on; port 0 picks a free one")
-	profile := fs.String("profile", "wa2010", "engine model: wa2010, modern or none")
-	scale := fs.Float64("time-scale", 1, "model seconds per wall second")
-	presplit := fs.Bool("presplit", true, "start tables split into one range partition per server core, as after a warm-up (default: true under wa2010 and modern; false under none, which models no servers, so a scan is not cut into a page per range partition)")
-	account := fs.String("account", rest.DevAccount, "account name clients use")
-	keyEnv := fs.String("key-env", "", "environment variable holding the account key (base64); default: the well-known development key")
-	auth := fs.String("auth", rest.AuthSharedKey, "sharedkey (SharedKeyLite, SharedKey and SAS; bearer tokens with --bearer) or none")
-	cert := fs.String("tls-cert", "", "TLS certificate file; with --tls-key, serve HTTPS and accept bearer tokens")
-	keyFile := fs.String("tls-key", "", "TLS key file")
-	bearer := fs.Bool("bearer", false, "with TLS, accept bearer tokens: their form, expiry and storage audience are checked, their signature is not")
-	grace := fs.Duration("grace", 10*time.Second, "on interrupt, how long requests in flight may finish before their connections are closed")
-	partitionRate := fs.Float64("partition-rate", 0, "entities/s one PartitionKey serves before 503 ServerBusy (default: the profile's; any profile, none included)")
-	accountRate := fs.Float64("account-rate", 0, "entities/s the account serves before 503 ServerBusy (default: the profile's)")
-	latencyScale := fs.Float64("latency-scale", 1, "multiply the profile's latencies (front end, commit, stalls) by this factor; a partition's capacity is kept")
-	faultsFile := fs.String("faults", "", "YAML file of fault rules, reloaded when it changes (see the README); also enables the admin endpoint's rules")
-	allowHeader := fs.Bool("allow-fault-header", false, "let a request ask for its own fault with the x-tablebench-fault header")
-	deleteDelay := fs.Duration("table-delete-delay", 0, "how long a deleted table's name is refused (409 TableBeingDeleted) before it can be created again; 0 allows it at once (default: 0 under --profile none, which models no time; 40s, the service's, under wa2010 and modern)")
-	insecure := fs.Bool("allow-insecure-network", false, "serve on an address other hosts can reach with the publicly known development key or --auth none, so that anyone who reaches it can read and write (a container's published port, a test network)")
+	s := &serveFlags{}
+	fs.StringVar(&s.addr, "addr", "127.0.0.1:10002", "address to listen on; port 0 picks a free one")
+	s.eng.register(fs.FlagSet, served, true)
+	fs.StringVar(&s.account, "account", rest.DevAccount, "account name clients use")
+	fs.StringVar(&s.keyEnv, "account-key-env", "", "environment variable holding the account key (base64), as run names it; default: the well-known development key (--key-env is an older name)")
+	fs.alias("key-env", "account-key-env")
+	fs.StringVar(&s.auth, "auth", rest.AuthSharedKey, "sharedkey (SharedKeyLite, SharedKey and SAS; bearer tokens with --bearer) or none")
+	fs.StringVar(&s.cert, "tls-cert", "", "TLS certificate file; with --tls-key, serve HTTPS and accept bearer tokens")
+	fs.StringVar(&s.keyFile, "tls-key", "", "TLS key file")
+	fs.BoolVar(&s.bearer, "bearer", false, "with TLS, accept bearer tokens: their form, expiry and storage audience are checked, their signature is not")
+	fs.DurationVar(&s.grace, "grace", 10*time.Second, "on interrupt, how long requests in flight may finish before their connections are closed")
+	fs.StringVar(&s.faultsFile, "faults", "", "YAML file of fault rules, reloaded when it changes (see the README); also enables the admin endpoint's rules")
+	fs.BoolVar(&s.allowFaultHeader, "allow-fault-header", false, "let a request ask for its own fault with the x-tablebench-fault header")
+	fs.DurationVar(&s.deleteDelay, "table-delete-delay", 0, "how long a deleted table's name is refused (409 TableBeingDeleted) before it can be created again; 0 allows it at once (default: 0 under --profile none, which models no time; 40s, the service's, under wa2010 and modern)")
+	fs.BoolVar(&s.insecure, "allow-insecure-network", false, "serve on an address other hosts can reach with the publicly known development key or --auth none, so that anyone who reaches it can read and write (a container's published port, a test network)")
+	return fs, s
+}
+
+// engineConfig checks the flags and returns the served engine's
+// configuration, built from the same engine flags as run's.
+func (s *serveFlags) engineConfig(fs *flagSet) (engine.Config, error) {
+	cfg, err := s.eng.config(0)
+	if err != nil {
+		return cfg, err
+	}
+	switch {
+	case s.auth != rest.AuthSharedKey && s.auth != rest.AuthNone:
+		return cfg, usagef("--auth %q is not known: use sharedkey or none", s.auth)
+	case (s.cert == "") != (s.keyFile == ""):
+		return cfg, usagef("give both --tls-cert and --tls-key, or neither")
+	case s.bearer && s.cert == "":
+		return cfg, usagef("--bearer needs TLS: give --tls-cert and --tls-key too")
+	case s.grace < 0:
+		return cfg, usagef("--grace %v is negative: use a duration such as 10s", s.grace)
+	case s.deleteDelay < 0:
+		return cfg, usagef("--table-delete-delay %v is negative: use a duration such as 40s, or 0 to allow it at once", s.deleteDelay)
+	}
+	if !given(fs.FlagSet, "table-delete-delay") {
+		s.deleteDelay = 0
+		if cfg.Profile.Model {
+			s.deleteDelay = engine.ServiceTableDeleteGrace
+		}
+	}
+	cfg.TableDeleteGrace = s.deleteDelay
+	return cfg, nil
+}
+
+// key returns the account key and how the connection string shows it: the
+// development key itself, which is public, or the variable that holds one.
+// It refuses to serve the public key, or no auth, where other hosts reach.
+func (s *serveFlags) key(e *env) (key []byte, shown string, err error) {
+	devKey := s.keyEnv == "" || e.getenv(s.keyEnv) == rest.DevKey
+	if !s.insecure && (devKey || s.auth == rest.AuthNone) && !loopbackAddr(s.addr) {
+		why := "the publicly known development key"
+		if s.auth == rest.AuthNone {
+			why = "--auth none"
+		}
+		return nil, "", usagef("--addr %s can be reached from other hosts, and with %s anyone there can read and write: give a key of your own (--account-key-env VAR), listen on 127.0.0.1, or accept the risk with --allow-insecure-network", s.addr, why)
+	}
+	text, shown := rest.DevKey, rest.DevKey
+	if s.keyEnv != "" {
+		text = e.getenv(s.keyEnv)
+		if text == "" {
+			return nil, "", usagef("--account-key-env: $%s is empty; set it to the base64 account key", s.keyEnv)
+		}
+		shown = "<the value of $" + s.keyEnv + ">"
+	}
+	key, err = rest.DecodeKey(text)
+	if err != nil {
+		return nil, "", usagef("--account-key-env: $%s is not a base64 key", s.keyEnv)
+	}
+	return key, shown, nil
+}
+
+// watchFaults loads the fault rules, if a file is named, and reloads them
+// when it changes until ctx ends.
+func (s *serveFlags) watchFaults(ctx context.Context, e *env) (*faults.Set, error) {
+	if s.faultsFile == "" {
+		return nil, nil
+	}
+	rules := faults.NewSet(uint64(time.Now().UnixNano()))
+	if err := faults.Watch(ctx, rules, s.faultsFile, time.Second, func(msg string) { fmt.Fprintln(e.stderr, msg) }); err != nil {
+		return nil, usagef("--faults: %v", err)
+	}
+	return rules, nil
+}
+
+func serveCmd(ctx context.Context, e *env, args []string) error {
+	fs, s := newServeFlags(e)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	p, err := engine.ProfileByName(*profile)
+	cfg, err := s.engineConfig(fs)
 	if err != nil {
-		return usagef("--profile: %v", err)
+		return err
 	}
-	if *scale <= 0 || *scale > 1000 {
-		return usagef("--time-scale %g is out of range: use a factor above 0 up to 1000", *scale)
-	}
-	if *auth != rest.AuthSharedKey && *auth != rest.AuthNone {
-		return usagef("--auth %q is not known: use sharedkey or none", *auth)
-	}
-	if (*cert == "") != (*keyFile == "") {
-		return usagef("give both --tls-cert and --tls-key, or neither")
-	}
-	if *bearer && *cert == "" {
-		return usagef("--bearer needs TLS: give --tls-cert and --tls-key too")
-	}
-	if *grace < 0 {
-		return usagef("--grace %v is negative: use a duration such as 10s", *grace)
-	}
-	if *partitionRate < 0 || *accountRate < 0 {
-		return usagef("--partition-rate and --account-rate must be positive entities/s, such as 200")
-	}
-	if *latencyScale <= 0 || *latencyScale > 1000 {
-		return usagef("--latency-scale %g is out of range: use a factor above 0 up to 1000", *latencyScale)
-	}
-	if *deleteDelay < 0 {
-		return usagef("--table-delete-delay %v is negative: use a duration such as 40s, or 0 to allow it at once", *deleteDelay)
-	}
-	if !given(fs.FlagSet, "table-delete-delay") {
-		*deleteDelay = 0
-		if p.Model {
-			*deleteDelay = engine.ServiceTableDeleteGrace
-		}
-	}
-	if *latencyScale != 1 && !p.Model {
-		return usagef("--latency-scale: profile %s models no latency; use wa2010 or modern", p.Name)
-	}
-	devKey := *keyEnv == "" || e.getenv(*keyEnv) == rest.DevKey
-	if !*insecure && (devKey || *auth == rest.AuthNone) && !loopbackAddr(*addr) {
-		why := "the publicly known development key"
-		if *auth == rest.AuthNone {
-			why = "--auth none"
-		}
-		return usagef("--addr %s can be reached from other hosts, and with %s anyone there can read and write: give a key of your own (--key-env VAR), listen on 127.0.0.1, or accept the risk with --allow-insecure-network", *addr, why)
-	}
-	keyText, keyShown := rest.DevKey, rest.DevKey
-	if *keyEnv != "" {
-		keyText = e.getenv(*keyEnv)
-		if keyText == "" {
-			return usagef("--key-env: $%s is empty; set it to the base64 account key", *keyEnv)
-		}
-		keyShown = "<the value of $" + *keyEnv + ">"
-	}
-	key, err := rest.DecodeKey(keyText)
+	key, keyShown, err := s.key(e)
 	if err != nil {
-		return usagef("--key-env: $%s is not a base64 key", *keyEnv)
-	}
-	cfg := engine.DefaultConfig()
-	cfg.Profile, cfg.TimeScale = p.ScaleLatency(*latencyScale), *scale
-	cfg.PartitionRate, cfg.AccountRate = *partitionRate, *accountRate
-	cfg.TableDeleteGrace = *deleteDelay
-	if !given(fs.FlagSet, "presplit") && !p.Model {
-		// Range partitions only matter to the model; unmodelled, they would
-		// only end a query's pages at their bounds, which a client of a
-		// local endpoint would read as the service's paging.
-		*presplit = false
-	}
-	if *presplit {
-		cfg.PreSplit = p.SteadySplit()
+		return err
 	}
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return usagef("%v", err)
 	}
 	defer eng.Close()
-	rates := eng.Rates()
-	var rules *faults.Set
-	if *faultsFile != "" {
-		rules = faults.NewSet(uint64(time.Now().UnixNano()))
-		wctx, stopWatch := context.WithCancel(ctx)
-		defer stopWatch()
-		if err := faults.Watch(wctx, rules, *faultsFile, time.Second, func(msg string) { fmt.Fprintln(e.stderr, msg) }); err != nil {
-			return usagef("--faults: %v", err)
-		}
+	gctune.Use(gctune.Store) // the store grows with what clients write
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	rules, err := s.watchFaults(wctx, e)
+	if err != nil {
+		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
 		return usagef("--addr: %v", err)
 	}
-	tls := *cert != ""
-	srv := rest.New(eng, rest.Config{Account: *account, Key: key, Auth: *auth, TLS: tls, Bearer: *bearer, Faults: rules, AllowFaultHeader: *allowHeader}).HTTPServer(rest.DefaultTimeouts())
+	tls := s.cert != ""
+	srv := rest.New(eng, rest.Config{Account: s.account, Key: key, Auth: s.auth, TLS: tls, Bearer: s.bearer, Faults: rules, AllowFaultHeader: s.allowFaultHeader}).HTTPServer(rest.DefaultTimeouts())
+	s.announce(e, eng, ln.Addr(), keyShown, rules)
+	return s.serveUntil(ctx, e, srv, ln)
+}
+
+// announce prints where the engine is served, with what, and how to
+// connect to it.
+func (s *serveFlags) announce(e *env, eng *engine.Engine, addr net.Addr, keyShown string, rules *faults.Set) {
 	scheme := "http"
-	if tls {
+	if s.cert != "" {
 		scheme = "https"
 	}
-	endpoint := fmt.Sprintf("%s://%s/%s", scheme, ln.Addr(), *account)
-	fmt.Fprintf(e.stdout, "serving the engine (profile %s) at %s\n", p.Name, endpoint)
-	fmt.Fprintf(e.stdout, "connection string: %s\n", rest.ConnectionString(scheme, *account, keyShown, endpoint))
-	fmt.Fprintf(e.stdout, "budgets: %s entities/s per PartitionKey, %s per account; metrics at %s://%s%s\n", rateText(rates.Partition), rateText(rates.Account), scheme, ln.Addr(), rest.MetricsPath)
-	fmt.Fprintf(e.stdout, "a deleted table's name can be created again after %v (--table-delete-delay)\n", *deleteDelay)
+	endpoint := fmt.Sprintf("%s://%s/%s", scheme, addr, s.account)
+	rates := eng.Rates()
+	fmt.Fprintf(e.stdout, "serving the engine (profile %s) at %s\n", eng.Config().Profile.Name, endpoint)
+	fmt.Fprintf(e.stdout, "connection string: %s\n", rest.ConnectionString(scheme, s.account, keyShown, endpoint))
+	fmt.Fprintf(e.stdout, "budgets: %s entities/s per PartitionKey, %s per account; metrics at %s://%s%s\n", rateText(rates.Partition), rateText(rates.Account), scheme, addr, rest.MetricsPath)
+	fmt.Fprintf(e.stdout, "a deleted table's name can be created again after %v (--table-delete-delay)\n", s.deleteDelay)
 	if rules != nil {
-		fmt.Fprintf(e.stdout, "faults: %d rules from %s, reloaded when it changes\n", len(rules.Rules()), *faultsFile)
+		fmt.Fprintf(e.stdout, "faults: %d rules from %s, reloaded when it changes\n", len(rules.Rules()), s.faultsFile)
 	}
+}
+
+// serveUntil serves on ln until the server fails or ctx ends. Requests in
+// flight may then finish within the grace period; connections still open
+// after it (a stalled client, say) are closed, and the stop is still a
+// clean one.
+func (s *serveFlags) serveUntil(ctx context.Context, e *env, srv *http.Server, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() {
-		if tls {
-			errc <- srv.ServeTLS(ln, *cert, *keyFile)
+		if s.cert != "" {
+			errc <- srv.ServeTLS(ln, s.cert, s.keyFile)
 		} else {
 			errc <- srv.Serve(ln)
 		}
@@ -153,17 +185,14 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	// Requests in flight may finish within the grace period; connections
-	// still open then (a stalled client, say) are closed, and the stop is
-	// still a clean one.
-	sctx, cancel := context.WithTimeout(context.Background(), *grace)
+	sctx, cancel := context.WithTimeout(context.Background(), s.grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
 		srv.Close()
-		fmt.Fprintf(e.stderr, "closed the connections still open after the %v grace period\n", *grace)
+		fmt.Fprintf(e.stderr, "closed the connections still open after the %v grace period\n", s.grace)
 	}
 	fmt.Fprintln(e.stderr, "stopped")
 	return nil

@@ -44,11 +44,17 @@ var connRE = regexp.MustCompile(`connection string: (\S+)`)
 // connection string and a function that stops it and returns its exit code.
 func startServe(t *testing.T, args ...string) (string, func() int) {
 	t.Helper()
+	return startServeEnv(t, func(string) string { return "" }, args...)
+}
+
+// startServeEnv is startServe in the environment getenv.
+func startServeEnv(t *testing.T, getenv func(string) string, args ...string) (string, func() int) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), strings.NewReader(""), &out, &errOut, func(string) string { return "" })
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), strings.NewReader(""), &out, &errOut, getenv)
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {

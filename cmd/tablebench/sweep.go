@@ -17,11 +17,14 @@ type listFlags struct {
 	vms, threads, vmSize, op, batch, partition, entitySize, rate string
 }
 
-func sweepCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "sweep", "[--vms 1,2,4,8] [--threads 10,30] [--vm-size small,xl] [--op batch] [--batch-size 1,20,100] [--partition guid,shared] | --file sweep.yaml")
-	var sf suiteFlags
-	sf.register(fs, false)
-	var lf listFlags
+// sweepFlags define a sweep: in list flags, or in a file.
+type sweepFlags struct {
+	lists                          listFlags
+	x, y, name, title, retry, file string
+}
+
+func (s *sweepFlags) register(fs *flagSet) {
+	lf := &s.lists
 	fs.StringVar(&lf.vms, "vms", "", "VM counts, such as 1,2,4,8")
 	fs.StringVar(&lf.threads, "threads", "", "threads per VM, such as 10,30")
 	fs.StringVar(&lf.vmSize, "vm-size", "", "VM sizes: small, xl, cores:N[,serial:F]")
@@ -30,93 +33,88 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&lf.partition, "partition", "", "partition schemes: guid, shared, append, prepend")
 	fs.StringVar(&lf.entitySize, "entity-size", "", "entity sizes in bytes, such as 256,1024,4096")
 	fs.StringVar(&lf.rate, "rate", "", "open-loop rates in requests/s (0 is closed loop)")
-	x := fs.String("x", "", "the x axis: vms, threads, batch-size, entity-size or rate (default: the first listed with more than one value)")
-	y := fs.String("y", "entities-per-sec", "the y axis: "+results.MetricNames(results.SweepMetric)+" (latency: of successful requests, ms)")
-	name := fs.String("name", "sweep", "the sweep's name; it names its page")
-	title := fs.String("title", "", "the chart's title")
-	retry := fs.String("retry", "none", "retry policy of every run")
-	file := fs.String("file", "", "a YAML or JSON file defining the sweep instead of the list flags (the README shows a complete one)")
+	fs.StringVar(&s.x, "x", "", "the x axis: vms, threads, batch-size, entity-size or rate (default: the first listed with more than one value)")
+	fs.StringVar(&s.y, "y", "entities-per-sec", "the y axis: "+results.MetricNames(results.SweepMetric)+" (latency: of successful requests, ms)")
+	fs.StringVar(&s.name, "name", "sweep", "the sweep's name; it names its page")
+	fs.StringVar(&s.title, "title", "", "the chart's title")
+	fs.StringVar(&s.retry, "retry", "none", "retry policy of every run")
+	fs.StringVar(&s.file, "file", "", "a YAML or JSON file defining the sweep instead of the list flags (the README shows a complete one)")
+}
+
+// def returns the sweep the flags define, with the suite's durations
+// (sf) where they are given.
+func (s *sweepFlags) def(sf *suiteFlags) (workloads.SweepDef, error) {
+	lf := s.lists
+	if s.file != "" {
+		if lf != (listFlags{}) {
+			return workloads.SweepDef{}, usagef("give the sweep either in --file or in list flags, not both")
+		}
+		data, err := os.ReadFile(s.file)
+		if err != nil {
+			return workloads.SweepDef{}, usagef("--file: %v", err)
+		}
+		def, err := workloads.ParseSweepFile(data)
+		if err != nil {
+			return def, usagef("%v", err)
+		}
+		return def, nil
+	}
+	var err error
+	def := workloads.SweepDef{Name: s.name, Title: s.title, X: s.x, Y: s.y, Retry: s.retry}
+	if sf.duration > 0 {
+		def.Duration = sf.duration.String()
+	}
+	if sf.warmup >= 0 {
+		def.Warmup = sf.warmup.String()
+	}
+	def.Ops, def.Partitions, def.VMSizes = strs(lf.op), strs(lf.partition), strs(lf.vmSize)
+	if def.VMs, err = ints("--vms", lf.vms); err == nil {
+		if def.Threads, err = ints("--threads", lf.threads); err == nil {
+			if def.BatchSizes, err = ints("--batch-size", lf.batch); err == nil {
+				if def.EntitySizes, err = ints("--entity-size", lf.entitySize); err == nil {
+					def.Rates, err = floats("--rate", lf.rate)
+				}
+			}
+		}
+	}
+	if err != nil {
+		return def, err
+	}
+	if lf == (listFlags{}) {
+		return def, usagef("a sweep needs at least one list, such as --vms 1,2,4 or --batch-size 1,20,100, or --file (see the README's sweep example)")
+	}
+	return def, nil
+}
+
+func sweepCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "sweep", "[--vms 1,2,4,8] [--threads 10,30] [--vm-size small,xl] [--op batch] [--batch-size 1,20,100] [--partition guid,shared] | --file sweep.yaml")
+	var sf suiteFlags
+	sf.register(fs, false)
+	var sw sweepFlags
+	sw.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := sf.tf.contradictions(fs.FlagSet); err != nil {
 		return err
 	}
-	var def workloads.SweepDef
-	if *file != "" {
-		if lf != (listFlags{}) {
-			return usagef("give the sweep either in --file or in list flags, not both")
-		}
-		data, err := os.ReadFile(*file)
-		if err != nil {
-			return usagef("--file: %v", err)
-		}
-		if def, err = workloads.ParseSweepFile(data); err != nil {
-			return usagef("%v", err)
-		}
-	} else {
-		var err error
-		def = workloads.SweepDef{Name: *name, Title: *title, X: *x, Y: *y, Retry: *retry}
-		if sf.duration > 0 {
-			def.Duration = sf.duration.String()
-		}
-		if sf.warmup >= 0 {
-			def.Warmup = sf.warmup.String()
-		}
-		def.Ops, def.Partitions, def.VMSizes = strs(lf.op), strs(lf.partition), strs(lf.vmSize)
-		if def.VMs, err = ints("--vms", lf.vms); err == nil {
-			if def.Threads, err = ints("--threads", lf.threads); err == nil {
-				if def.BatchSizes, err = ints("--batch-size", lf.batch); err == nil {
-					if def.EntitySizes, err = ints("--entity-size", lf.entitySize); err == nil {
-						def.Rates, err = floats("--rate", lf.rate)
-					}
-				}
-			}
-		}
-		if err != nil {
-			return err
-		}
-		if lf == (listFlags{}) {
-			return usagef("a sweep needs at least one list, such as --vms 1,2,4 or --batch-size 1,20,100, or --file (see the README's sweep example)")
-		}
+	def, err := sw.def(&sf)
+	if err != nil {
+		return err
 	}
 	fig, err := def.Figure()
 	if err != nil {
 		return usagef("%v", err)
 	}
-	plan := fig.Plan()
-	if err := sf.override(plan); err != nil {
-		return err
-	}
-	plan, err = sf.shardPlan(plan, e.getenv)
-	if err != nil {
-		return err
-	}
-	settings, err := sf.checkTarget(e.getenv, false) // bad target flags fail before anything runs
-	if err != nil {
-		return err
-	}
-	if !sf.resume {
-		if err := sf.confirm(e, workloads.Specs(plan)); err != nil {
-			return err
-		}
-	}
-	dir, err := sf.openOut("sweep", settings)
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
 	raw, _ := json.Marshal(def)
-	dir.Set.Sweep = raw
-	dir.Set.Command = "tablebench sweep " + strings.Join(args, " ")
-	if err := runSuite(ctx, e, &sf, dir, plan); err != nil {
-		return err
-	}
-	if err := dir.Save(); err != nil {
-		return err
-	}
-	summary := []string{fmt.Sprintf("A sweep of %d runs: %s.", len(plan), fig.Title), "Made by: " + dir.Set.Command}
-	return finishReport(e, &sf, dir, []workloads.Figure{fig}, nil, summary)
+	return sf.run(ctx, e, suiteRun{
+		name: "sweep", args: args, mode: "sweep", plan: fig.Plan(),
+		record: func(set *results.Set) { set.Sweep = raw },
+		report: func(dir *results.Dir, plan []workloads.PlannedRun) ([]workloads.Figure, []results.Claim, []string, error) {
+			summary := []string{fmt.Sprintf("A sweep of %d runs: %s.", len(plan), fig.Title), "Made by: " + dir.Set.Command}
+			return []workloads.Figure{fig}, nil, summary, nil
+		},
+	})
 }
 
 func strs(s string) []string {

@@ -22,24 +22,20 @@ const version = workloads.Version
 // targetFlags are the flags that choose and configure a target; run,
 // figures and sweep share them.
 type targetFlags struct {
-	target    string
-	profile   string
-	timeScale float64
-	presplit  bool
-	balancer  string
-	az        aztarget.Config
-	keep      bool
-	yes       bool
+	target string
+	engineFlags
+	az   aztarget.Config
+	keep bool
+	yes  bool
 }
 
-func (t *targetFlags) register(fs *flag.FlagSet) {
+// register binds the target's flags; budgets adds the engine's rates and
+// latency scale (run's single engine has them, a suite's profile decides).
+func (t *targetFlags) register(fs *flag.FlagSet, budgets bool) {
 	az := aztarget.DefaultConfig()
 	t.az = az
 	fs.StringVar(&t.target, "target", "engine", "engine (the in-tree engine, in process) or table (a Table endpoint through the Azure SDK)")
-	fs.StringVar(&t.profile, "profile", "wa2010", "engine model: wa2010 (the 2010 case study), modern (today's targets) or none (no latency, no throttling)")
-	fs.Float64Var(&t.timeScale, "time-scale", 0, "engine: 0 runs in virtual time, as fast as the CPU allows and exact (profile none, which models no time, then runs in wall time); a factor above 0 runs in wall time that much faster, 1 as the service would")
-	fs.BoolVar(&t.presplit, "presplit", true, "engine: start tables split into one range partition per server core, as after the case study's warm-up; false starts them cold in one range partition")
-	fs.StringVar(&t.balancer, "balancer", "default", "engine: load balancer: default (decides in 5-10 min), accelerated (15-30 s) or off")
+	t.engineFlags.register(fs, inProcess, budgets)
 	fs.StringVar(&t.az.Auth, "auth", "", "table: connection-string, key, sas or entra (default: a connection string, or key/sas when --endpoint and their variable are set)")
 	fs.StringVar(&t.az.ConnectionStringEnv, "connection-string-env", az.ConnectionStringEnv, "table: environment variable holding the connection string")
 	fs.StringVar(&t.az.Endpoint, "endpoint", "", "table: the table service URL, e.g. https://ACCOUNT.table.core.windows.net or http://127.0.0.1:10002/devstoreaccount1")
@@ -55,7 +51,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 // never took effect.
 var (
 	tableOnlyFlags  = []string{"auth", "connection-string-env", "endpoint", "account", "account-key-env", "sas-env"}
-	engineOnlyFlags = []string{"profile", "time-scale", "presplit", "balancer"}
+	engineOnlyFlags = engineFlagNames
 )
 
 // contradictions refuses target flags given explicitly for a target they do
@@ -79,10 +75,10 @@ func (t *targetFlags) contradictions(fs *flag.FlagSet) error {
 const assumedLatency = 20 * time.Millisecond
 
 // confirm shows what runs will send to a real (non-loopback) endpoint and
-// asks before sending it, unless --yes was given.
-func (t *targetFlags) confirm(e *env, tg workloads.Target, specs []workloads.Spec) error {
-	at, ok := tg.(*aztarget.Target)
-	if !ok || aztarget.IsLoopback(at.Endpoint()) || t.yes {
+// asks before sending it, unless --yes was given. endpoint is the Table
+// endpoint the flags resolve to, "" for the engine.
+func (t *targetFlags) confirm(e *env, endpoint string, specs []workloads.Spec) error {
+	if endpoint == "" || aztarget.IsLoopback(endpoint) || t.yes {
 		return nil
 	}
 	var requests, entities float64
@@ -101,12 +97,12 @@ func (t *targetFlags) confirm(e *env, tg workloads.Target, specs []workloads.Spe
 		}
 	}
 	fmt.Fprintf(e.stderr, "%s is not on this machine: %d run(s) will send up to about %.0f requests (%.0f billable transactions, %.0f entities) if each takes %v; each run creates a table and deletes it at the end.\n",
-		at.Endpoint(), len(specs), requests, requests, entities, assumedLatency)
+		endpoint, len(specs), requests, requests, entities, assumedLatency)
 	fmt.Fprint(e.stderr, "go ahead? [y/N] ")
 	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 		fmt.Fprintln(e.stderr)
-		return usagef("not confirmed: nothing was sent; give --yes to run against %s without asking", at.Endpoint())
+		return usagef("not confirmed: nothing was sent; give --yes to run against %s without asking", endpoint)
 	}
 	return nil
 }
@@ -136,17 +132,50 @@ func (t *targetFlags) wallPerPlanned() float64 {
 	return 1
 }
 
+// gcPolicy is the collector policy of a process that runs against the
+// target: one that drives an endpoint keeps little and only makes load;
+// one that runs the engine in process holds its store.
+func (t *targetFlags) gcPolicy() gctune.Policy {
+	if t.target == "table" {
+		return gctune.Load
+	}
+	return gctune.Store
+}
+
 // closer releases a target.
 type closer func()
 
-// build returns the target the flags describe; seed seeds the engine.
+// newEngineTarget and newTableTarget build targets; tests count them.
+var (
+	newEngineTarget = enginetarget.New
+	newTableTarget  = aztarget.New
+)
+
+// check checks the flags without building a target: the engine's
+// configuration is checked and no engine is made. A Table target's
+// flags are resolved to the endpoint they name, which it returns; that
+// makes an SDK client, which opens no connection, and drops it.
+func (t *targetFlags) check(getenv func(string) string) (endpoint string, err error) {
+	switch t.target {
+	case "engine":
+		_, err := t.config(0)
+		return "", err
+	case "table":
+		tg, err := t.table(getenv)
+		if err != nil {
+			return "", err
+		}
+		return tg.Endpoint(), nil
+	}
+	return "", usagef("--target %q is not known: use engine or table", t.target)
+}
+
+// build returns the target the flags describe, to run on; seed seeds the
+// engine.
 func (t *targetFlags) build(getenv func(string) string, seed uint64) (workloads.Target, closer, error) {
 	switch t.target {
 	case "engine":
-		if t.timeScale < 0 || t.timeScale > 1000 {
-			return nil, nil, usagef("--time-scale %g is out of range: use 0 (virtual time, the default) or a factor up to 1000; 1 is wall time", t.timeScale)
-		}
-		cfg, err := t.engineConfig(seed)
+		cfg, err := t.config(seed)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -156,45 +185,38 @@ func (t *targetFlags) build(getenv func(string) string, seed uint64) (workloads.
 				cfg.Clock = clock.NewVirtual(virtualEpoch)
 			}
 		}
-		tg, err := enginetarget.New(cfg)
+		tg, err := newEngineTarget(cfg)
 		if err != nil {
 			return nil, nil, usagef("%v", err)
 		}
 		return tg, func() { tg.Close() }, nil
 	case "table":
-		cfg := t.az
-		cfg.Getenv = getenv
-		tg, err := aztarget.New(cfg)
+		tg, err := t.table(getenv)
 		if err != nil {
-			return nil, nil, usagef("%v", err)
+			return nil, nil, err
 		}
-		gctune.SetFloor(gctune.LoadFloor) // this process now only drives load
 		return tg, func() {}, nil
 	}
 	return nil, nil, usagef("--target %q is not known: use engine or table", t.target)
 }
 
-// engineConfig returns the engine configuration the flags describe.
-func (t *targetFlags) engineConfig(seed uint64) (engine.Config, error) {
-	cfg := engine.DefaultConfig()
-	p, err := engine.ProfileByName(t.profile)
+// table returns the Table target the flags describe.
+func (t *targetFlags) table(getenv func(string) string) (*aztarget.Target, error) {
+	cfg := t.az
+	cfg.Getenv = getenv
+	tg, err := newTableTarget(cfg)
 	if err != nil {
-		return cfg, usagef("--profile: %v", err)
+		return nil, usagef("%v", err)
 	}
-	cfg.Profile, cfg.TimeScale, cfg.Seed = p, t.timeScale, seed
-	if t.presplit {
-		cfg.PreSplit = p.SteadySplit()
+	return tg, nil
+}
+
+// endpointOf returns a Table target's endpoint, "" for the engine.
+func endpointOf(tg workloads.Target) string {
+	if at, ok := tg.(*aztarget.Target); ok {
+		return at.Endpoint()
 	}
-	switch t.balancer {
-	case "default":
-	case "accelerated":
-		cfg.Balancer = engine.AcceleratedBalancerConfig()
-	case "off":
-		cfg.Balancer.Enabled = false
-	default:
-		return cfg, usagef("--balancer %q is not known: use default, accelerated or off", t.balancer)
-	}
-	return cfg, nil
+	return ""
 }
 
 // describe writes the target's effective configuration, without secrets.
@@ -207,9 +229,24 @@ func (t *targetFlags) describe(w io.Writer, tg workloads.Target) {
 			if env.TimeScale == 0 {
 				clock = "virtual time"
 			}
-			fmt.Fprintf(w, "target engine: profile %s, %s, presplit %v, balancer %s\n", env.Profile, clock, t.presplit, t.balancer)
+			fmt.Fprintf(w, "target engine: profile %s, %s, presplit %v, balancer %s%s\n", env.Profile, clock, t.presplit, t.balancer, t.describeBudgets())
 		default:
 			fmt.Fprintf(w, "target table: %s\n", env.Endpoint)
 		}
 	}
+}
+
+// describeBudgets names the budgets and latency scale given, if any.
+func (f *engineFlags) describeBudgets() string {
+	var b strings.Builder
+	if f.partitionRate > 0 {
+		fmt.Fprintf(&b, ", %g entities/s per PartitionKey", f.partitionRate)
+	}
+	if f.accountRate > 0 {
+		fmt.Fprintf(&b, ", %g entities/s per account", f.accountRate)
+	}
+	if f.latencyScale != 1 && f.latencyScale != 0 {
+		fmt.Fprintf(&b, ", latencies x%g", f.latencyScale)
+	}
+	return b.String()
 }

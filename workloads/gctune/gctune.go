@@ -32,14 +32,49 @@ const (
 )
 
 // floor is the room Follow keeps between the live heap and the next
-// collection; 0 but in a load generator.
+// collection: the policy's (Policy.floor).
 var floor atomic.Uint64
 
-// SetFloor sets the least room between the live heap and the next
-// collection: LoadFloor in a process that drives an endpoint and keeps
-// little, 0 (the default) in one whose heap holds data. Follow applies it
-// within a period.
-func SetFloor(bytes uint64) { floor.Store(bytes) }
+// Policy is what a process's heap is for, which decides the room the
+// collector leaves it. A command names its policy once, where it knows
+// what the process will do; nothing else changes it.
+type Policy int
+
+const (
+	// Store is a process whose heap holds data: a suite or a run on the
+	// in-tree engine, or a served engine. Its live heap alone sets its
+	// target. It is the policy until a command names another.
+	Store Policy = iota
+	// Load is a process that only drives an endpoint and keeps little: it
+	// gets LoadFloor of room between collections.
+	Load
+)
+
+// String names the policy.
+func (p Policy) String() string {
+	if p == Load {
+		return "load"
+	}
+	return "store"
+}
+
+func (p Policy) floor() uint64 {
+	if p == Load {
+		return LoadFloor
+	}
+	return 0
+}
+
+// Use makes p the process's policy. Follow applies it within a period.
+func Use(p Policy) { floor.Store(p.floor()) }
+
+// Using returns the process's policy.
+func Using() Policy {
+	if floor.Load() == LoadFloor {
+		return Load
+	}
+	return Store
+}
 
 // Percent returns the collector's target (GOGC) for a live heap and a
 // floor: 150 up to 256 MiB, Go's default 100 above, and, below that, at
@@ -106,9 +141,9 @@ func Follow(period time.Duration) (stop func()) {
 	}
 }
 
-// LoadGenerator follows the heap, as Follow does, as a process that only
-// drives an endpoint: with LoadFloor. The function it returns stops
-// following and puts back the floor and the target that held before.
+// LoadGenerator follows the heap, as Follow does, under the Load policy.
+// The function it returns stops following and puts back the policy and
+// the target that held before.
 func LoadGenerator(period time.Duration) (stop func()) {
 	before := floor.Swap(LoadFloor)
 	unfollow := Follow(period)

@@ -55,3 +55,17 @@ func TestFollowSetsAndPutsBack(t *testing.T) {
 	}
 	stop()
 }
+
+// TestUseNamesThePolicy: a named policy sets the floor Follow applies, and
+// Using reports it; Store, the default, has none.
+func TestUseNamesThePolicy(t *testing.T) {
+	defer Use(Using())
+	Use(Load)
+	if got := floor.Load(); got != LoadFloor || Using() != Load {
+		t.Errorf("under Load: floor %d MiB, policy %v; want %d MiB, load", got>>20, Using(), LoadFloor>>20)
+	}
+	Use(Store)
+	if got := floor.Load(); got != 0 || Using() != Store {
+		t.Errorf("under Store: floor %d MiB, policy %v; want none, store", got>>20, Using())
+	}
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeTakesRunsEngineFlags: every engine flag run has, serve has
+// under the same name, and so the account key's variable; the older
+// --key-env still parses and is not listed in the help.
+func TestServeTakesRunsEngineFlags(t *testing.T) {
+	e := &env{getenv: func(string) string { return "" }}
+	runFS, _ := newRunFlags(e)
+	serveFS, _ := newServeFlags(e)
+	for _, name := range append(engineFlagNames, "account-key-env", "account") {
+		if runFS.Lookup(name) == nil || serveFS.Lookup(name) == nil {
+			t.Errorf("--%s: run has it: %v, serve has it: %v; an engine flag has one name everywhere", name, runFS.Lookup(name) != nil, serveFS.Lookup(name) != nil)
+		}
+	}
+	_, help, _ := tb(t, context.Background(), nil, "serve", "-h")
+	if strings.Count(help, "-account-key-env ") != 1 || strings.Contains(help, "\n  -key-env") || !strings.Contains(help, "serve answers clients in wall time, so its default is 1") {
+		t.Errorf("serve's help:\n%s", help)
+	}
+}
+
+// TestServeUsesTheEngineFlags: serve takes the engine flags run takes,
+// with their names: the balancer, the time scale, the account key's
+// variable (and its older name).
+func TestServeUsesTheEngineFlags(t *testing.T) {
+	const key = "c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5MTIzNA=="
+	getenv := func(k string) string {
+		if k == "SERVE_KEY" {
+			return key
+		}
+		return ""
+	}
+	for _, args := range [][]string{
+		{"--balancer", "off", "--time-scale", "2", "--account-key-env", "SERVE_KEY"},
+		{"--key-env", "SERVE_KEY"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var out, errOut syncBuffer
+		done := make(chan int)
+		go func() {
+			done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), strings.NewReader(""), &out, &errOut, getenv)
+		}()
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "connection string") && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		if code := <-done; code != 0 || !strings.Contains(out.String(), "AccountKey=<the value of $SERVE_KEY>") {
+			t.Errorf("serve %v: exit %d\n%s%s", args, code, out.String(), errOut.String())
+		}
+	}
+}
+
+// TestRunTakesServesBudgets: run takes the budgets serve takes, by the
+// same names, says so in its configuration line, and its engine holds
+// them: one PartitionKey held to 100 entities/s throttles 10 threads.
+func TestRunTakesServesBudgets(t *testing.T) {
+	code, out, errOut := tb(t, context.Background(), nil, "run", "--json", "--profile", "modern", "--partition-rate", "100", "--partition", "shared", "--threads", "10", "--duration", "5s", "--warmup", "0s")
+	var res struct {
+		EntitiesPerSec float64 `json:"entities_per_sec"`
+		ThrottledPct   float64 `json:"throttled_pct"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !strings.Contains(errOut, "100 entities/s per PartitionKey") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if res.ThrottledPct == 0 || res.EntitiesPerSec > 150 {
+		t.Fatalf("under a budget of 100 entities/s: %.0f entities/s, %.1f%% throttled", res.EntitiesPerSec, res.ThrottledPct)
+	}
+}
