@@ -609,10 +609,11 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 	}
 	// A number beyond a double's range is refused as the service refuses
 	// it, with InvalidInput rather than InvalidValueType: its reader fails
-	// on the number before it looks at the type.
+	// on the number before it looks at the type. Its message is the
+	// service's sentence, which clients match, then the reason.
 	badFloat := func(err error) (tables.Property, *tables.Error) {
 		if errors.Is(err, strconv.ErrRange) {
-			return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("An error occurred while processing this request: the value of property %q is beyond the range of Edm.Double.", name))
+			return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("An error occurred while processing this request. The value of property %q is beyond the range of Edm.Double.", name))
 		}
 		return bad()
 	}

@@ -152,7 +152,8 @@ func TestInsertSaysWhichPreferenceItApplied(t *testing.T) {
 // TestValuesTheServiceRefuses: a DateTime that is no date and a Double
 // beyond the range of a double are refused with 400, alone and in a batch;
 // the largest double is kept. The service answers the overflow with
-// InvalidInput, as its JSON reader fails before the type is looked at.
+// InvalidInput, as its JSON reader fails before the type is looked at, and
+// its message "An error occurred while processing this request."
 func TestValuesTheServiceRefuses(t *testing.T) {
 	r := newRaw(t)
 	r.table("values")
@@ -165,8 +166,14 @@ func TestValuesTheServiceRefuses(t *testing.T) {
 		{`"X":1e400`, "InvalidInput"},
 	} {
 		body := `{"PartitionKey":"p","RowKey":"r",` + c.props + `}`
-		if got := r.do("POST", "/values", asJSON, body, true); got.status != 400 || got.code != c.code {
+		got := r.do("POST", "/values", asJSON, body, true)
+		if got.status != 400 || got.code != c.code {
 			t.Errorf("%s: %d %s, want 400 %s", c.props, got.status, got.code, c.code)
+		}
+		// The service's message for a value its reader refuses, which
+		// clients match on: the sentence, with its full stop, first.
+		if c.code == "InvalidInput" && !strings.Contains(got.body, `"value":"An error occurred while processing this request. `) {
+			t.Errorf("%s: message %s, want the service's sentence first", c.props, got.body)
 		}
 		ctype, b := batch(r.op("POST", "/values", "Content-Type: application/json\r\n", body))
 		if got := r.submit(ctype, b); got.status != 202 || innerStatus(got.body) != "400" || !strings.Contains(got.body, `"code":"`+c.code+`"`) {
