@@ -607,15 +607,18 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 	bad := func() (tables.Property, *tables.Error) {
 		return tables.Property{}, tables.BadRequest(tables.CodeInvalidValueType, fmt.Sprintf("The value of property %q is not valid for its type %s.", name, orStr(edm, "in JSON")))
 	}
-	// A number beyond a double's range is refused as the service refuses
-	// it, with InvalidInput rather than InvalidValueType: its reader fails
-	// on the number before it looks at the type.
-	badFloat := func(err error) (tables.Property, *tables.Error) {
+	// A number beyond its type's range (a Double's, an Int64's, an
+	// Int32's) is refused as the service refuses it, with InvalidInput
+	// rather than InvalidValueType: its reader fails on converting the
+	// number. Its message is the service's sentence, which clients match,
+	// then the reason.
+	badNumber := func(err error, edm string) (tables.Property, *tables.Error) {
 		if errors.Is(err, strconv.ErrRange) {
-			return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("An error occurred while processing this request: the value of property %q is beyond the range of Edm.Double.", name))
+			return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("An error occurred while processing this request. The value of property %q is beyond the range of %s.", name, edm))
 		}
 		return bad()
 	}
+	badFloat := func(err error) (tables.Property, *tables.Error) { return badNumber(err, "Edm.Double") }
 	switch edm {
 	case "":
 		switch x := v.(type) {
@@ -657,13 +660,13 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 		if edm == "Edm.Int32" {
 			n, err := strconv.ParseInt(s, 10, 32)
 			if err != nil {
-				return bad()
+				return badNumber(err, edm)
 			}
 			return tables.Int32(name, int32(n)), nil
 		}
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return bad()
+			return badNumber(err, edm)
 		}
 		return tables.Int64(name, n), nil
 	case "Edm.Double":

@@ -149,10 +149,12 @@ func TestInsertSaysWhichPreferenceItApplied(t *testing.T) {
 	}
 }
 
-// TestValuesTheServiceRefuses: a DateTime that is no date and a Double
-// beyond the range of a double are refused with 400, alone and in a batch;
-// the largest double is kept. The service answers the overflow with
-// InvalidInput, as its JSON reader fails before the type is looked at.
+// TestValuesTheServiceRefuses: a DateTime that is no date and a Double or
+// an integer beyond its type's range are refused with 400, alone and in a
+// batch; the largest double and the Int64 bounds are kept. The service
+// answers an overflow with InvalidInput, as its JSON reader fails on the
+// number, and its message "An error occurred while processing this
+// request."
 func TestValuesTheServiceRefuses(t *testing.T) {
 	r := newRaw(t)
 	r.table("values")
@@ -163,10 +165,20 @@ func TestValuesTheServiceRefuses(t *testing.T) {
 		{`"X@odata.type":"Edm.Double","X":"1.797693134862316e308"`, "InvalidInput"},
 		{`"X@odata.type":"Edm.Double","X":-1.797693134862316e308`, "InvalidInput"},
 		{`"X":1e400`, "InvalidInput"},
+		{`"N@odata.type":"Edm.Int64","N":"9223372036854775808"`, "InvalidInput"},
+		{`"N@odata.type":"Edm.Int64","N":"18446744073709551615"`, "InvalidInput"},
+		{`"N@odata.type":"Edm.Int32","N":"-2147483649"`, "InvalidInput"},
+		{`"N@odata.type":"Edm.Int64","N":"12z"`, "InvalidValueType"},
 	} {
 		body := `{"PartitionKey":"p","RowKey":"r",` + c.props + `}`
-		if got := r.do("POST", "/values", asJSON, body, true); got.status != 400 || got.code != c.code {
+		got := r.do("POST", "/values", asJSON, body, true)
+		if got.status != 400 || got.code != c.code {
 			t.Errorf("%s: %d %s, want 400 %s", c.props, got.status, got.code, c.code)
+		}
+		// The service's message for a value its reader refuses, which
+		// clients match on: the sentence, with its full stop, first.
+		if c.code == "InvalidInput" && !strings.Contains(got.body, `"value":"An error occurred while processing this request. `) {
+			t.Errorf("%s: message %s, want the service's sentence first", c.props, got.body)
 		}
 		ctype, b := batch(r.op("POST", "/values", "Content-Type: application/json\r\n", body))
 		if got := r.submit(ctype, b); got.status != 202 || innerStatus(got.body) != "400" || !strings.Contains(got.body, `"code":"`+c.code+`"`) {
@@ -174,6 +186,7 @@ func TestValuesTheServiceRefuses(t *testing.T) {
 		}
 	}
 	r.insert("values", `{"PartitionKey":"p","RowKey":"max","X@odata.type":"Edm.Double","X":"1.797693134862315e308"}`)
+	r.insert("values", `{"PartitionKey":"p","RowKey":"int64","N@odata.type":"Edm.Int64","N":"-9223372036854775808","M@odata.type":"Edm.Int64","M":"9223372036854775807"}`)
 }
 
 // TestCORSVaryAndPreflight: Vary: Origin on a GET or HEAD answer when CORS

@@ -595,3 +595,36 @@ func TestBatchResponseLength(t *testing.T) {
 		t.Fatalf("Content-Length %q for a body of %d bytes", cl, len(got.body))
 	}
 }
+
+// TestClientRequestIDEchoed checks that an answer carries the request's
+// x-ms-client-request-id, as every operation's answer does at the service,
+// on success and on error, and leaves out one that is longer than 1,024
+// characters or not visible ASCII.
+func TestClientRequestIDEchoed(t *testing.T) {
+	r := newRaw(t)
+	r.table("echoes")
+	id := "b86e2b01-a7b5-4df2-b190-205a0c24bd36"
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+	}{
+		{"PUT", "/echoes?comp=acl", "", 204},
+		{"GET", "/echoes?comp=acl", "", 200},
+		{"GET", "/Tables", "", 200},
+		{"GET", "/echoes(PartitionKey='p',RowKey='missing')", "", 404},
+	} {
+		got := r.must(c.method, c.path, map[string]string{"x-ms-client-request-id": id}, c.body, c.status)
+		if ids := got.header["X-Ms-Client-Request-Id"]; len(ids) != 1 || ids[0] != id {
+			t.Errorf("%s %s: x-ms-client-request-id %q, want the request's %q", c.method, c.path, ids, id)
+		}
+	}
+	for _, bad := range []string{strings.Repeat("a", 1025), "two words", "caf\u00e9"} {
+		got := r.must("GET", "/Tables", map[string]string{"x-ms-client-request-id": bad}, "", 200)
+		if ids := got.header["X-Ms-Client-Request-Id"]; ids != nil {
+			t.Errorf("x-ms-client-request-id %q echoed as %q, want none", bad, ids)
+		}
+	}
+	if got := r.must("GET", "/Tables", nil, "", 200); got.header["X-Ms-Client-Request-Id"] != nil {
+		t.Errorf("no x-ms-client-request-id sent, %q answered", got.header["X-Ms-Client-Request-Id"])
+	}
+}

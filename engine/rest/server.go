@@ -215,6 +215,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ids := s.requestID()
 	q := &request{w: w, r: r, id: ids[0], version: header(r, "X-Ms-Version"), vals: query(r.URL.RawQuery)}
 	w.Header()["X-Ms-Request-Id"] = ids
+	if cid := r.Header["X-Ms-Client-Request-Id"]; len(cid) > 0 && echoedClientID(cid[0]) {
+		w.Header()["X-Ms-Client-Request-Id"] = cid[:1]
+	}
 	defer func() {
 		s.metrics.observe(q, sw, start)
 		if v := recover(); v != nil {
@@ -231,6 +234,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if q.body != nil && q.body.Cap() <= maxPooledBody { // nothing holds it now: decoded values are copies
 		bodies.Put(q.body)
 	}
+}
+
+// echoedClientID reports whether a request's x-ms-client-request-id is
+// returned on its answer: the service echoes it, on every operation's
+// answer, errors included, when it is at most 1,024 visible ASCII
+// characters, and otherwise leaves it out.
+func echoedClientID(id string) bool {
+	if len(id) > 1024 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // header returns the first value of a request's header, as Header.Get
