@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tablebench/tablebench/engine/tables"
@@ -127,9 +126,11 @@ func (cl Client) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) 
 	})
 }
 
-// checkETag checks the form of an If-Match value: "*" or an entity tag,
-// strong or weak. A well-formed tag the service never issued matches
-// nothing, so it is answered 412 by matches, as the service answers it.
+// checkETag checks the form of an If-Match value: "*" or a weak entity tag,
+// the only kind the Table service issues. A well-formed weak tag the service
+// never issued matches nothing, so it is answered 412 by matches, as the
+// service answers W/"wrong"; a strong tag is refused as malformed (400), and
+// W/ is read in either case, as the service reads it.
 func checkETag(ifMatch string) *tables.Error {
 	if ifMatch == "*" {
 		return nil
@@ -137,8 +138,11 @@ func checkETag(ifMatch string) *tables.Error {
 	if ifMatch == "" {
 		return tables.BadRequest(tables.CodeInvalidInput, "An If-Match condition is required: use \"*\" for any version, or the entity's ETag.")
 	}
-	tag := strings.TrimPrefix(ifMatch, "W/")
-	if len(tag) < 2 || tag[0] != '"' || tag[len(tag)-1] != '"' {
+	weak := len(ifMatch) > 2 && (ifMatch[0] == 'W' || ifMatch[0] == 'w') && ifMatch[1] == '/'
+	if !weak {
+		return tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("The ETag %q is not valid: the service's ETags are weak (W/\"...\"); use \"*\" or an ETag the service returned.", ifMatch))
+	}
+	if tag := ifMatch[2:]; len(tag) < 2 || tag[0] != '"' || tag[len(tag)-1] != '"' {
 		return tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("The ETag %q is not valid: use \"*\" or an ETag the service returned.", ifMatch))
 	}
 	return nil
@@ -152,8 +156,10 @@ func matches(old *record, ifMatch string) *tables.Error {
 		return nil
 	}
 	// An ETag is opaque: it matches only as the service wrote it, so one
-	// that names the same instant in other digits does not.
-	if ifMatch != tables.FormatETag(time.Unix(0, old.ts)) {
+	// that names the same instant in other digits does not; only its W/ may
+	// be written w/.
+	etag := tables.FormatETag(time.Unix(0, old.ts))
+	if ifMatch != etag && (len(ifMatch) < 2 || ifMatch[0] != 'w' || ifMatch[1:] != etag[1:]) {
 		return errCondition
 	}
 	return nil

@@ -708,7 +708,9 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 		if s, ok := v.(string); ok {
 			t, ok := tables.ParseDateTime(s)
 			if !ok {
-				return bad()
+				// The service's reader refuses a DateTime it cannot read, an
+				// empty one included, as out of range, with its sentence.
+				return tables.Property{}, tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("An error occurred while processing this request. The value of property %q is not a valid Edm.DateTime.", name))
 			}
 			return tables.DateTime(name, t), nil
 		}

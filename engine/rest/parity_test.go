@@ -160,8 +160,11 @@ func TestValuesTheServiceRefuses(t *testing.T) {
 	r.table("values")
 	asJSON := map[string]string{"Content-Type": "application/json"}
 	for _, c := range []struct{ props, code string }{
-		{`"D@odata.type":"Edm.DateTime","D":"2023-13-45T99:00:00Z"`, "InvalidValueType"},
-		{`"D@odata.type":"Edm.DateTime","D":"yesterday"`, "InvalidValueType"},
+		// A DateTime the reader cannot read, an empty one too, is out of
+		// range for the service (400 OutOfRangeInput for an empty one).
+		{`"D@odata.type":"Edm.DateTime","D":"2023-13-45T99:00:00Z"`, "OutOfRangeInput"},
+		{`"D@odata.type":"Edm.DateTime","D":"yesterday"`, "OutOfRangeInput"},
+		{`"D@odata.type":"Edm.DateTime","D":""`, "OutOfRangeInput"},
 		{`"X@odata.type":"Edm.Double","X":"1.797693134862316e308"`, "InvalidInput"},
 		{`"X@odata.type":"Edm.Double","X":-1.797693134862316e308`, "InvalidInput"},
 		{`"X":1e400`, "InvalidInput"},
@@ -177,7 +180,7 @@ func TestValuesTheServiceRefuses(t *testing.T) {
 		}
 		// The service's message for a value its reader refuses, which
 		// clients match on: the sentence, with its full stop, first.
-		if c.code == "InvalidInput" && !strings.Contains(got.body, `"value":"An error occurred while processing this request. `) {
+		if c.code != "InvalidValueType" && !strings.Contains(got.body, `"value":"An error occurred while processing this request. `) {
 			t.Errorf("%s: message %s, want the service's sentence first", c.props, got.body)
 		}
 		ctype, b := batch(r.op("POST", "/values", "Content-Type: application/json\r\n", body))
@@ -340,5 +343,53 @@ func TestXMLResourcesTakeAnAtomAccept(t *testing.T) {
 	}
 	if got := r.do("GET", "/Tables", map[string]string{"Accept": "application/atom+xml"}, "", true); got.status != 415 || got.code != "AtomFormatNotSupported" {
 		t.Errorf("tables in Atom: %d %s, want 415 AtomFormatNotSupported", got.status, got.code)
+	}
+}
+
+// TestETagsAreWeak: the service issues weak ETags only, and reads an
+// If-Match by that: a weak tag it never issued (W/ or w/) matches nothing
+// and is answered 412, as the service answers W/"wrong"; a strong tag is
+// malformed (400); the entity's own tag matches with W/ written either way.
+func TestETagsAreWeak(t *testing.T) {
+	r := newRaw(t)
+	r.table("etags")
+	got := r.do("POST", "/etags", map[string]string{"Content-Type": "application/json", "Prefer": "return-content"}, `{"PartitionKey":"p","RowKey":"r"}`, true)
+	etag := got.header.Get("ETag")
+	if got.status != 201 || !strings.HasPrefix(etag, `W/"`) {
+		t.Fatalf("insert: %d, ETag %q", got.status, etag)
+	}
+	for _, c := range []struct {
+		ifMatch string // "W/" or "w/" alone: the entity's own tag, its W/ so written
+		status  int
+	}{
+		{`W/"wrong"`, 412},
+		{`w/"wrong"`, 412},
+		{`w/"datetime'2015-01-01T23%3A14%3A33.4980000Z'"`, 412},
+		{`"wrong"`, 400},
+		{`"datetime'2015-01-01T23%3A14%3A33.4980000Z'"`, 400},
+		{`W/wrong`, 400},
+		{`w/`, 204},
+		{`W/`, 204},
+	} {
+		for _, verb := range []string{"PUT", "MERGE", "DELETE"} {
+			ifMatch := c.ifMatch
+			if ifMatch == "w/" || ifMatch == "W/" {
+				ifMatch += etag[2:]
+			}
+			body := `{"PartitionKey":"p","RowKey":"r","N":1}`
+			if verb == "DELETE" {
+				body = ""
+			}
+			h := map[string]string{"Content-Type": "application/json", "If-Match": ifMatch}
+			got := r.do(verb, "/etags(PartitionKey='p',RowKey='r')", h, body, true)
+			if got.status != c.status {
+				t.Errorf("%s with If-Match %s: %d %s, want %d", verb, ifMatch, got.status, got.code, c.status)
+			}
+			if got.status == 204 { // the tag changed or the entity went: make it again
+				r.do("DELETE", "/etags(PartitionKey='p',RowKey='r')", map[string]string{"If-Match": "*"}, "", true)
+				got = r.do("POST", "/etags", map[string]string{"Content-Type": "application/json", "Prefer": "return-content"}, `{"PartitionKey":"p","RowKey":"r"}`, true)
+				etag = got.header.Get("ETag")
+			}
+		}
 	}
 }
