@@ -216,9 +216,9 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	for _, m := range machines {
 		m.Window(from, to) // client CPU is judged over what was measured
 	}
-	collector := results.NewCollector()
+	collector := results.NewCollector(start, from, to)
 	for _, w := range workers {
-		w.rec = results.NewRecorder(start, from, to, r.live[w.vmID-1], collector.C)
+		w.rec = collector.Recorder(r.live[w.vmID-1])
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -262,26 +262,20 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	}
 	stop()
 	<-deadlineDone
-	for _, w := range workers {
-		w.rec.Close()
-	}
 	end := clock.Now()
 	if end.After(to) {
 		end = to
 	}
-	run := &results.Run{ID: table, Start: start, Interrupted: ctx.Err() != nil, Shard: shard}
+	run, err := collector.Close(end)
+	if err != nil {
+		return nil, err
+	}
+	run.ID = table
+	run.Interrupted, run.Shard = ctx.Err() != nil, shard
 	if spec, err := json.Marshal(s); err == nil {
 		run.Spec = spec
 	}
 	run.Env = r.environment()
-	collector.Finish(run, start, int(s.Warmup/time.Second))
-	var recs []*results.Recorder
-	for _, w := range workers {
-		recs = append(recs, w.rec)
-	}
-	if err := results.Summarize(run, collector, recs, max(0, end.Sub(from))); err != nil {
-		return nil, err
-	}
 	if span := end.Sub(from); span > 0 {
 		for _, m := range machines {
 			run.ClientCPUPct = append(run.ClientCPUPct, m.Utilization(span))
@@ -290,12 +284,13 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	if es, ok := r.target.(EventSource); ok {
 		run.Events = es.Events(start)
 	}
-	run.Warnings, run.Notes, run.Refused = r.check(run)
+	warnings, notes, refused := r.check(run)
 	if meet != nil && ctx.Err() == nil {
 		if err := meet.finish(ctx); err != nil {
-			run.Warnings = append(run.Warnings, fmt.Sprintf("shard %d: %v", s.Shard, err))
+			warnings = append(warnings, fmt.Sprintf("shard %d: %v", s.Shard, err))
 		}
 	}
+	run.Warnings, run.Notes, run.Refused = warnings, notes, refused
 	if werr != nil && !errors.Is(werr, context.Canceled) {
 		return run, werr
 	}
