@@ -74,13 +74,9 @@ func MergeRuns(shards []*Run) (*Run, error) {
 		return nil, fmt.Errorf("run %s: shard(s) %s of %d missing: give every shard's record", first.ID, strings.Join(missing, ", "), n)
 	}
 
-	m := &Run{ID: first.ID, Figure: first.Figure, Series: first.Series, X: first.X, Spec: first.Spec, Env: first.Env,
+	m := &Run{ID: first.ID, Figure: first.Figure, Series: first.Series, X: first.X, Spec: first.Spec, Setup: first.Setup, Env: first.Env,
 		Start: first.Shard.Start}
-	var spec struct {
-		Warmup string `json:"warmup"`
-	}
-	json.Unmarshal(first.Spec, &spec)
-	warmup, _ := time.ParseDuration(spec.Warmup)
+	warmup := first.Setup.Warmup
 
 	hists := map[string]*hdr.Histogram{}
 	lo, hi := math.Inf(-1), math.Inf(1) // the common measured window, in seconds from the agreed start

@@ -20,7 +20,8 @@ type Run struct {
 	Figure string          `json:"figure,omitempty"` // the figure the run belongs to
 	Series string          `json:"series,omitempty"` // its series in the figure
 	X      float64         `json:"x,omitempty"`      // its x value in the figure
-	Spec   json.RawMessage `json:"spec"`
+	Spec   json.RawMessage `json:"spec"`             // the run's spec, archived as written
+	Setup  RunSpec         `json:"setup"`            // what readers need of the spec
 	Env    Environment     `json:"environment"`
 
 	Start       time.Time `json:"start"` // in the target's time: model time on the engine

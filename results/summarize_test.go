@@ -1,9 +1,10 @@
 package results_test
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ func shardedRun(t *testing.T, n int) (shards []*results.Run, whole *results.Run)
 	start := time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)
 	warmup, duration := 2*time.Second, 10*time.Second
 	from, to := start.Add(warmup), start.Add(warmup+duration)
+	setup := results.RunSpec{Op: "batch", BatchSize: 10, Partition: "guid", VMs: n, Threads: 20, VMSize: "xl", EntitySize: 1024, Warmup: warmup, Duration: duration, Load: "closed"}
 	all := results.NewCollector(start, from, to)
 	allRec := all.Recorder(&results.Live{})
 	for i := range n {
@@ -46,7 +48,7 @@ func shardedRun(t *testing.T, n int) (shards []*results.Run, whole *results.Run)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.ID, r.Spec = "r", json.RawMessage(fmt.Sprintf(`{"op":"batch","batch_size":10,"vms":%d,"threads":20,"warmup":"2s","duration":"10s"}`, n))
+		r.ID, r.Spec, r.Setup = "r", json.RawMessage(`{}`), setup
 		r.Shard = &results.Shard{Index: i, Count: n, Start: start}
 		shards = append(shards, r)
 	}
@@ -87,5 +89,65 @@ func TestMergedShardsSummarizeAsTheirUnion(t *testing.T) {
 		if whole.ThrottledPct == 0 || whole.PerEntityMs.Count == 0 || len(whole.Errors) != 3 {
 			t.Fatalf("the run is not a useful fixture: %v%% throttled, %d per-entity, errors %v", whole.ThrottledPct, whole.PerEntityMs.Count, whole.Errors)
 		}
+	}
+}
+
+// TestReadersReadTheSetupNotTheArchive: what readers know of a run's spec
+// comes from its Setup, so a spec archived under other field names (as a
+// later tablebench may write it) reads the same.
+func TestReadersReadTheSetupNotTheArchive(t *testing.T) {
+	shards, _ := shardedRun(t, 2)
+	want, err := results.MergeRuns(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range shards {
+		s.Spec = json.RawMessage(`{"operation":"get","warm_up":"0s","measured":"1s","machines":9}`)
+	}
+	got, err := results.MergeRuns(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.MeasuredSec != want.MeasuredSec || got.EntitiesPerSec != want.EntitiesPerSec || got.Setup != want.Setup {
+		t.Fatalf("merged over %v s at %v entities/s with setup %+v; want %v s at %v with %+v", got.MeasuredSec, got.EntitiesPerSec, got.Setup, want.MeasuredSec, want.EntitiesPerSec, want.Setup)
+	}
+	var js bytes.Buffer
+	if err := results.Write(&js, got); err != nil {
+		t.Fatal(err)
+	}
+	back, err := results.ReadRun(&js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Setup != want.Setup {
+		t.Fatalf("read back setup %+v, want %+v", back.Setup, want.Setup)
+	}
+	if err := back.Check(); err != nil {
+		t.Fatal(err)
+	}
+	var sum bytes.Buffer
+	results.WriteSummary(&sum, back)
+	if !strings.Contains(sum.String(), "per entity ms") {
+		t.Fatalf("the summary of a batch run has no per-entity latency:\n%s", sum.String())
+	}
+}
+
+// TestOldRecordsReadTheirSetupFromTheSpec: a record written before records
+// held their Setup reads it from its archived spec.
+func TestOldRecordsReadTheirSetupFromTheSpec(t *testing.T) {
+	old := `{"id":"r","spec":{"op":"batch","batch_size":20,"partition":"shared","vms":3,"threads":10,
+		"vm_size":{"name":"small","cores":1},"entity_size":1024,"duration":"30s","warmup":"5s","load":"open","rate":250}}`
+	r, err := results.ReadRun(strings.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := results.RunSpec{Op: "batch", BatchSize: 20, Partition: "shared", VMs: 3, Threads: 10, VMSize: "small", EntitySize: 1024,
+		Warmup: 5 * time.Second, Duration: 30 * time.Second, Load: "open", Rate: 250}
+	if r.Setup != want {
+		t.Fatalf("setup %+v, want %+v", r.Setup, want)
+	}
+	var set results.Set
+	if err := json.Unmarshal([]byte(`{"runs":[`+old+`]}`), &set); err != nil || set.Runs[0].Setup != want {
+		t.Fatalf("in a set: %v %+v", err, set.Runs)
 	}
 }

@@ -272,9 +272,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	}
 	run.ID = table
 	run.Interrupted, run.Shard = ctx.Err() != nil, shard
-	if spec, err := json.Marshal(s); err == nil {
-		run.Spec = spec
-	}
+	run.Spec, run.Setup = archive(s), setup(s)
 	run.Env = r.environment()
 	if span := end.Sub(from); span > 0 {
 		for _, m := range machines {
@@ -295,6 +293,25 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 		return run, werr
 	}
 	return run, nil
+}
+
+// archive is the spec as the record keeps it: as it was given, for people
+// and for a resumed suite to compare; readers read the record's Setup.
+func archive(s *Spec) json.RawMessage {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// setup is what readers of the run's record need of its spec.
+func setup(s *Spec) results.RunSpec {
+	return results.RunSpec{
+		Op: string(s.Op), BatchSize: s.BatchSize, Partition: string(s.Partition), VMs: s.VMs, Threads: s.Threads,
+		VMSize: s.VMSize.Name, EntitySize: s.EntitySize, Warmup: s.Warmup, Duration: s.Duration,
+		Load: string(s.Load), Rate: s.Rate,
+	}
 }
 
 func (r *Runner) environment() results.Environment {
