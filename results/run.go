@@ -15,6 +15,24 @@ import (
 
 // Run is the record of one run: what was run, where, and what was measured.
 // Its JSON form is the run record tablebench stores and prints with --json.
+//
+// Each field has one writer:
+//   - the coordinator (workloads.Runner) writes what the run was: its
+//     identity (ID, Figure, Series, X, as it was told before the run, or
+//     its table's name), Spec and Setup, Env, Interrupted, Shard,
+//     ClientCPUPct and Events; and, from its checks, Warnings, Notes and
+//     Refused;
+//   - Collector.Close writes what was measured: Start, MeasuredSec, the
+//     rates, Totals, Billable, ThrottledPct, Errors, the latency
+//     summaries, MaxStartLagMs, HarnessLagMs, Intervals, Histograms and
+//     IntervalHists;
+//   - MergeRuns writes a new record from its shards', MergedFrom included.
+//
+// Readers may load IntervalHists from the run's .hlog (ReadHlog), or drop
+// the bulky parts they do not need, but change nothing else.
+//
+// Readers read Setup, never Spec: Spec is the spec as the run's tool wrote
+// it, kept as an archive, and its form is not this package's to know.
 type Run struct {
 	ID     string          `json:"id"`
 	Figure string          `json:"figure,omitempty"` // the figure the run belongs to

@@ -35,6 +35,16 @@ type Runner struct {
 	// clientBound says why the run saturates its modelled client on
 	// purpose, if it does (see ClientBound).
 	clientBound string
+	id          Identity // see Identify
+}
+
+// Identity names a run in its record: its ID, and the figure, series and x
+// it stands for in a suite.
+type Identity struct {
+	ID     string
+	Figure string // "fig08"
+	Series string
+	X      float64
 }
 
 // NewRunner returns a runner, or the spec's validation error.
@@ -79,6 +89,10 @@ func (r *Runner) announce(load bool, format string, args ...any) {
 // warning that the numbers describe the client instead of the service.
 // Call it before Run.
 func (r *Runner) ClientBound(why string) { r.clientBound = why }
+
+// Identify names the run: its record carries id, rather than its table's
+// name, and its place in a figure. Call it before Run.
+func (r *Runner) Identify(id Identity) { r.id = id }
 
 // Live returns each VM's live counters, for a progress display.
 func (r *Runner) Live() []*results.Live { return r.live }
@@ -270,7 +284,10 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run.ID = table
+	run.ID, run.Figure, run.Series, run.X = r.id.ID, r.id.Figure, r.id.Series, r.id.X
+	if run.ID == "" {
+		run.ID = table
+	}
 	run.Interrupted, run.Shard = ctx.Err() != nil, shard
 	run.Spec, run.Setup = archive(s), setup(s)
 	run.Env = r.environment()
