@@ -11,7 +11,6 @@ package charts
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -20,7 +19,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -766,12 +764,7 @@ func niceCeil(v float64) float64 {
 // wholeSeconds returns how many whole seconds of a run, warm-up included,
 // its intervals cover; the seconds after are partial.
 func wholeSeconds(r *results.Run) int {
-	var spec struct {
-		Warmup string `json:"warmup"`
-	}
-	json.Unmarshal(r.Spec, &spec)
-	warm, _ := time.ParseDuration(spec.Warmup)
-	return int((warm.Seconds() + r.MeasuredSec) + 1e-9)
+	return int((r.Setup.Warmup.Seconds() + r.MeasuredSec) + 1e-9)
 }
 
 // xWords is a figure's x label without its unit: "batch size".

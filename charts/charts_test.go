@@ -24,9 +24,9 @@ func stored(t *testing.T) (*results.Set, []workloads.Figure) {
 	figs, _ := workloads.Select(casestudy.Figures(), []int{15})
 	set := &results.Set{Mode: "quick"}
 	for i, fr := range figs[0].Runs {
-		col := results.NewCollector()
 		start := time.Unix(0, 0)
-		rec := results.NewRecorder(start, start, start.Add(10*time.Second), &results.Live{}, col.C)
+		col := results.NewCollector(start, start, start.Add(10*time.Second))
+		rec := col.Recorder(&results.Live{})
 		for j := range 100 {
 			done := start.Add(time.Duration(j) * 100 * time.Millisecond)
 			outcome := results.OutcomeOK
@@ -35,12 +35,11 @@ func stored(t *testing.T) (*results.Set, []workloads.Figure) {
 			}
 			rec.Record("batch", 100, done.Add(-800*time.Millisecond), done, outcome, 0, false)
 		}
-		rec.Close()
-		r := &results.Run{ID: workloads.RunID(15, fr.Series, fr.X), Series: fr.Series, X: fr.X, Start: start}
-		col.Finish(r, start, 0)
-		if err := results.Summarize(r, col, []*results.Recorder{rec}, 10*time.Second); err != nil {
+		r, err := col.Close(start.Add(10 * time.Second))
+		if err != nil {
 			t.Fatal(err)
 		}
+		r.ID, r.Series, r.X = workloads.RunID(15, fr.Series, fr.X), fr.Series, fr.X
 		set.Runs = append(set.Runs, r)
 	}
 	return set, figs

@@ -74,13 +74,9 @@ func MergeRuns(shards []*Run) (*Run, error) {
 		return nil, fmt.Errorf("run %s: shard(s) %s of %d missing: give every shard's record", first.ID, strings.Join(missing, ", "), n)
 	}
 
-	m := &Run{ID: first.ID, Figure: first.Figure, Series: first.Series, X: first.X, Spec: first.Spec, Env: first.Env,
-		Start: first.Shard.Start, Errors: map[string]int64{}}
-	var spec struct {
-		Warmup string `json:"warmup"`
-	}
-	json.Unmarshal(first.Spec, &spec)
-	warmup, _ := time.ParseDuration(spec.Warmup)
+	m := &Run{ID: first.ID, Figure: first.Figure, Series: first.Series, X: first.X, Spec: first.Spec, Setup: first.Setup, Env: first.Env,
+		Start: first.Shard.Start}
+	warmup := first.Setup.Warmup
 
 	hists := map[string]*hdr.Histogram{}
 	lo, hi := math.Inf(-1), math.Inf(1) // the common measured window, in seconds from the agreed start
@@ -94,8 +90,9 @@ func MergeRuns(shards []*Run) (*Run, error) {
 	var sentPerSec float64
 	allHlogs := true
 	var worstLag *Percentiles
+	var totals Counts
 	for i, r := range byIndex {
-		m.Totals.add(&r.Totals)
+		totals.add(&r.Totals)
 		m.Interrupted = m.Interrupted || r.Interrupted
 		m.Refused = m.Refused || r.Refused
 		m.MaxStartLagMs = math.Max(m.MaxStartLagMs, r.MaxStartLagMs)
@@ -156,7 +153,6 @@ func MergeRuns(shards []*Run) (*Run, error) {
 			}
 		}
 	}
-	maps.Copy(m.Errors, m.Totals.Errors)
 	m.HarnessLagMs = worstLag
 	for _, k := range slices.Sorted(maps.Keys(secs)) {
 		s := secs[k]
@@ -189,29 +185,9 @@ func MergeRuns(shards []*Run) (*Run, error) {
 	m.EntitiesPerSec = float64(ents) / m.MeasuredSec
 	m.RequestsPerSec = float64(reqs) / m.MeasuredSec
 	m.EntitiesSentPerSec = sentPerSec // each shard's over its own window; they ran together
-	m.Billable = m.Totals.Requests
-	if t := m.Totals; t.Requests > 0 {
-		m.ThrottledPct = 100 * float64(t.Throttled+t.TimedOut) / float64(t.Requests)
+	if err := summarize(m, totals, hists); err != nil {
+		return nil, fmt.Errorf("run %s: %w", m.ID, err)
 	}
-	all, ok, perEntity := NewHistogram(), NewHistogram(), NewHistogram()
-	m.Histograms = map[string]string{}
-	for _, name := range slices.Sorted(maps.Keys(hists)) {
-		h := hists[name]
-		if strings.HasSuffix(name, "/per-entity") {
-			perEntity.Merge(h)
-		} else {
-			all.Merge(h)
-			if strings.HasSuffix(name, "/"+OutcomeOK) {
-				ok.Merge(h)
-			}
-		}
-		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
-		if err != nil {
-			return nil, fmt.Errorf("encoding histogram %s: %w", name, err)
-		}
-		m.Histograms[name] = string(enc)
-	}
-	m.LatencyMs, m.SuccessLatencyMs, m.PerEntityMs = PercentilesOf(all), PercentilesOf(ok), PercentilesOf(perEntity)
 	// Client CPU per VM, in the whole run's VM order: VM v ran in shard
 	// (v-1) mod n, as its ((v-1) div n)th VM.
 	for v := 0; ; v++ {

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,11 +104,13 @@ func (c *Counts) add(o *Counts) {
 }
 
 // Recorder records one worker's requests. It is not safe for concurrent
-// use: each worker owns one, and the coordinator merges them.
+// use: each worker owns one, made by Collector.Recorder, and the
+// collector's Close adds them up.
 type Recorder struct {
 	start, from, to time.Time // run start; the measured window [from, to)
 	live            *Live
 	out             chan<- IntervalDelta
+	keys            *histKeys
 
 	Totals Counts
 	last   *histKey // the key of the last request in the window, which most often the next one shares
@@ -128,24 +131,33 @@ type histKey struct{ op, outcome string }
 // perEntityOutcome is the outcome part of a per-entity histogram's key.
 const perEntityOutcome = "per-entity"
 
-// histKeys interns histogram keys, so that samples carry a pointer and the
-// collector finds a histogram by it without hashing strings.
-var histKeys sync.Map // histKey -> *histKey
+// histKeys interns a run's histogram keys, so that samples carry a
+// pointer and the collector finds a histogram by it without hashing
+// strings. Each collector has its own: workers intern concurrently, and
+// nothing outlives the run.
+type histKeys struct{ m sync.Map } // histKey -> *histKey
 
-// keyFor returns the interned key of op and outcome.
-func keyFor(op, outcome string) *histKey {
+// key returns the interned key of op and outcome.
+func (ks *histKeys) key(op, outcome string) *histKey {
 	k := histKey{op, outcome}
-	if p, ok := histKeys.Load(k); ok {
+	if p, ok := ks.m.Load(k); ok {
 		return p.(*histKey)
 	}
-	p, _ := histKeys.LoadOrStore(k, &k)
+	p, _ := ks.m.LoadOrStore(k, &k)
 	return p.(*histKey)
 }
 
-// NewRecorder returns a recorder for a run that starts at start and is
-// measured in [from, to). Finished seconds go to out; live counters to live.
-func NewRecorder(start, from, to time.Time, live *Live, out chan<- IntervalDelta) *Recorder {
-	return &Recorder{start: start, from: from, to: to, live: live, out: out, sec: -1}
+// name is the key's name in a record's histograms: "op/outcome".
+func (k *histKey) name() string { return histName(k.op, k.outcome) }
+
+// histName names a run histogram: "op/outcome", or "op/per-entity" for the
+// operation's latency per entity.
+func histName(op, outcome string) string { return op + "/" + outcome }
+
+// histOutcome is the outcome part of a histogram's name.
+func histOutcome(name string) string {
+	i := strings.LastIndexByte(name, '/')
+	return name[i+1:]
 }
 
 // Wake records how late, past its schedule, the thread woke to send a
@@ -190,12 +202,12 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 		count(&r.Totals, n, outcome, lag, retry)
 		r.maxLag = max(r.maxLag, lag)
 		if r.last == nil || r.last.op != op || r.last.outcome != outcome {
-			r.last = keyFor(op, outcome)
+			r.last = r.keys.key(op, outcome)
 		}
 		sm.key = r.last
 		if ok && n > 0 {
 			if r.lastPE == nil || r.lastPE.op != op {
-				r.lastPE = keyFor(op, perEntityOutcome)
+				r.lastPE = r.keys.key(op, perEntityOutcome)
 			}
 			sm.PerEntity, sm.perEntityKey = max(us/int64(n), histMin), r.lastPE
 		}
@@ -247,6 +259,3 @@ func putSamples(s []Sample) {
 		samples.Put(&s)
 	}
 }
-
-// Close hands the last second to the collector.
-func (r *Recorder) Close() { r.flushSecond() }

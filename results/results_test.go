@@ -12,9 +12,9 @@ import (
 func TestRecorderAndSummary(t *testing.T) {
 	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
 	from, to := start.Add(2*time.Second), start.Add(12*time.Second)
-	col := results.NewCollector()
+	col := results.NewCollector(start, from, to)
 	live := &results.Live{}
-	recs := []*results.Recorder{results.NewRecorder(start, from, to, live, col.C), results.NewRecorder(start, from, to, live, col.C)}
+	recs := []*results.Recorder{col.Recorder(live), col.Recorder(live)}
 	for i := range 1200 { // 12 s, 100 requests a second per recorder, 50 ms each
 		for j, r := range recs {
 			done := start.Add(time.Duration(i)*10*time.Millisecond + time.Duration(j)*time.Millisecond + 50*time.Millisecond)
@@ -28,12 +28,8 @@ func TestRecorderAndSummary(t *testing.T) {
 			r.Record("batch", 10, done.Add(-50*time.Millisecond), done, outcome, 0, false)
 		}
 	}
-	for _, r := range recs {
-		r.Close()
-	}
-	run := &results.Run{ID: "t", Start: start}
-	col.Finish(run, start, 2)
-	if err := results.Summarize(run, col, recs, 10*time.Second); err != nil {
+	run, err := col.Close(to)
+	if err != nil {
 		t.Fatal(err)
 	}
 	// Requests due in the last 50 ms complete in second 12: counted by when
@@ -126,15 +122,13 @@ func TestFormatAndClaimsTable(t *testing.T) {
 func TestHarnessLagCountsOnTimeWakes(t *testing.T) {
 	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
 	summary := func(late ...time.Duration) *results.Percentiles {
-		col := results.NewCollector()
-		r := results.NewRecorder(start, start, start.Add(time.Second), &results.Live{}, col.C)
+		col := results.NewCollector(start, start, start.Add(time.Second))
+		r := col.Recorder(&results.Live{})
 		for _, l := range late {
 			r.Wake(l)
 		}
-		r.Close()
-		run := &results.Run{ID: "t", Start: start}
-		col.Finish(run, start, 0)
-		if err := results.Summarize(run, col, []*results.Recorder{r}, time.Second); err != nil {
+		run, err := col.Close(start.Add(time.Second))
+		if err != nil {
 			t.Fatal(err)
 		}
 		return run.HarnessLagMs

@@ -15,12 +15,31 @@ import (
 
 // Run is the record of one run: what was run, where, and what was measured.
 // Its JSON form is the run record tablebench stores and prints with --json.
+//
+// Each field has one writer:
+//   - the coordinator (workloads.Runner) writes what the run was: its
+//     identity (ID, Figure, Series, X, as it was told before the run, or
+//     its table's name), Spec and Setup, Env, Interrupted, Shard,
+//     ClientCPUPct and Events; and, from its checks, Warnings, Notes and
+//     Refused;
+//   - Collector.Close writes what was measured: Start, MeasuredSec, the
+//     rates, Totals, Billable, ThrottledPct, Errors, the latency
+//     summaries, MaxStartLagMs, HarnessLagMs, Intervals, Histograms and
+//     IntervalHists;
+//   - MergeRuns writes a new record from its shards', MergedFrom included.
+//
+// Readers may load IntervalHists from the run's .hlog (ReadHlog), or drop
+// the bulky parts they do not need, but change nothing else.
+//
+// Readers read Setup, never Spec: Spec is the spec as the run's tool wrote
+// it, kept as an archive, and its form is not this package's to know.
 type Run struct {
 	ID     string          `json:"id"`
 	Figure string          `json:"figure,omitempty"` // the figure the run belongs to
 	Series string          `json:"series,omitempty"` // its series in the figure
 	X      float64         `json:"x,omitempty"`      // its x value in the figure
-	Spec   json.RawMessage `json:"spec"`
+	Spec   json.RawMessage `json:"spec"`             // the run's spec, archived as written
+	Setup  RunSpec         `json:"setup"`            // what readers need of the spec
 	Env    Environment     `json:"environment"`
 
 	Start       time.Time `json:"start"` // in the target's time: model time on the engine
@@ -136,18 +155,26 @@ func PercentilesOf(h *hdr.Histogram) Percentiles {
 	return Percentiles{Count: h.TotalCount(), P50: ms(v[50]), P90: ms(v[90]), P95: ms(v[95]), P99: ms(v[99]), P999: ms(v[99.9]), Max: ms(h.Max()), Mean: h.Mean() / 1000}
 }
 
-// Collector merges the workers' finished seconds. Its channel is buffered so
-// that a worker's once-a-second hand-off does not wait.
+// Collector gathers a run's measurements: it makes each worker's
+// Recorder, merges the seconds they hand off, and, once the workers are
+// done, Close computes the run's record from them. As vegeta's Metrics,
+// a consumer adds and then closes once; nothing reads a recorder but the
+// collector. Its channel is buffered so that a worker's once-a-second
+// hand-off does not wait.
 type Collector struct {
-	C     chan IntervalDelta
-	secs  map[int]*IntervalDelta
-	hists map[*histKey]*hdr.Histogram // the measured window's, by operation and outcome
-	done  chan struct{}
+	start, from, to time.Time // the run's start and measured window [from, to)
+	c               chan IntervalDelta
+	keys            histKeys
+	recs            []*Recorder
+	secs            map[int]*IntervalDelta
+	hists           map[*histKey]*hdr.Histogram // the measured window's, by operation and outcome
+	done            chan struct{}
 }
 
-// NewCollector starts a collector.
-func NewCollector() *Collector {
-	c := &Collector{C: make(chan IntervalDelta, 4096), secs: map[int]*IntervalDelta{}, hists: map[*histKey]*hdr.Histogram{}, done: make(chan struct{})}
+// NewCollector starts the collector of a run that starts at start and is
+// measured in [from, to).
+func NewCollector(start, from, to time.Time) *Collector {
+	c := &Collector{start: start, from: from, to: to, c: make(chan IntervalDelta, 4096), secs: map[int]*IntervalDelta{}, hists: map[*histKey]*hdr.Histogram{}, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		var lastKey *histKey
@@ -162,7 +189,7 @@ func NewCollector() *Collector {
 			}
 			return last
 		}
-		for d := range c.C {
+		for d := range c.c {
 			s := c.secs[d.Second]
 			if s == nil {
 				s = &IntervalDelta{Second: d.Second, Hist: NewHistogram()}
@@ -184,11 +211,27 @@ func NewCollector() *Collector {
 	return c
 }
 
-// Finish closes C, waits for every hand-off and fills the run's intervals;
-// seconds before warmupSecs are marked as warm-up.
-func (c *Collector) Finish(run *Run, start time.Time, warmupSecs int) {
-	close(c.C)
+// Recorder returns a new worker's recorder, whose live counters go to
+// live. Make every recorder before the workers start, from one goroutine.
+func (c *Collector) Recorder(live *Live) *Recorder {
+	r := &Recorder{start: c.start, from: c.from, to: c.to, live: live, out: c.c, keys: &c.keys, sec: -1}
+	c.recs = append(c.recs, r)
+	return r
+}
+
+// Close ends the run at end (at most the window's end): it hands every
+// recorder's last second over, waits for them all, and returns the run's
+// record with what was measured: its start, per-second intervals (those
+// before the measured window marked as warm-up), totals, rates, latency
+// summaries and histograms. Call it once, when every worker has stopped.
+func (c *Collector) Close(end time.Time) (*Run, error) {
+	for _, r := range c.recs {
+		r.flushSecond()
+	}
+	close(c.c)
 	<-c.done
+	run := &Run{Start: c.start}
+	warmupSecs := int(c.from.Sub(c.start) / time.Second)
 	for _, sec := range slices.Sorted(maps.Keys(c.secs)) {
 		s := c.secs[sec]
 		p := PercentilesOf(s.Hist)
@@ -197,10 +240,46 @@ func (c *Collector) Finish(run *Run, start time.Time, warmupSecs int) {
 			Throttled: s.Counts.Throttled + s.Counts.TimedOut, Errors: s.otherErrors(), NoAnswer: s.noAnswer(),
 			P50Ms: p.P50, P99Ms: p.P99,
 		})
-		s.Hist.SetStartTimeMs(start.Add(time.Duration(sec) * time.Second).UnixMilli())
-		s.Hist.SetEndTimeMs(start.Add(time.Duration(sec+1) * time.Second).UnixMilli())
+		s.Hist.SetStartTimeMs(c.start.Add(time.Duration(sec) * time.Second).UnixMilli())
+		s.Hist.SetEndTimeMs(c.start.Add(time.Duration(sec+1) * time.Second).UnixMilli())
 		run.IntervalHists = append(run.IntervalHists, s.Hist)
 	}
+
+	var totals Counts
+	var wake histSum
+	var lag time.Duration
+	var onTime int64
+	for _, r := range c.recs {
+		totals.add(&r.Totals)
+		lag = max(lag, r.maxLag)
+		onTime += r.onTime
+		if r.wake != nil {
+			wake.add(r.wake)
+		}
+	}
+	hists := make(map[string]*hdr.Histogram, len(c.hists))
+	for k, h := range c.hists {
+		hists[k.name()] = h
+	}
+	if err := summarize(run, totals, hists); err != nil {
+		return nil, err
+	}
+	if end.After(c.to) {
+		end = c.to
+	}
+	run.MeasuredSec = max(0, end.Sub(c.from)).Seconds()
+	if s := run.MeasuredSec; s > 0 {
+		run.EntitiesPerSec = float64(totals.Entities) / s
+		run.EntitiesSentPerSec = float64(totals.EntitiesSent) / s
+		run.RequestsPerSec = float64(totals.Requests) / s
+	}
+	run.MaxStartLagMs = float64(lag) / float64(time.Millisecond)
+	if w := wake.hist(); w.TotalCount() > 0 && w.Max() > histMin {
+		w.RecordValues(histMin, onTime)
+		p := PercentilesOf(w)
+		run.HarnessLagMs = &p
+	}
+	return run, nil
 }
 
 // noAnswer counts the requests the endpoint never answered.
@@ -225,65 +304,44 @@ func (d *IntervalDelta) otherErrors() int64 {
 	return n
 }
 
-// Summarize fills the run's totals, rates and latency summaries from its
-// workers' recorders and the latencies col collected, over a measured
-// window of measured. Call it after col.Finish.
-func Summarize(run *Run, col *Collector, recs []*Recorder, measured time.Duration) error {
-	var all, ok, perEntity, wake histSum
-	var lag time.Duration
-	var onTime int64
-	for _, r := range recs {
-		run.Totals.add(&r.Totals)
-		lag = max(lag, r.maxLag)
-		onTime += r.onTime
-		if r.wake != nil {
-			wake.add(r.wake)
-		}
+// summarize fills the numbers a run's record derives from its counters and
+// its histograms by name ("op/outcome", "op/per-entity"): totals, billable
+// transactions, the throttled share, errors, the latency summaries, and
+// the encoded histograms. A finished run and a run merged from its shards
+// are both summarized here, so that they cannot disagree on what the
+// numbers mean. Rates are not: a merged run measures them over the window
+// its shards share.
+func summarize(run *Run, totals Counts, hists map[string]*hdr.Histogram) error {
+	run.Totals = totals
+	run.Billable = totals.Requests
+	if totals.Requests > 0 {
+		run.ThrottledPct = 100 * float64(totals.Throttled+totals.TimedOut) / float64(totals.Requests)
 	}
-	byKey := map[string]*hdr.Histogram{}
-	for k, h := range col.hists {
-		byKey[k.op+"/"+k.outcome] = h
-		switch {
-		case k.outcome == perEntityOutcome:
+	run.Errors = map[string]int64{}
+	maps.Copy(run.Errors, totals.Errors)
+	var all, ok, perEntity histSum
+	run.Histograms = make(map[string]string, len(hists))
+	var enc hlogEncoder
+	for _, name := range slices.Sorted(maps.Keys(hists)) {
+		h := hists[name]
+		switch histOutcome(name) {
+		case perEntityOutcome:
 			perEntity.add(h)
-		case k.outcome == OutcomeOK:
+		case OutcomeOK:
 			ok.add(h)
 			all.add(h)
 		default:
 			all.add(h)
 		}
-	}
-	t := run.Totals
-	run.MeasuredSec = measured.Seconds()
-	if s := run.MeasuredSec; s > 0 {
-		run.EntitiesPerSec = float64(t.Entities) / s
-		run.EntitiesSentPerSec = float64(t.EntitiesSent) / s
-		run.RequestsPerSec = float64(t.Requests) / s
-	}
-	run.Billable = t.Requests
-	if t.Requests > 0 {
-		run.ThrottledPct = 100 * float64(t.Throttled+t.TimedOut) / float64(t.Requests)
-	}
-	run.Errors = map[string]int64{}
-	maps.Copy(run.Errors, t.Errors)
-	run.LatencyMs = PercentilesOf(all.hist())
-	run.SuccessLatencyMs = PercentilesOf(ok.hist())
-	run.PerEntityMs = PercentilesOf(perEntity.hist())
-	run.MaxStartLagMs = float64(lag) / float64(time.Millisecond)
-	if w := wake.hist(); w.TotalCount() > 0 && w.Max() > histMin {
-		w.RecordValues(histMin, onTime)
-		p := PercentilesOf(w)
-		run.HarnessLagMs = &p
-	}
-	run.Histograms = map[string]string{}
-	var enc hlogEncoder
-	for name, h := range byKey {
 		b, err := enc.encode(h)
 		if err != nil {
 			return fmt.Errorf("encoding histogram %s: %w", name, err)
 		}
 		run.Histograms[name] = string(b)
 	}
+	run.LatencyMs = PercentilesOf(all.hist())
+	run.SuccessLatencyMs = PercentilesOf(ok.hist())
+	run.PerEntityMs = PercentilesOf(perEntity.hist())
 	return nil
 }
 

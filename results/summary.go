@@ -1,7 +1,6 @@
 package results
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -9,11 +8,6 @@ import (
 
 // WriteSummary writes a run's results for people.
 func WriteSummary(w io.Writer, r *Run) {
-	var spec struct {
-		Op        string `json:"op"`
-		BatchSize int    `json:"batch_size"`
-	}
-	json.Unmarshal(r.Spec, &spec)
 	fmt.Fprintf(w, "run %s", r.ID)
 	if r.Interrupted {
 		fmt.Fprint(w, " (interrupted)")
@@ -41,7 +35,7 @@ func WriteSummary(w io.Writer, r *Run) {
 	if l := r.HarnessLagMs; l != nil {
 		fmt.Fprintf(w, "  harness lag ms   p50 %.2f, p99 %.2f, max %.2f (how late threads sent, in target time)\n", l.P50, l.P99, l.Max)
 	}
-	if spec.Op == "batch" || spec.Op == "query" {
+	if r.Setup.MultiEntity() {
 		writeLatency(w, "per entity ms", r.PerEntityMs)
 	}
 	if len(r.ClientCPUPct) > 0 {

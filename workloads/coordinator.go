@@ -35,6 +35,16 @@ type Runner struct {
 	// clientBound says why the run saturates its modelled client on
 	// purpose, if it does (see ClientBound).
 	clientBound string
+	id          Identity // see Identify
+}
+
+// Identity names a run in its record: its ID, and the figure, series and x
+// it stands for in a suite.
+type Identity struct {
+	ID     string
+	Figure string // "fig08"
+	Series string
+	X      float64
 }
 
 // NewRunner returns a runner, or the spec's validation error.
@@ -79,6 +89,10 @@ func (r *Runner) announce(load bool, format string, args ...any) {
 // warning that the numbers describe the client instead of the service.
 // Call it before Run.
 func (r *Runner) ClientBound(why string) { r.clientBound = why }
+
+// Identify names the run: its record carries id, rather than its table's
+// name, and its place in a figure. Call it before Run.
+func (r *Runner) Identify(id Identity) { r.id = id }
 
 // Live returns each VM's live counters, for a progress display.
 func (r *Runner) Live() []*results.Live { return r.live }
@@ -216,9 +230,9 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	for _, m := range machines {
 		m.Window(from, to) // client CPU is judged over what was measured
 	}
-	collector := results.NewCollector()
+	collector := results.NewCollector(start, from, to)
 	for _, w := range workers {
-		w.rec = results.NewRecorder(start, from, to, r.live[w.vmID-1], collector.C)
+		w.rec = collector.Recorder(r.live[w.vmID-1])
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -262,26 +276,21 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	}
 	stop()
 	<-deadlineDone
-	for _, w := range workers {
-		w.rec.Close()
-	}
 	end := clock.Now()
 	if end.After(to) {
 		end = to
 	}
-	run := &results.Run{ID: table, Start: start, Interrupted: ctx.Err() != nil, Shard: shard}
-	if spec, err := json.Marshal(s); err == nil {
-		run.Spec = spec
-	}
-	run.Env = r.environment()
-	collector.Finish(run, start, int(s.Warmup/time.Second))
-	var recs []*results.Recorder
-	for _, w := range workers {
-		recs = append(recs, w.rec)
-	}
-	if err := results.Summarize(run, collector, recs, max(0, end.Sub(from))); err != nil {
+	run, err := collector.Close(end)
+	if err != nil {
 		return nil, err
 	}
+	run.ID, run.Figure, run.Series, run.X = r.id.ID, r.id.Figure, r.id.Series, r.id.X
+	if run.ID == "" {
+		run.ID = table
+	}
+	run.Interrupted, run.Shard = ctx.Err() != nil, shard
+	run.Spec, run.Setup = archive(s), setup(s)
+	run.Env = r.environment()
 	if span := end.Sub(from); span > 0 {
 		for _, m := range machines {
 			run.ClientCPUPct = append(run.ClientCPUPct, m.Utilization(span))
@@ -290,16 +299,36 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	if es, ok := r.target.(EventSource); ok {
 		run.Events = es.Events(start)
 	}
-	run.Warnings, run.Notes, run.Refused = r.check(run)
+	warnings, notes, refused := r.check(run)
 	if meet != nil && ctx.Err() == nil {
 		if err := meet.finish(ctx); err != nil {
-			run.Warnings = append(run.Warnings, fmt.Sprintf("shard %d: %v", s.Shard, err))
+			warnings = append(warnings, fmt.Sprintf("shard %d: %v", s.Shard, err))
 		}
 	}
+	run.Warnings, run.Notes, run.Refused = warnings, notes, refused
 	if werr != nil && !errors.Is(werr, context.Canceled) {
 		return run, werr
 	}
 	return run, nil
+}
+
+// archive is the spec as the record keeps it: as it was given, for people
+// and for a resumed suite to compare; readers read the record's Setup.
+func archive(s *Spec) json.RawMessage {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// setup is what readers of the run's record need of its spec.
+func setup(s *Spec) results.RunSpec {
+	return results.RunSpec{
+		Op: string(s.Op), BatchSize: s.BatchSize, Partition: string(s.Partition), VMs: s.VMs, Threads: s.Threads,
+		VMSize: s.VMSize.Name, EntitySize: s.EntitySize, Warmup: s.Warmup, Duration: s.Duration,
+		Load: string(s.Load), Rate: s.Rate,
+	}
 }
 
 func (r *Runner) environment() results.Environment {

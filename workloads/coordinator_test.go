@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -418,6 +419,37 @@ func TestSaturatedClientWarns(t *testing.T) {
 		light := run(t, spec, engineTarget(t))
 		if len(light.Warnings) > 0 || len(light.Notes) > 0 || light.ClientCPUPct[0] >= 95 {
 			t.Fatalf("client CPU %v%%: warnings %q, notes %q", light.ClientCPUPct, light.Warnings, light.Notes)
+		}
+	})
+}
+
+// TestRecordSaysWhatRan: the run's record carries the identity it was
+// given before the run, and what readers need of its spec in its Setup.
+func TestRecordSaysWhatRan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spec := workloads.DefaultSpec()
+		spec.Op, spec.BatchSize, spec.Partition, spec.VMs, spec.Threads, spec.VMSize = workloads.OpBatch, 20, workloads.PartitionShared, 2, 3, vm.Small
+		spec.Duration, spec.Warmup = 4*time.Second, time.Second
+		r, err := workloads.NewRunner(spec, engineTarget(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := workloads.Identity{ID: "fig99-small-vm-x3", Figure: "fig99", Series: "small VM", X: 3}
+		r.Identify(id)
+		res, err := r.Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := (workloads.Identity{ID: res.ID, Figure: res.Figure, Series: res.Series, X: res.X}); got != id {
+			t.Errorf("identity %+v, want %+v", got, id)
+		}
+		want := results.RunSpec{Op: string(workloads.OpBatch), BatchSize: 20, Partition: string(workloads.PartitionShared), VMs: 2, Threads: 3, VMSize: vm.Small.Name,
+			EntitySize: spec.EntitySize, Warmup: time.Second, Duration: 4 * time.Second, Load: string(workloads.LoadClosed)}
+		if res.Setup != want {
+			t.Errorf("setup %+v, want %+v", res.Setup, want)
+		}
+		if res := run(t, spec, engineTarget(t)); !strings.HasPrefix(res.ID, "tb") {
+			t.Errorf("a run without an identity is named %q, not after its table", res.ID)
 		}
 	})
 }

@@ -166,6 +166,7 @@ func (s *Suite) Run(ctx context.Context) error {
 				return fmt.Errorf("%s: %w", pr.ID, err)
 			}
 			r.ClientBound(pr.ClientBound)
+			r.Identify(Identity{ID: pr.ID, Figure: fmt.Sprintf("fig%02d", pr.Figure), Series: pr.Series, X: pr.X})
 			if s.Started != nil {
 				mu.Lock()
 				s.Started(pr, r)
@@ -178,7 +179,6 @@ func (s *Suite) Run(ctx context.Context) error {
 			if res.Interrupted {
 				return gctx.Err()
 			}
-			res.ID, res.Figure, res.Series, res.X = pr.ID, fmt.Sprintf("fig%02d", pr.Figure), pr.Series, pr.X
 			mu.Lock()
 			defer mu.Unlock()
 			return s.Finished(pr, res)
