@@ -59,7 +59,7 @@ type Describer interface {
 
 // Op is one request. A worker reuses one Op for all its requests.
 type Op struct {
-	Kind         string
+	Kind         OpKind
 	Table        string
 	Entity       tables.Entity    // insert and upsert
 	Batch        []tables.BatchOp // batch

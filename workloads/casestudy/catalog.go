@@ -9,7 +9,7 @@ import (
 )
 
 // spec returns a figure run's spec from the method's defaults.
-func spec(op string, partition string, vms, threads int, size vm.Size, batch int) workloads.Spec {
+func spec(op workloads.OpKind, partition workloads.PartitionScheme, vms, threads int, size vm.Size, batch int) workloads.Spec {
 	s := workloads.DefaultSpec()
 	s.Op, s.Partition, s.VMs, s.Threads, s.VMSize = op, partition, vms, threads, size
 	if batch > 0 {
@@ -58,7 +58,7 @@ func Figures() []workloads.Figure {
 		Runs:    []workloads.FigureRun{{Series: "batch of 100", X: 100, Spec: spec(workloads.OpBatch, workloads.PartitionGUID, 1, 1, vm.Small, 100)}},
 		Choices: []string{"one thread on a small VM, all entities of a batch in the thread's own partition"}})
 
-	bySize := func(partition string, threads int) []workloads.FigureRun {
+	bySize := func(partition workloads.PartitionScheme, threads int) []workloads.FigureRun {
 		var runs []workloads.FigureRun
 		for _, sz := range bothSizes {
 			for _, n := range batchSizes {
@@ -84,7 +84,7 @@ func Figures() []workloads.Figure {
 			"C7.2 is decided by the client model: an XL VM's throughput over a small VM's is 1 / its serial fraction (1 / 0.55 = 1.8x) once both are CPU-bound, so the claim checks that calibration, not the service"},
 		ClientBound: "30 threads on one VM send batches as fast as its client can build them, and the figure compares what a small and an XL client can send"})
 
-	vmFigure := func(id int, op, what string) workloads.Figure {
+	vmFigure := func(id int, op workloads.OpKind, what string) workloads.Figure {
 		var runs []workloads.FigureRun
 		for _, p := range []string{"single partition", "multiple partitions"} {
 			part := workloads.PartitionShared
@@ -103,7 +103,7 @@ func Figures() []workloads.Figure {
 	add(vmFigure(8, workloads.OpInsert, "insert"))
 	add(vmFigure(9, workloads.OpGet, "get"))
 
-	threadFigure := func(id int, op string, batch int, title string) workloads.Figure {
+	threadFigure := func(id int, op workloads.OpKind, batch int, title string) workloads.Figure {
 		var runs []workloads.FigureRun
 		for _, sz := range bothSizes {
 			for _, n := range threadSweep {

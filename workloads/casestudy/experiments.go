@@ -70,7 +70,7 @@ const (
 
 var (
 	strategies   = []string{stratPause, stratFixed, stratBackoff, stratSDK}
-	strategyName = map[string]string{stratPause: workloads.RetryNone, stratFixed: workloads.RetryFixed, stratBackoff: workloads.RetryStorage2010, stratSDK: workloads.RetrySDK}
+	strategyName = map[string]workloads.RetryPolicy{stratPause: workloads.RetryNone, stratFixed: workloads.RetryFixed, stratBackoff: workloads.RetryStorage2010, stratSDK: workloads.RetrySDK}
 	retryThreads = []float64{20, 30, 50}
 	timeouts     = []float64{45, 55, 70, 100}
 	keySchemes   = []string{"append-only keys", "prepend-only keys", "GUID keys"}
@@ -120,7 +120,7 @@ func Experiments() []workloads.Figure {
 	cold := workloads.EngineSetup{Cold: true}
 	var keyRuns []workloads.FigureRun
 	for i, k := range keySchemes {
-		part := []string{workloads.PartitionAppend, workloads.PartitionPrepend, workloads.PartitionGUID}[i]
+		part := []workloads.PartitionScheme{workloads.PartitionAppend, workloads.PartitionPrepend, workloads.PartitionGUID}[i]
 		keyRuns = append(keyRuns, workloads.FigureRun{Series: k, X: float64(i + 1), Spec: spec(workloads.OpInsert, part, 4, 15, vm.XL, 0), Measure: long, Engine: cold})
 	}
 	add(workloads.Figure{ID: 211, Title: "Append-only, prepend-only and GUID PartitionKeys as the load balancer acts", XLabel: "second of the run", YLabel: "successful entities/s",
