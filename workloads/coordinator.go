@@ -419,10 +419,6 @@ func (r *Runner) preload(ctx context.Context, table string, workers []*worker) e
 	return nil
 }
 
-// NotSent is the outcome of an open-loop request never sent
-// (results.OutcomeNotSent).
-const NotSent = results.OutcomeNotSent
-
 // run is one thread's loop. It sends until stop is done (the deadline or an
 // interrupt); requests go out under ctx, so one in flight at the deadline
 // still completes, or times out, and is recorded.
@@ -534,7 +530,7 @@ loop:
 		end := clock.Now()
 		for ; intended.Before(to); intended = intended.Add(interval) {
 			if !intended.Before(from) {
-				w.rec.Record(string(s.Op), n, intended, end, NotSent, max(0, end.Sub(intended)), false)
+				w.rec.Record(string(s.Op), n, intended, end, results.OutcomeNotSent, max(0, end.Sub(intended)), false)
 			}
 		}
 	}

@@ -187,7 +187,7 @@ func TestOpenLoopKeepsRate(t *testing.T) {
 		near(t, "requests/s", res.RequestsPerSec, 100, 0.02)
 		// The only late requests are those a thread, held at the very end
 		// by a slow answer, never got to send; they are counted, not lost.
-		notSent := res.Errors[workloads.NotSent]
+		notSent := res.Errors[results.OutcomeNotSent]
 		if res.Totals.LateStarts > notSent || notSent > int64(spec.Threads) {
 			t.Fatalf("%d late starts and %d requests never sent at a rate the threads keep up with", res.Totals.LateStarts, notSent)
 		}

@@ -221,7 +221,7 @@ func (d SweepDef) Figure() (Figure, error) {
 			return Figure{}, err
 		}
 	}
-	f := Figure{ID: SweepFigureID, Name: d.Name, Title: d.Title, XLabel: sweepXLabels[d.X], YLabel: yLabel, Chart: ChartLine, Metric: d.Y}
+	f := Figure{ID: SweepFigureID, Name: d.Name, Title: d.Title, XLabel: sweepXLabels[d.X], YLabel: yLabel, Chart: results.ChartLine, Metric: d.Y}
 	if f.Title == "" {
 		f.Title = fmt.Sprintf("%s against %s", yLabel, d.X)
 	}
