@@ -201,7 +201,7 @@ func TestChartIDsAreNames(t *testing.T) {
 func TestFigureCSVColumns(t *testing.T) {
 	set, figs := stored(t)
 	line := figs[0]
-	line.Chart, line.Metric, line.Name = workloads.ChartLine, "entities-per-sec", "line"
+	line.Chart, line.Metric, line.Name = results.ChartLine, "entities-per-sec", "line"
 	for _, tc := range []struct {
 		fig  workloads.Figure
 		head string

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // Metric is one number a run contributes to a figure, a sweep's y axis, a
@@ -99,7 +101,7 @@ var Metrics = []Metric{
 			if r.Totals.Requests == 0 {
 				return 0
 			}
-			return 1000 * float64(r.Errors["EntityAlreadyExists"]) / float64(r.Totals.Requests)
+			return 1000 * float64(r.Errors[tables.CodeEntityAlreadyExists]) / float64(r.Totals.Requests)
 		}},
 	{Name: "per-entity-latency", Label: "mean latency per entity of successful requests (ms)", Unit: "ms", Better: -1,
 		Value: func(r *Run, x float64) float64 { return r.SuccessLatencyMs.Mean / math.Max(x, 1) }}, // x is the batch size

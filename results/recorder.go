@@ -7,13 +7,15 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tablebench/tablebench/engine/tables"
 )
 
 // Outcomes of a request besides an error code.
 const (
 	OutcomeOK        = "ok"
-	OutcomeThrottled = "ServerBusy"        // 503
-	OutcomeTimedOut  = "OperationTimedOut" // 500
+	OutcomeThrottled = tables.CodeServerBusy        // 503
+	OutcomeTimedOut  = tables.CodeOperationTimedOut // 500
 	// Outcomes without an answer from the endpoint.
 	OutcomeTransport     = "transport"     // the connection failed
 	OutcomeClientTimeout = "ClientTimeout" // the client stopped waiting

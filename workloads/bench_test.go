@@ -103,8 +103,8 @@ func (s instantSession) Do(_ context.Context, op *workloads.Op) (time.Time, erro
 // the request loop, recording and the once-a-second hand-off, against a
 // target that costs nothing. Goal: under 1 µs.
 func BenchmarkHarnessCost(b *testing.B) {
-	for _, op := range []string{workloads.OpInsert, workloads.OpGet, workloads.OpBatch} {
-		b.Run(op, func(b *testing.B) {
+	for _, op := range []workloads.OpKind{workloads.OpInsert, workloads.OpGet, workloads.OpBatch} {
+		b.Run(string(op), func(b *testing.B) {
 			var ns float64
 			for b.Loop() {
 				cfg := engine.DefaultConfig()

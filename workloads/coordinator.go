@@ -209,7 +209,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 			workers = append(workers, w)
 		}
 	}
-	if s.Op == OpGet || s.Op == OpQuery {
+	if s.Op.ReadsPreloaded() {
 		r.announce(false, "loading %d entities for the threads to read (not measured)", len(workers)*s.Preload)
 		if err := r.preload(ctx, table, workers); err != nil {
 			return nil, fmt.Errorf("loading the entities to read: %w", timeoutHint(err, r.spec.RequestTimeout))
@@ -448,10 +448,6 @@ func (r *Runner) preload(ctx context.Context, table string, workers []*worker) e
 	return nil
 }
 
-// NotSent is the outcome of an open-loop request never sent
-// (results.OutcomeNotSent).
-const NotSent = results.OutcomeNotSent
-
 // run is one thread's loop. It sends until stop is done (the deadline or an
 // interrupt); requests go out under ctx, so one in flight at the deadline
 // still completes, or times out, and is recorded.
@@ -494,7 +490,7 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 		if s.Op == OpQuery {
 			got = w.op.Returned
 		}
-		w.rec.Record(s.Op, got, due, done, Outcome(err), lag, retry)
+		w.rec.Record(string(s.Op), got, due, done, Outcome(err), lag, retry)
 	}
 loop:
 	for stop.Err() == nil {
@@ -563,7 +559,7 @@ loop:
 		end := clock.Now()
 		for ; intended.Before(to); intended = intended.Add(interval) {
 			if !intended.Before(from) {
-				w.rec.Record(s.Op, n, intended, end, NotSent, max(0, end.Sub(intended)), false)
+				w.rec.Record(string(s.Op), n, intended, end, results.OutcomeNotSent, max(0, end.Sub(intended)), false)
 			}
 		}
 	}

@@ -59,8 +59,8 @@ func near(t *testing.T, what string, got, want, tol float64) {
 // Little's law: a closed loop of N threads completes N / mean latency
 // requests per second.
 func TestClosedLoopLittlesLaw(t *testing.T) {
-	for _, op := range []string{workloads.OpInsert, workloads.OpGet, workloads.OpBatch} {
-		t.Run(op, func(t *testing.T) {
+	for _, op := range []workloads.OpKind{workloads.OpInsert, workloads.OpGet, workloads.OpBatch} {
+		t.Run(string(op), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				spec := workloads.DefaultSpec()
 				spec.Op, spec.BatchSize, spec.VMs, spec.Threads = op, 20, 2, 10
@@ -188,7 +188,7 @@ func TestOpenLoopKeepsRate(t *testing.T) {
 		near(t, "requests/s", res.RequestsPerSec, 100, 0.02)
 		// The only late requests are those a thread, held at the very end
 		// by a slow answer, never got to send; they are counted, not lost.
-		notSent := res.Errors[workloads.NotSent]
+		notSent := res.Errors[results.OutcomeNotSent]
 		if res.Totals.LateStarts > notSent || notSent > int64(spec.Threads) {
 			t.Fatalf("%d late starts and %d requests never sent at a rate the threads keep up with", res.Totals.LateStarts, notSent)
 		}
@@ -326,7 +326,7 @@ func TestRetriesThatConfuse(t *testing.T) {
 func TestEntitySizes(t *testing.T) {
 	for _, c := range []struct {
 		size      int
-		op        string
+		op        workloads.OpKind
 		batchSize int
 	}{
 		{256, workloads.OpInsert, 1}, {1024, workloads.OpInsert, 1}, {65_536, workloads.OpInsert, 1},

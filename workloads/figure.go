@@ -10,14 +10,6 @@ import (
 	"github.com/tablebench/tablebench/results"
 )
 
-// Chart kinds of a figure.
-const (
-	ChartHistogram = results.ChartHistogram
-	ChartLine      = results.ChartLine
-	ChartDual      = results.ChartDual
-	ChartTimeline  = results.ChartTimeline
-)
-
 // Figure is one figure of a suite, the case study's (package casestudy) or
 // a user's sweep, as data: its runs, how a run becomes a point, and how it
 // is drawn.
@@ -28,7 +20,7 @@ type Figure struct {
 	XLabel  string `json:"x_label"`
 	YLabel  string `json:"y_label"`
 	Y2Label string `json:"y2_label,omitempty"`
-	Chart   string `json:"chart"`
+	Chart   string `json:"chart"` // one of results' chart kinds, such as results.ChartLine
 	// Metric names what a run contributes to the figure, one of
 	// results.Metrics, such as entities-per-sec, mean-latency or saturation
 	// (entities/s and throttled %).

@@ -71,7 +71,7 @@ func TestStalledEndpointIsAccounted(t *testing.T) {
 		if got := res.Totals.Requests; got < 7900 || got > 8100 {
 			t.Fatalf("%d requests recorded, want all ~8,000 intended", got)
 		}
-		lost := res.Errors["ClientTimeout"] + res.Errors[workloads.NotSent]
+		lost := res.Errors["ClientTimeout"] + res.Errors[results.OutcomeNotSent]
 		if lost < 4700 || res.Errors["ClientTimeout"] == 0 {
 			t.Fatalf("errors %v: the ~4,800 requests after the freeze are not accounted for", res.Errors)
 		}

@@ -31,7 +31,7 @@ func guidFrom(rng *rand.Rand) string {
 
 // keys generates one thread's keys.
 type keys struct {
-	scheme  string
+	scheme  PartitionScheme
 	pk      string // guid and shared
 	prefix  string // JobID_VMID_WorkerID_
 	index   int

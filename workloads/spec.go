@@ -11,43 +11,9 @@ import (
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
-// Operations a run can issue.
-const (
-	OpInsert = "insert" // single-entity inserts
-	OpGet    = "get"    // point gets of entities the thread loaded first
-	OpBatch  = "batch"  // entity group transactions of BatchSize inserts
-	OpUpsert = "upsert" // single-entity insert-or-replace
-	OpQuery  = "query"  // pages of BatchSize entities of the thread's partition
-)
-
-// Partition schemes.
-const (
-	PartitionGUID    = "guid"    // each thread its own random GUID PartitionKey
-	PartitionShared  = "shared"  // one GUID PartitionKey for every thread of every VM
-	PartitionAppend  = "append"  // time-ordered, increasing keys: the append-only hot spot
-	PartitionPrepend = "prepend" // time-ordered, decreasing keys: the prepend hot spot
-)
-
-// Retry policies.
-const (
-	RetryNone        = "none"        // the published method: no retry, pause after any error
-	RetryFixed       = "fixed"       // retry throttling and timeouts after a fixed delay
-	RetryExponential = "exponential" // the partitioning guide's exponential backoff with ±20% jitter
-	RetrySDK         = "sdk"         // the Azure SDK's default policy
-	// RetryStorage2010 is the 2010 storage client's default the case study
-	// describes: 3 retries after 3, 27 and 81 s, ±20%, at most 90 s.
-	RetryStorage2010 = "storage2010"
-)
-
-// Load modes.
-const (
-	LoadClosed = "closed" // each thread sends its next request when the last returns
-	LoadOpen   = "open"   // requests start at a fixed total rate; latency counts from the intended start
-)
-
 // Retry is a retry policy.
 type Retry struct {
-	Policy     string        `json:"policy"`
+	Policy     RetryPolicy   `json:"policy"`
 	Pause      time.Duration `json:"pause"`       // none: how long a thread waits after an error
 	MaxRetries int           `json:"max_retries"` // fixed, exponential, sdk
 	Delay      time.Duration `json:"delay"`       // fixed: the delay; exponential and sdk: the base delay
@@ -55,43 +21,41 @@ type Retry struct {
 	MaxBackoff time.Duration `json:"max_backoff"` // exponential and sdk
 }
 
-// DefaultRetry returns the policy named by p with its defaults: for none the
-// published 3 s pause; for exponential the partitioning guide's 30 s base,
-// 3 s minimum and 90 s maximum; for sdk the Azure SDK's 3 retries from
-// 800 ms up to 60 s.
-func DefaultRetry(p string) (Retry, error) {
-	switch p {
-	case RetryNone, "":
-		return Retry{Policy: RetryNone, Pause: 3 * time.Second}, nil
-	case RetryFixed:
-		return Retry{Policy: RetryFixed, MaxRetries: 3, Delay: time.Second}, nil
-	case RetryExponential:
-		return Retry{Policy: RetryExponential, MaxRetries: 3, Delay: 30 * time.Second, MinBackoff: 3 * time.Second, MaxBackoff: 90 * time.Second}, nil
-	case RetrySDK:
-		return Retry{Policy: RetrySDK, MaxRetries: 3, Delay: 800 * time.Millisecond, MaxBackoff: 60 * time.Second}, nil
-	case RetryStorage2010:
-		return Retry{Policy: RetryStorage2010, MaxRetries: 3, Delay: 3 * time.Second, MaxBackoff: 90 * time.Second}, nil
+// DefaultRetry returns the policy named by p with its defaults (see
+// RetryPolicies): for none the published 3 s pause; for exponential the
+// partitioning guide's 30 s base, 3 s minimum and 90 s maximum; for sdk the
+// Azure SDK's 3 retries from 800 ms up to 60 s. An empty name is none.
+func DefaultRetry(p RetryPolicy) (Retry, error) {
+	if p == "" {
+		p = RetryNone
 	}
-	return Retry{}, fmt.Errorf("retry policy %q is not known: use none, fixed, exponential, sdk or storage2010", p)
+	for _, r := range retryTable {
+		if r.Name == p {
+			d := r.defaults
+			d.Policy = p
+			return d, nil
+		}
+	}
+	return Retry{}, RetryPolicies().Check(p)
 }
 
 // Spec is what a run does. Start from DefaultSpec.
 type Spec struct {
-	Op         string        `json:"op"`
-	BatchSize  int           `json:"batch_size"`
-	Partition  string        `json:"partition"`
-	VMs        int           `json:"vms"`
-	Threads    int           `json:"threads"` // per VM
-	VMSize     vm.Size       `json:"vm_size"`
-	EntitySize int           `json:"entity_size"` // bytes by the service's size formula
-	Duration   time.Duration `json:"duration"`    // measured, after the warm-up
-	Warmup     time.Duration `json:"warmup"`
-	Seed       uint64        `json:"seed"`
-	Retry      Retry         `json:"retry"`
-	Load       string        `json:"load"`
-	Rate       float64       `json:"rate,omitempty"` // open loop: requests per second, all threads together
-	Preload    int           `json:"preload"`        // get and query: entities each thread loads first
-	JobID      string        `json:"job_id"`
+	Op         OpKind          `json:"op"`
+	BatchSize  int             `json:"batch_size"`
+	Partition  PartitionScheme `json:"partition"`
+	VMs        int             `json:"vms"`
+	Threads    int             `json:"threads"` // per VM
+	VMSize     vm.Size         `json:"vm_size"`
+	EntitySize int             `json:"entity_size"` // bytes by the service's size formula
+	Duration   time.Duration   `json:"duration"`    // measured, after the warm-up
+	Warmup     time.Duration   `json:"warmup"`
+	Seed       uint64          `json:"seed"`
+	Retry      Retry           `json:"retry"`
+	Load       LoadMode        `json:"load"`
+	Rate       float64         `json:"rate,omitempty"` // open loop: requests per second, all threads together
+	Preload    int             `json:"preload"`        // get and query: entities each thread loads first
+	JobID      string          `json:"job_id"`
 	// Table is a table the run shares with others: created if absent, never
 	// deleted. Empty: a fresh table named after the job, deleted at the end
 	// unless KeepTable.
@@ -140,7 +104,7 @@ func DefaultSpec() Spec {
 
 // EntitiesPerRequest returns how many entities one request carries.
 func (s *Spec) EntitiesPerRequest() int {
-	if s.Op == OpBatch || s.Op == OpQuery {
+	if s.Op.Batched() {
 		return s.BatchSize
 	}
 	return 1
@@ -150,10 +114,8 @@ func (s *Spec) EntitiesPerRequest() int {
 func (s *Spec) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	switch s.Op {
-	case OpInsert, OpGet, OpBatch, OpUpsert, OpQuery:
-	default:
-		bad("op %q is not known: use insert, get, batch, upsert or query", s.Op)
+	if err := Ops().Check(s.Op); err != nil {
+		errs = append(errs, err)
 	}
 	if s.BatchSize < 1 || s.BatchSize > 100 { // checked whatever the op, so a mistyped flag is never silently ignored
 		bad("batch size %d is out of range: use 1 to 100 entities", s.BatchSize)
@@ -161,10 +123,8 @@ func (s *Spec) Validate() error {
 	if s.Rate < 0 {
 		bad("rate %g is negative: use requests per second above 0, or 0 for closed load", s.Rate)
 	}
-	switch s.Partition {
-	case PartitionGUID, PartitionShared, PartitionAppend, PartitionPrepend:
-	default:
-		bad("partition scheme %q is not known: use guid, shared, append or prepend", s.Partition)
+	if err := PartitionSchemes().Check(s.Partition); err != nil {
+		errs = append(errs, err)
 	}
 	if s.VMs < 1 || s.VMs > 1000 {
 		bad("%d VMs is out of range: use 1 to 1000", s.VMs)
@@ -203,17 +163,15 @@ func (s *Spec) Validate() error {
 			bad("open load needs a rate: give --rate in requests per second, above 0")
 		}
 	default:
-		bad("load mode %q is not known: use closed or open", s.Load)
+		errs = append(errs, LoadModes().Check(s.Load))
 	}
-	switch s.Retry.Policy {
-	case RetryNone, RetryFixed, RetryExponential, RetrySDK, RetryStorage2010:
-	default:
-		bad("retry policy %q is not known: use none, fixed, exponential or sdk", s.Retry.Policy)
+	if err := RetryPolicies().Check(s.Retry.Policy); err != nil {
+		errs = append(errs, err)
 	}
 	if s.Retry.MaxRetries < 0 || s.Retry.Pause < 0 || s.Retry.Delay < 0 {
 		bad("retry settings must not be negative")
 	}
-	if (s.Op == OpGet || s.Op == OpQuery) && s.Preload < 1 {
+	if s.Op.ReadsPreloaded() && s.Preload < 1 {
 		bad("preload %d: gets and queries read entities the thread loaded first; use at least 1", s.Preload)
 	}
 	if s.JobID == "" || strings.ContainsAny(s.JobID, "/\\#?_ ") || len(s.JobID) > 32 {
@@ -244,12 +202,12 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 		RequestTimeout string `json:"request_timeout,omitempty"`
 		Retry          any    `json:"retry"`
 	}{plain(s), s.Duration.String(), s.Warmup.String(), durStr(s.RequestTimeout), struct {
-		Policy     string `json:"policy"`
-		Pause      string `json:"pause,omitempty"`
-		MaxRetries int    `json:"max_retries,omitempty"`
-		Delay      string `json:"delay,omitempty"`
-		MinBackoff string `json:"min_backoff,omitempty"`
-		MaxBackoff string `json:"max_backoff,omitempty"`
+		Policy     RetryPolicy `json:"policy"`
+		Pause      string      `json:"pause,omitempty"`
+		MaxRetries int         `json:"max_retries,omitempty"`
+		Delay      string      `json:"delay,omitempty"`
+		MinBackoff string      `json:"min_backoff,omitempty"`
+		MaxBackoff string      `json:"max_backoff,omitempty"`
 	}{s.Retry.Policy, durStr(s.Retry.Pause), s.Retry.MaxRetries, durStr(s.Retry.Delay), durStr(s.Retry.MinBackoff), durStr(s.Retry.MaxBackoff)}})
 }
 

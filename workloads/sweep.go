@@ -134,14 +134,14 @@ var sweepXLabels = map[string]string{
 func (d SweepDef) Figure() (Figure, error) {
 	base := DefaultSpec()
 	if len(d.Ops) == 0 {
-		d.Ops = []string{base.Op}
+		d.Ops = []string{string(base.Op)}
 	}
 	batchSizes := len(d.BatchSizes) > 0
 	if !batchSizes {
 		d.BatchSizes = []int{base.BatchSize}
 	}
 	if len(d.Partitions) == 0 {
-		d.Partitions = []string{base.Partition}
+		d.Partitions = []string{string(base.Partition)}
 	}
 	if len(d.VMs) == 0 {
 		d.VMs = []int{base.VMs}
@@ -158,12 +158,20 @@ func (d SweepDef) Figure() (Figure, error) {
 	if len(d.Rates) == 0 {
 		d.Rates = []float64{0}
 	}
+	ops, err := knownNames(Ops(), d.Ops)
+	if err != nil {
+		return Figure{}, err
+	}
+	parts, err := knownNames(PartitionSchemes(), d.Partitions)
+	if err != nil {
+		return Figure{}, err
+	}
 	lens := map[string]int{"vms": len(d.VMs), "threads": len(d.Threads), "batch-size": len(d.BatchSizes), "entity-size": len(d.EntitySizes), "rate": len(d.Rates)}
 	if n, ok := lens[d.X]; ok && n < 2 {
 		return Figure{}, fmt.Errorf("x axis %s has one value: give %s a list such as %s, or choose an x with several values", d.X, d.X, map[string]string{
 			"vms": "1,2,4,8", "threads": "10,20,30", "batch-size": "1,20,100", "entity-size": "256,1024,4096", "rate": "500,1000,2000"}[d.X])
 	}
-	if batchSizes && !slices.ContainsFunc(d.Ops, func(op string) bool { return op == OpBatch || op == OpQuery }) {
+	if batchSizes && !slices.ContainsFunc(ops, OpKind.Batched) {
 		return Figure{}, fmt.Errorf("batch sizes do nothing with op %s: they set the entities of a batch (op batch) or of a query page (op query); leave them out, or add one of those ops", strings.Join(d.Ops, ", "))
 	}
 	if d.X == "" {
@@ -192,7 +200,7 @@ func (d SweepDef) Figure() (Figure, error) {
 	if strings.ContainsAny(d.Name, `/\ .`) {
 		return Figure{}, fmt.Errorf("sweep name %q: use letters, digits and dashes; it names the page", d.Name)
 	}
-	retry, err := DefaultRetry(d.Retry)
+	retry, err := DefaultRetry(RetryPolicy(d.Retry))
 	if err != nil {
 		return Figure{}, err
 	}
@@ -213,13 +221,13 @@ func (d SweepDef) Figure() (Figure, error) {
 			return Figure{}, err
 		}
 	}
-	f := Figure{ID: SweepFigureID, Name: d.Name, Title: d.Title, XLabel: sweepXLabels[d.X], YLabel: yLabel, Chart: ChartLine, Metric: d.Y}
+	f := Figure{ID: SweepFigureID, Name: d.Name, Title: d.Title, XLabel: sweepXLabels[d.X], YLabel: yLabel, Chart: results.ChartLine, Metric: d.Y}
 	if f.Title == "" {
 		f.Title = fmt.Sprintf("%s against %s", yLabel, d.X)
 	}
 	var errs []error
-	for _, op := range d.Ops {
-		for _, part := range d.Partitions {
+	for _, op := range ops {
+		for _, part := range parts {
 			for si, size := range sizes {
 				for _, bs := range d.BatchSizes {
 					for _, v := range d.VMs {
@@ -243,8 +251,8 @@ func (d SweepDef) Figure() (Figure, error) {
 											name = append(name, axis+"="+val)
 										}
 									}
-									add("op", len(d.Ops), op)
-									add("partition", len(d.Partitions), part)
+									add("op", len(d.Ops), string(op))
+									add("partition", len(d.Partitions), string(part))
 									add("vm-size", len(sizes), d.VMSizes[si])
 									add("batch-size", len(d.BatchSizes), strconv.Itoa(bs))
 									add("vms", len(d.VMs), strconv.Itoa(v))
@@ -253,7 +261,7 @@ func (d SweepDef) Figure() (Figure, error) {
 									add("rate", len(d.Rates), strconv.FormatFloat(rate, 'g', -1, 64))
 									series := strings.Join(name, ", ")
 									if series == "" {
-										series = op
+										series = string(op)
 									}
 									f.Runs = append(f.Runs, FigureRun{Series: series, X: x, Spec: s})
 								}
@@ -272,6 +280,19 @@ func (d SweepDef) Figure() (Figure, error) {
 	}
 	f.Choices = []string{fmt.Sprintf("%d runs of %v after %v of warm-up", len(f.Runs), dur, warm)}
 	return f, nil
+}
+
+// knownNames returns names as values of v, or an error naming the first
+// that is not one and the values there are.
+func knownNames[T ~string](v Vocabulary[T], names []string) ([]T, error) {
+	out := make([]T, len(names))
+	for i, n := range names {
+		out[i] = T(n)
+		if err := v.Check(out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Plan lists a sweep's runs with their durations as given.

@@ -59,7 +59,7 @@ type Describer interface {
 
 // Op is one request. A worker reuses one Op for all its requests.
 type Op struct {
-	Kind         string
+	Kind         OpKind
 	Table        string
 	Entity       tables.Entity    // insert and upsert
 	Batch        []tables.BatchOp // batch
@@ -84,7 +84,8 @@ type Op struct {
 
 // Outcome classifies a request's error as the recorder counts it: OK,
 // throttled (503 ServerBusy), timed out (500 OperationTimedOut), the
-// service's error code, or "transport" for a failure with no response.
+// service's error code, or results.OutcomeTransport for a failure with no
+// response.
 func Outcome(err error) string {
 	if err == nil {
 		return results.OutcomeOK
@@ -111,7 +112,7 @@ func httpStatusOutcome(status int) string {
 	case 503:
 		return results.OutcomeThrottled
 	case 0:
-		return "transport"
+		return results.OutcomeTransport
 	}
 	return "HTTP" + strconv.Itoa(status)
 }

@@ -106,13 +106,13 @@ func shardLoad(cmdArgs []string, shards int) (podLoad, error) {
 	}
 	op := flags["op"]
 	if op == "" {
-		op = d.Op
+		op = string(d.Op)
 	}
 	batchSize, err := largest("batch-size", d.BatchSize)
 	if err != nil {
 		return podLoad{}, err
 	}
-	batches := strings.Contains(op, workloads.OpBatch) && batchSize > 1
+	batches := strings.Contains(op, string(workloads.OpBatch)) && batchSize > 1
 	return podLoad{threads: perPod(vms, threads), batches: batches,
 		from: fmt.Sprintf("%d threads a pod (%d VMs of %d threads over %d shards)", perPod(vms, threads), vms, threads, shards)}, nil
 }

@@ -21,16 +21,29 @@ import (
 type specFlags struct {
 	spec   workloads.Spec
 	vmSize string
-	retry  string
+	retry  workloads.RetryPolicy
 	jobID  string
 }
+
+// nameFlag binds a flag to a spec field named from a workloads
+// vocabulary; Spec.Validate refuses an unknown name with the known ones.
+type nameFlag[T ~string] struct{ p *T }
+
+func (f nameFlag[T]) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return string(*f.p)
+}
+
+func (f nameFlag[T]) Set(v string) error { *f.p = T(v); return nil }
 
 func (s *specFlags) register(fs *flag.FlagSet) {
 	d := workloads.DefaultSpec()
 	s.spec = d
-	fs.StringVar(&s.spec.Op, "op", d.Op, "operation: insert, get, batch (entity group transactions), upsert or query")
+	fs.Var(nameFlag[workloads.OpKind]{&s.spec.Op}, "op", "`operation`: "+workloads.Ops().Help())
 	fs.IntVar(&s.spec.BatchSize, "batch-size", d.BatchSize, "entities per batch (1-100), or per query page")
-	fs.StringVar(&s.spec.Partition, "partition", d.Partition, "PartitionKeys: guid (one per thread), shared (one for all), append or prepend (time-ordered hot spots)")
+	fs.Var(nameFlag[workloads.PartitionScheme]{&s.spec.Partition}, "partition", "the `scheme` of PartitionKeys: "+workloads.PartitionSchemes().Help())
 	fs.IntVar(&s.spec.VMs, "vms", d.VMs, "client VMs")
 	fs.IntVar(&s.spec.Threads, "threads", d.Threads, "worker threads per VM")
 	fs.StringVar(&s.vmSize, "vm-size", "xl", "VM size: small (1 core), xl (8 cores) or cores:N[,serial:F]; the engine's client model uses it")
@@ -38,8 +51,10 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.spec.Duration, "duration", d.Duration, "measured time, after the warm-up (model time on the engine)")
 	fs.DurationVar(&s.spec.Warmup, "warmup", d.Warmup, "warm-up before measuring; 0 measures from the start")
 	fs.Uint64Var(&s.spec.Seed, "seed", d.Seed, "seed of every random choice: keys, payloads, the engine's draws")
-	fs.StringVar(&s.retry, "retry", "none", "retry policy: none (the published method: no retry, 3 s pause after any error), fixed, exponential, sdk or storage2010 (the 2010 client: 3, 27 and 81 s)")
-	fs.StringVar(&s.spec.Load, "load", "", "closed (each thread sends when its last request returns) or open (a fixed rate); default closed, open when --rate is set")
+	s.retry = workloads.RetryNone
+	fs.Var(nameFlag[workloads.RetryPolicy]{&s.retry}, "retry", "retry `policy`: "+workloads.RetryPolicies().Help())
+	s.spec.Load = ""
+	fs.Var(nameFlag[workloads.LoadMode]{&s.spec.Load}, "load", "load `mode`: "+workloads.LoadModes().Help()+"; default closed, open when --rate is set")
 	fs.Float64Var(&s.spec.Rate, "rate", 0, "open load: requests per second, all threads together; 0 is closed load")
 	fs.IntVar(&s.spec.Preload, "preload", d.Preload, "get and query: entities each thread loads (unmeasured) and reads back")
 	fs.StringVar(&s.jobID, "job-id", "", "job ID, the first part of every RowKey (default tb, or a fresh one with --table)")
@@ -51,7 +66,7 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 func (s *specFlags) contradictions(fs *flag.FlagSet) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["batch-size"] && s.spec.Op != workloads.OpBatch && s.spec.Op != workloads.OpQuery {
+	if set["batch-size"] && !s.spec.Op.Batched() {
 		return usagef("--batch-size %d does nothing with --op %s: it sets the entities of a batch (--op batch) or of a query page (--op query); leave it out, or change --op", s.spec.BatchSize, s.spec.Op)
 	}
 	return nil
@@ -242,7 +257,7 @@ func modelsClient(tg workloads.Target) bool {
 // named only where the client is modelled: against a real endpoint the
 // threads are this process's.
 func describeSpec(s workloads.Spec, modelled bool) string {
-	op := s.Op
+	op := string(s.Op)
 	if s.Op == workloads.OpBatch {
 		op = fmt.Sprintf("batch of %d", s.BatchSize)
 	}

@@ -69,7 +69,7 @@ func BenchmarkHarnessCeiling(b *testing.B) {
 	}
 	conn := devConn("http://" + strings.TrimSpace(addr))
 	for b.Loop() {
-		for _, op := range []string{workloads.OpInsert, workloads.OpGet, workloads.OpBatch} {
+		for _, op := range []workloads.OpKind{workloads.OpInsert, workloads.OpGet, workloads.OpBatch} {
 			tg := targetFor(b, conn)
 			spec := workloads.DefaultSpec()
 			spec.Op, spec.Threads, spec.Duration, spec.Warmup, spec.EntitySize = op, 30, 3*time.Second, 0, 1024
@@ -87,7 +87,7 @@ func BenchmarkHarnessCeiling(b *testing.B) {
 			perCore := float64(res.Totals.Requests) / (c1 - c0).Seconds()
 			b.Logf("%-6s %7.0f requests/s (%.0f entities/s) on %.2f cores of harness CPU: %6.0f requests/s per core",
 				op, float64(res.Totals.Requests)/w1.Sub(w0).Seconds(), float64(res.Totals.Entities)/w1.Sub(w0).Seconds(), cores, perCore)
-			b.ReportMetric(perCore, op+"-requests/s/core")
+			b.ReportMetric(perCore, string(op)+"-requests/s/core")
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // spec returns a figure run's spec from the method's defaults.
-func spec(op string, partition string, vms, threads int, size vm.Size, batch int) workloads.Spec {
+func spec(op workloads.OpKind, partition workloads.PartitionScheme, vms, threads int, size vm.Size, batch int) workloads.Spec {
 	s := workloads.DefaultSpec()
 	s.Op, s.Partition, s.VMs, s.Threads, s.VMSize = op, partition, vms, threads, size
 	if batch > 0 {
@@ -43,7 +43,7 @@ const oneThread = "with one thread a VM uses one core, and in the client model a
 func Figures() []workloads.Figure {
 	var figs []workloads.Figure
 	add := func(f workloads.Figure) { f.Name = fmt.Sprintf("fig%02d", f.ID); figs = append(figs, f) }
-	line, hist := workloads.ChartLine, workloads.ChartHistogram
+	line, hist := results.ChartLine, results.ChartHistogram
 
 	add(workloads.Figure{ID: 3, Title: "Single entity latencies for inserts and gets", XLabel: "latency (ms)", YLabel: "requests",
 		Chart: hist, Metric: "entities-per-sec",
@@ -58,7 +58,7 @@ func Figures() []workloads.Figure {
 		Runs:    []workloads.FigureRun{{Series: "batch of 100", X: 100, Spec: spec(workloads.OpBatch, workloads.PartitionGUID, 1, 1, vm.Small, 100)}},
 		Choices: []string{"one thread on a small VM, all entities of a batch in the thread's own partition"}})
 
-	bySize := func(partition string, threads int) []workloads.FigureRun {
+	bySize := func(partition workloads.PartitionScheme, threads int) []workloads.FigureRun {
 		var runs []workloads.FigureRun
 		for _, sz := range bothSizes {
 			for _, n := range batchSizes {
@@ -84,7 +84,7 @@ func Figures() []workloads.Figure {
 			"C7.2 is decided by the client model: an XL VM's throughput over a small VM's is 1 / its serial fraction (1 / 0.55 = 1.8x) once both are CPU-bound, so the claim checks that calibration, not the service"},
 		ClientBound: "30 threads on one VM send batches as fast as its client can build them, and the figure compares what a small and an XL client can send"})
 
-	vmFigure := func(id int, op, what string) workloads.Figure {
+	vmFigure := func(id int, op workloads.OpKind, what string) workloads.Figure {
 		var runs []workloads.FigureRun
 		for _, p := range []string{"single partition", "multiple partitions"} {
 			part := workloads.PartitionShared
@@ -103,7 +103,7 @@ func Figures() []workloads.Figure {
 	add(vmFigure(8, workloads.OpInsert, "insert"))
 	add(vmFigure(9, workloads.OpGet, "get"))
 
-	threadFigure := func(id int, op string, batch int, title string) workloads.Figure {
+	threadFigure := func(id int, op workloads.OpKind, batch int, title string) workloads.Figure {
 		var runs []workloads.FigureRun
 		for _, sz := range bothSizes {
 			for _, n := range threadSweep {
@@ -151,7 +151,7 @@ func Figures() []workloads.Figure {
 	}
 	add(workloads.Figure{ID: 15, Title: "Saturation of a single partition with batches of 100 (10 threads per VM, 1 to 5 VMs)",
 		XLabel: "threads in all", YLabel: "successful entities/s", Y2Label: "% of requests throttled",
-		Chart: workloads.ChartDual, Metric: "saturation", Runs: f15runs,
+		Chart: results.ChartDual, Metric: "saturation", Runs: f15runs,
 		Choices: []string{"the VM size is not stated: XL VMs, so the partition rather than the client is what saturates", "each point measures 5 minutes (quick: 2)", "C15.1's \"almost no throttling\" is read as at most 3% of requests throttled, written before any result: the published chart's throttled line at 20 threads sits on the axis and cannot be read finer than a few percent", "the model's limit: under a rate cap and the 3 s pause the throttled shares at 30 and 50 threads rise and fall together, so the fit lands near 10% and 25% where 11% and 22% were published, inside both claims' 15% but near the edges"}})
 	return figs
 }

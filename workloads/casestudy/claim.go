@@ -439,7 +439,7 @@ func statMark(f *workloads.Figure, series string, x float64, st Stat) *results.M
 		m.On, m.Percentile = results.MarkLatency, 90
 	case st == P99Latency:
 		m.On, m.Percentile = results.MarkLatency, 99
-	case st == EntitiesPerSec && (f.Metric == "entities-per-sec" || f.Metric == "saturation") && f.Chart != workloads.ChartHistogram:
+	case st == EntitiesPerSec && (f.Metric == "entities-per-sec" || f.Metric == "saturation") && f.Chart != results.ChartHistogram:
 		m.On = results.MarkY
 	case st == ThrottledPct && f.Metric == "throttled-pct":
 		m.On = results.MarkY
@@ -681,7 +681,7 @@ func values(m workloads.Measured, fig int, series string, xs []float64) ([]float
 // where names a run of a figure: its series, and its x where the figure has
 // more than one.
 func where(f *workloads.Figure, series string, x float64) string {
-	if f.Chart == workloads.ChartHistogram {
+	if f.Chart == results.ChartHistogram {
 		return series
 	}
 	return series + " at " + at(f, x)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
@@ -70,7 +72,7 @@ const (
 
 var (
 	strategies   = []string{stratPause, stratFixed, stratBackoff, stratSDK}
-	strategyName = map[string]string{stratPause: workloads.RetryNone, stratFixed: workloads.RetryFixed, stratBackoff: workloads.RetryStorage2010, stratSDK: workloads.RetrySDK}
+	strategyName = map[string]workloads.RetryPolicy{stratPause: workloads.RetryNone, stratFixed: workloads.RetryFixed, stratBackoff: workloads.RetryStorage2010, stratSDK: workloads.RetrySDK}
 	retryThreads = []float64{20, 30, 50}
 	timeouts     = []float64{45, 55, 70, 100}
 	keySchemes   = []string{"append-only keys", "prepend-only keys", "GUID keys"}
@@ -90,7 +92,7 @@ func Experiments() []workloads.Figure {
 		f.Name = fmt.Sprintf("x%s-%d", experimentOf(f.ID), f.ID)
 		figs = append(figs, f)
 	}
-	line := workloads.ChartLine
+	line := results.ChartLine
 
 	// 1. Retry strategies on Figure 15's load: batches of 100 into one
 	// partition from XL VMs of 10 threads.
@@ -120,11 +122,11 @@ func Experiments() []workloads.Figure {
 	cold := workloads.EngineSetup{Cold: true}
 	var keyRuns []workloads.FigureRun
 	for i, k := range keySchemes {
-		part := []string{workloads.PartitionAppend, workloads.PartitionPrepend, workloads.PartitionGUID}[i]
+		part := []workloads.PartitionScheme{workloads.PartitionAppend, workloads.PartitionPrepend, workloads.PartitionGUID}[i]
 		keyRuns = append(keyRuns, workloads.FigureRun{Series: k, X: float64(i + 1), Spec: spec(workloads.OpInsert, part, 4, 15, vm.XL, 0), Measure: long, Engine: cold})
 	}
 	add(workloads.Figure{ID: 211, Title: "Append-only, prepend-only and GUID PartitionKeys as the load balancer acts", XLabel: "second of the run", YLabel: "successful entities/s",
-		Chart: workloads.ChartTimeline, Metric: "entities-per-sec", Runs: keyRuns,
+		Chart: results.ChartTimeline, Metric: "entities-per-sec", Runs: keyRuns,
 		Choices: []string{"single inserts from 4 XL VMs of 15 threads, each thread its own key sequence: time-ordered increasing, decreasing, or a GUID",
 			"the table starts in one range partition on one server (not pre-split), and the balancer decides as the study says, after 5-10 minutes",
 			"each run measures 20 minutes (quick: 15) after the warm-up, so the last minutes come after the balancer's decision; splits and moves are marked on the timeline"}})
@@ -132,7 +134,7 @@ func Experiments() []workloads.Figure {
 	// 3. A hot spot: a cold table's one server gets more than it can serve,
 	// and the balancer, after minutes, splits and moves.
 	add(workloads.Figure{ID: 221, Title: "Load balancing under a hot spot: throughput, throttling and the balancer's moves", XLabel: "second of the run", YLabel: "successful entities/s",
-		Chart: workloads.ChartTimeline, Metric: "entities-per-sec",
+		Chart: results.ChartTimeline, Metric: "entities-per-sec",
 		Runs: []workloads.FigureRun{{Series: "hot server", X: 1, Spec: spec(workloads.OpInsert, workloads.PartitionGUID, 6, 15, vm.XL, 0), Measure: long, Engine: cold}},
 		Choices: []string{"single inserts from 6 XL VMs of 15 threads, GUID keys, into a table that starts in one range partition on one server",
 			"the balancer decides after 5-10 minutes, as the study says; a move makes its partition unavailable for 10-20 s"}})
@@ -238,12 +240,12 @@ func ExperimentClaims() []Claim {
 
 		{ID: "X4.1", Figure: 231,
 			Text:  "If an insert succeeds at the service but the client times out and retries it, the retry returns Conflict although the insert succeeded.",
-			Value: Ratio(ErrorCount(f231, noTxn, 55, "EntityAlreadyExists"), ErrorCount(f231, noTxn, 55, "ClientTimeout")), Bound: AtLeast(0.5), Published: 0.5,
+			Value: Ratio(ErrorCount(f231, noTxn, 55, tables.CodeEntityAlreadyExists), ErrorCount(f231, noTxn, 55, results.OutcomeClientTimeout)), Bound: AtLeast(0.5), Published: 0.5,
 			Why: "with the client timeout near the median insert latency, at least one Conflict for every two client timeouts"},
 		{ID: "X4.2", Figure: 231,
 			Text:  "A transaction-id property tells a retried success from a real conflict: on Conflict, retrieve the entity and compare.",
-			Value: Highest(EachX(timeouts, func(x float64) Quantity { return ErrorCount(f231, withTxn, x, "EntityAlreadyExists") })), Bound: AtMost(0),
-			Also: []Condition{Holds("client timeouts at 55 ms", ErrorCount(f231, withTxn, 55, "ClientTimeout"), AtLeast(1))},
+			Value: Highest(EachX(timeouts, func(x float64) Quantity { return ErrorCount(f231, withTxn, x, tables.CodeEntityAlreadyExists) })), Bound: AtMost(0),
+			Also: []Condition{Holds("client timeouts at 55 ms", ErrorCount(f231, withTxn, 55, results.OutcomeClientTimeout), AtLeast(1))},
 			Why:  "no Conflict left at any client timeout, where client timeouts did happen"},
 
 		{ID: "X5.1", Figure: 242,
