@@ -28,6 +28,7 @@ $(ECHARTS): tools/package.json tools/package-lock.json
 vet:
 	$(GO) tool staticcheck ./...
 	$(GO) vet ./...
+	$(GO) vet -tags calibration ./workloads/ # the calibration tests build only with their tag
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './tools/*'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 
 # The calibration and model tests run minutes of load through the harness in

@@ -24,7 +24,7 @@ import (
 
 // modelSpec is the case study's method against the wa2010 engine: XL VMs,
 // seed 7, 300 s measured after 30 s of warm-up.
-func modelSpec(op, partition string, vms, threads int) workloads.Spec {
+func modelSpec(op workloads.OpKind, partition workloads.PartitionScheme, vms, threads int) workloads.Spec {
 	s := workloads.DefaultSpec()
 	s.Op, s.Partition, s.VMs, s.Threads, s.VMSize = op, partition, vms, threads, vm.XL
 	s.Seed, s.Warmup, s.Duration = 7, 30*time.Second, 300*time.Second
