@@ -57,8 +57,9 @@ type FigureData struct {
 // WriteTable writes a figure's points as a table, one row per point in
 // series order: its series, x and y with the figure's labels, and beside
 // them the run's successful entities/s, throttled share and the p50 and
-// p99 of every request, so that a sweep printed in a log says what its
-// page shows. A run that warns is marked; its warnings are in the record.
+// p99 of successful requests, as its page reads them, so that a sweep
+// printed in a log says what its page shows. A run that warns is marked;
+// its warnings are in the record.
 func (f *FigureData) WriteTable(w io.Writer, runs []*Run) {
 	byID := make(map[string]*Run, len(runs))
 	for _, r := range runs {
@@ -88,7 +89,7 @@ func (f *FigureData) WriteTable(w io.Writer, runs []*Run) {
 				mark = "warns"
 			}
 			rows = append(rows, append(row, fmt.Sprintf("%.0f", r.EntitiesPerSec), fmt.Sprintf("%.2f%%", r.ThrottledPct),
-				fmt.Sprintf("%.1f", r.LatencyMs.P50), fmt.Sprintf("%.1f", r.LatencyMs.P99), mark))
+				fmt.Sprintf("%.1f", r.SuccessLatencyMs.P50), fmt.Sprintf("%.1f", r.SuccessLatencyMs.P99), mark))
 		}
 	}
 	if same >= 3 {

@@ -172,5 +172,5 @@ func (s *suiteLines) finished(pr workloads.PlannedRun, r *results.Run) {
 		left = fmt.Sprintf(", about %s left", d.Round(time.Second))
 	}
 	fmt.Fprintf(s.w, "[%d/%d] %s: %.0f entities/s, %.2f%% throttled, p50 %.1f ms%s\n",
-		s.done, s.n, pr.ID, r.EntitiesPerSec, r.ThrottledPct, r.LatencyMs.P50, left)
+		s.done, s.n, pr.ID, r.EntitiesPerSec, r.ThrottledPct, r.SuccessLatencyMs.P50, left)
 }
