@@ -122,7 +122,59 @@ type worker struct {
 // interrupted run still returns its measurements, marked Interrupted.
 func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	s := &r.spec
-	clock := r.target.Clock()
+	sharded := s.Shards > 1
+	table, err := r.makeTable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var meet *rendezvous
+	if sharded {
+		meet = r.newRendezvous(table)
+	}
+	creator := !sharded || s.Shard == 0 // one shard makes the table, and deletes it
+	if creator && s.Table == "" && !s.KeepTable {
+		defer r.dropTable(ctx, table)
+	}
+	workers, machines := r.buildWorkers(table)
+	if s.Op.ReadsPreloaded() {
+		r.announce(false, "loading %d entities for the threads to read (not measured)", len(workers)*s.Preload)
+		if err := r.preload(ctx, table, workers); err != nil {
+			return nil, fmt.Errorf("loading the entities to read: %w", timeoutHint(err, r.spec.RequestTimeout))
+		}
+	}
+
+	var shard *results.Shard
+	if meet != nil {
+		r.announce(false, "waiting for the other %d shards", s.Shards-1)
+		var err error
+		if shard, err = meet.meet(ctx); err != nil {
+			return nil, fmt.Errorf("shard %d of %d: %w", s.Shard, s.Shards, err)
+		}
+	}
+	r.announce(true, "%d threads started: %v of warm-up, then %v measured", len(workers), s.Warmup, s.Duration)
+	collector, win, werr := r.measure(ctx, workers, machines)
+	run, err := collector.Close(win.end)
+	if err != nil {
+		return nil, err
+	}
+	run.Shard = shard
+	r.describe(ctx, run, table, win, machines)
+	if meet != nil && ctx.Err() == nil {
+		if err := meet.finish(ctx); err != nil {
+			run.Warnings = append(run.Warnings, fmt.Sprintf("shard %d: %v", s.Shard, err))
+		}
+	}
+	if werr != nil && !errors.Is(werr, context.Canceled) {
+		return run, werr
+	}
+	return run, nil
+}
+
+// makeTable names the run's table and, in the shard that makes it (the
+// only one, unless sharded), creates it. A name left by an earlier run is
+// passed over for the next one; a shared table may exist already.
+func (r *Runner) makeTable(ctx context.Context) (string, error) {
+	s := &r.spec
 	sharded := s.Shards > 1
 	// In virtual time the engine is the run's own: its table's name comes
 	// from the seed, so that the run's ID and records repeat exactly.
@@ -137,43 +189,49 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	case table == "":
 		table = tableName(s.JobID, names)
 	}
-	creator := !sharded || s.Shard == 0 // one shard makes the table, and deletes it
-	if creator {
-		r.announce(false, "creating table %s", table)
-		create := func() error {
-			sctx, cancel := r.requestContext(ctx)
-			defer cancel()
-			return r.target.CreateTable(sctx, table)
-		}
-		err := create()
-		var te *tables.Error
-		for try := 0; errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists && s.Table == "" && !sharded && try < 3; try++ {
-			table = tableName(s.JobID, names) // an earlier run's, kept: the next name
-			err = create()
-		}
-		if errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists {
-			switch {
-			case s.Table != "":
-				err = nil // a shared table: another process made it
-			case sharded:
-				err = fmt.Errorf("it exists already: an earlier run with job ID %s left it; delete it or give a new --job-id", s.JobID)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("creating table %s: %w", table, timeoutHint(err, r.spec.RequestTimeout))
+	if sharded && s.Shard != 0 {
+		return table, nil // shard 0 makes it
+	}
+	r.announce(false, "creating table %s", table)
+	create := func() error {
+		sctx, cancel := r.requestContext(ctx)
+		defer cancel()
+		return r.target.CreateTable(sctx, table)
+	}
+	err := create()
+	var te *tables.Error
+	for try := 0; errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists && s.Table == "" && !sharded && try < 3; try++ {
+		table = tableName(s.JobID, names) // an earlier run's, kept: the next name
+		err = create()
+	}
+	if errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists {
+		switch {
+		case s.Table != "":
+			err = nil // a shared table: another process made it
+		case sharded:
+			err = fmt.Errorf("it exists already: an earlier run with job ID %s left it; delete it or give a new --job-id", s.JobID)
 		}
 	}
-	var meet *rendezvous
-	if sharded {
-		meet = r.newRendezvous(table)
+	if err != nil {
+		return "", fmt.Errorf("creating table %s: %w", table, timeoutHint(err, r.spec.RequestTimeout))
 	}
-	if creator && s.Table == "" && !s.KeepTable {
-		defer func() {
-			dctx, cancel := r.requestContext(context.WithoutCancel(ctx))
-			defer cancel()
-			r.target.DeleteTable(dctx, table)
-		}()
-	}
+	return table, nil
+}
+
+// dropTable deletes the run's table once the run is over, even when ctx
+// was cancelled: an interrupted run still cleans up after itself.
+func (r *Runner) dropTable(ctx context.Context, table string) {
+	dctx, cancel := r.requestContext(context.WithoutCancel(ctx))
+	defer cancel()
+	r.target.DeleteTable(dctx, table)
+}
+
+// buildWorkers makes this process's threads, each with its own keys and
+// payloads drawn from the seed, and the modelled client VMs they run on
+// when the target models its client.
+func (r *Runner) buildWorkers(table string) ([]*worker, []*vm.VM) {
+	s := &r.spec
+	clock := r.target.Clock()
 	modeled := false
 	if m, ok := r.target.(ClientModeler); ok {
 		modeled = m.ModelsClient()
@@ -191,7 +249,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	var workers []*worker
 	var machines []*vm.VM
 	for v := 1; v <= s.VMs; v++ {
-		if sharded && (v-1)%s.Shards != s.Shard { // another shard's VM
+		if s.Shards > 1 && (v-1)%s.Shards != s.Shard { // another shard's VM
 			continue
 		}
 		var machine *vm.VM
@@ -209,22 +267,20 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 			workers = append(workers, w)
 		}
 	}
-	if s.Op.ReadsPreloaded() {
-		r.announce(false, "loading %d entities for the threads to read (not measured)", len(workers)*s.Preload)
-		if err := r.preload(ctx, table, workers); err != nil {
-			return nil, fmt.Errorf("loading the entities to read: %w", timeoutHint(err, r.spec.RequestTimeout))
-		}
-	}
+	return workers, machines
+}
 
-	var shard *results.Shard
-	if meet != nil {
-		r.announce(false, "waiting for the other %d shards", s.Shards-1)
-		var err error
-		if shard, err = meet.meet(ctx); err != nil {
-			return nil, fmt.Errorf("shard %d of %d: %w", s.Shard, s.Shards, err)
-		}
-	}
-	r.announce(true, "%d threads started: %v of warm-up, then %v measured", len(workers), s.Warmup, s.Duration)
+// window is when a run measured, in the target's clock: it started its
+// threads at start, measured from from to to (after the warm-up), and
+// ended at end (no later than to).
+type window struct{ start, from, to, end time.Time }
+
+// measure starts every thread together, stops them at the deadline or when
+// ctx is done, and returns what they recorded and the first error a thread
+// returned, if any.
+func (r *Runner) measure(ctx context.Context, workers []*worker, machines []*vm.VM) (*results.Collector, window, error) {
+	s := &r.spec
+	clock := r.target.Clock()
 	start := clock.Now()
 	from, to := start.Add(s.Warmup), start.Add(s.Warmup+s.Duration)
 	for _, m := range machines {
@@ -280,36 +336,29 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	if end.After(to) {
 		end = to
 	}
-	run, err := collector.Close(end)
-	if err != nil {
-		return nil, err
-	}
+	return collector, window{start: start, from: from, to: to, end: end}, werr
+}
+
+// describe completes the record of a measured run: who it is, what it ran,
+// where, the client's CPU, the target's events, and what the checks found.
+func (r *Runner) describe(ctx context.Context, run *results.Run, table string, win window, machines []*vm.VM) {
+	s := &r.spec
 	run.ID, run.Figure, run.Series, run.X = r.id.ID, r.id.Figure, r.id.Series, r.id.X
 	if run.ID == "" {
 		run.ID = table
 	}
-	run.Interrupted, run.Shard = ctx.Err() != nil, shard
+	run.Interrupted = ctx.Err() != nil
 	run.Spec, run.Setup = archive(s), setup(s)
 	run.Env = r.environment()
-	if span := end.Sub(from); span > 0 {
+	if span := win.end.Sub(win.from); span > 0 {
 		for _, m := range machines {
 			run.ClientCPUPct = append(run.ClientCPUPct, m.Utilization(span))
 		}
 	}
 	if es, ok := r.target.(EventSource); ok {
-		run.Events = es.Events(start)
+		run.Events = es.Events(win.start)
 	}
-	warnings, notes, refused := r.check(run)
-	if meet != nil && ctx.Err() == nil {
-		if err := meet.finish(ctx); err != nil {
-			warnings = append(warnings, fmt.Sprintf("shard %d: %v", s.Shard, err))
-		}
-	}
-	run.Warnings, run.Notes, run.Refused = warnings, notes, refused
-	if werr != nil && !errors.Is(werr, context.Canceled) {
-		return run, werr
-	}
-	return run, nil
+	run.Warnings, run.Notes, run.Refused = r.check(run)
 }
 
 // archive is the spec as the record keeps it: as it was given, for people
