@@ -512,15 +512,7 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 	clock := w.r.target.Clock()
 	sess := w.r.target.NewSession(w.rng.Uint64())
 	n := s.EntitiesPerRequest()
-	var work time.Duration
-	switch s.Op {
-	case OpGet:
-		work = w.r.cost.Get
-	case OpQuery:
-		work = w.r.cost.Get + time.Duration(n)*w.r.cost.PerEntity
-	default:
-		work = w.r.cost.Write(n)
-	}
+	work := w.clientWork(n)
 	// Threads start within 10 ms of each other, not in lockstep.
 	next := start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
 	var interval time.Duration
@@ -534,14 +526,6 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 	if w.r.virtual() { // a virtual clock has no wall-time deadline: the target keeps the client's patience
 		w.op.ClientTimeout = s.RequestTimeout
 	}
-	record := func(due, done time.Time, err error, lag time.Duration, retry bool) {
-		got := n
-		if s.Op == OpQuery {
-			got = w.op.Returned
-		}
-		w.rec.Record(string(s.Op), got, due, done, Outcome(err), lag, retry)
-	}
-loop:
 	for stop.Err() == nil {
 		if clock.SleepUntil(stop, next) != nil {
 			break
@@ -558,43 +542,9 @@ loop:
 			lag = max(0, now.Sub(intended))
 		}
 		w.prepare(clock)
-		for attempt := 0; ; attempt++ {
-			w.op.Ready = time.Time{}
-			if w.machine != nil {
-				w.op.Ready = w.machine.Spend(sent, work)
-			}
-			rctx, cancel := w.r.requestContext(ctx)
-			done, err := sess.Do(rctx, &w.op)
-			cancel()
-			if err != nil && ctx.Err() != nil {
-				return nil // interrupted: the run is marked so, and this request is not a result
-			}
-			if attempt > 0 && s.TxnID && Outcome(err) == tables.CodeEntityAlreadyExists {
-				// A retried insert that conflicts may be our own earlier
-				// attempt that the service did after all: its transaction
-				// id says so.
-				if at, ours := w.ownWrite(ctx, sess); ours {
-					done, err = at, nil
-				}
-			}
-			record(due, done, err, lag, attempt > 0)
-			if err == nil {
-				next = done
-				break
-			}
-			if s.Retry.Policy == RetryNone {
-				next = done.Add(s.Retry.Pause)
-				break
-			}
-			if !retriable(err) || attempt >= s.Retry.MaxRetries {
-				next = done
-				break
-			}
-			if clock.SleepUntil(stop, done.Add(w.backoff(attempt+1))) != nil {
-				break loop
-			}
-			sent = clock.Now()
-			due, lag = sent, 0
+		var ok bool
+		if next, ok = w.request(ctx, stop, sess, n, work, due, sent, lag); !ok {
+			break
 		}
 		if open { // a pause after an error still holds the thread
 			intended = intended.Add(interval)
@@ -613,6 +563,72 @@ loop:
 		}
 	}
 	return nil
+}
+
+// clientWork is the client CPU one request of n entities costs the
+// modelled VM.
+func (w *worker) clientWork(n int) time.Duration {
+	switch w.r.spec.Op {
+	case OpGet:
+		return w.r.cost.Get
+	case OpQuery:
+		return w.r.cost.Get + time.Duration(n)*w.r.cost.PerEntity
+	default:
+		return w.r.cost.Write(n)
+	}
+}
+
+// request sends the prepared operation, and retries it as the policy says,
+// recording each attempt; it returns when the thread may send its next
+// request, or false once the run is over: at the deadline, or interrupted
+// (an interrupted request is not a result).
+func (w *worker) request(ctx, stop context.Context, sess Session, n int, work time.Duration, due, sent time.Time, lag time.Duration) (time.Time, bool) {
+	s := &w.r.spec
+	clock := w.r.target.Clock()
+	for attempt := 0; ; attempt++ {
+		w.op.Ready = time.Time{}
+		if w.machine != nil {
+			w.op.Ready = w.machine.Spend(sent, work)
+		}
+		rctx, cancel := w.r.requestContext(ctx)
+		done, err := sess.Do(rctx, &w.op)
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			return time.Time{}, false // interrupted: the run is marked so, and this request is not a result
+		}
+		if attempt > 0 && s.TxnID && Outcome(err) == tables.CodeEntityAlreadyExists {
+			// A retried insert that conflicts may be our own earlier
+			// attempt that the service did after all: its transaction
+			// id says so.
+			if at, ours := w.ownWrite(ctx, sess); ours {
+				done, err = at, nil
+			}
+		}
+		w.record(n, due, done, err, lag, attempt > 0)
+		if err == nil {
+			return done, true
+		}
+		if s.Retry.Policy == RetryNone {
+			return done.Add(s.Retry.Pause), true
+		}
+		if !retriable(err) || attempt >= s.Retry.MaxRetries {
+			return done, true
+		}
+		if clock.SleepUntil(stop, done.Add(w.backoff(attempt+1))) != nil {
+			return time.Time{}, false
+		}
+		sent = clock.Now()
+		due, lag = sent, 0
+	}
+}
+
+// record records an attempt of n entities (a query's: those it returned).
+func (w *worker) record(n int, due, done time.Time, err error, lag time.Duration, retry bool) {
+	s := &w.r.spec
+	if s.Op == OpQuery {
+		n = w.op.Returned
+	}
+	w.rec.Record(string(s.Op), n, due, done, Outcome(err), lag, retry)
 }
 
 // backoff returns the delay before retry number try (1-based).
