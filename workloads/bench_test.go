@@ -70,7 +70,7 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 		tg, _ = enginetarget.New(cfg)
 		spec := workloads.DefaultSpec()
 		spec.Threads, spec.Duration, spec.Warmup = threads, span, 0
-		r, err := workloads.NewRunner(spec, tg)
+		r, err := workloads.NewCoordinator(spec, tg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func BenchmarkHarnessCost(b *testing.B) {
 				tg, _ := enginetarget.New(cfg)
 				spec := workloads.DefaultSpec()
 				spec.Op, spec.BatchSize, spec.Threads, spec.Duration, spec.Warmup = op, 100, 2, 500*time.Millisecond, 0
-				r, err := workloads.NewRunner(spec, instant{tg})
+				r, err := workloads.NewCoordinator(spec, instant{tg})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -36,7 +36,7 @@ func TestLagJudgedByItsEffect(t *testing.T) {
 		if c.open {
 			spec.Load, spec.Rate = LoadOpen, 100
 		}
-		r, err := NewRunner(spec, wallTarget{})
+		r, err := NewCoordinator(spec, wallTarget{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,8 +22,10 @@ import (
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
-// Runner runs one spec against one target.
-type Runner struct {
+// Coordinator runs one spec against one target: it owns the run's threads
+// (workers) from start to finish, and turns what they record into the run's
+// record.
+type Coordinator struct {
 	spec   Spec
 	target Target
 	live   []*results.Live
@@ -47,12 +49,12 @@ type Identity struct {
 	X      float64
 }
 
-// NewRunner returns a runner, or the spec's validation error.
-func NewRunner(spec Spec, t Target) (*Runner, error) {
+// NewCoordinator returns a coordinator, or the spec's validation error.
+func NewCoordinator(spec Spec, t Target) (*Coordinator, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Runner{spec: spec, target: t, cost: vm.DefaultCost()}
+	r := &Coordinator{spec: spec, target: t, cost: vm.DefaultCost()}
 	if spec.Shards > 1 && r.virtual() {
 		return nil, errors.New("a sharded run needs a target in wall time: shards on other machines cannot share a virtual clock")
 	}
@@ -74,10 +76,10 @@ type Phase struct {
 
 // OnPhase has fn called as the run enters each of its stages, so that a
 // display can say why nothing is measured yet. Call it before Run.
-func (r *Runner) OnPhase(fn func(Phase)) { r.phase = fn }
+func (r *Coordinator) OnPhase(fn func(Phase)) { r.phase = fn }
 
 // announce reports a stage of the run to the OnPhase callback, if any.
-func (r *Runner) announce(load bool, format string, args ...any) {
+func (r *Coordinator) announce(load bool, format string, args ...any) {
 	if r.phase != nil {
 		r.phase(Phase{Text: fmt.Sprintf(format, args...), Load: load})
 	}
@@ -88,21 +90,21 @@ func (r *Runner) announce(load bool, format string, args ...any) {
 // saturated client is then recorded as a note, information, rather than a
 // warning that the numbers describe the client instead of the service.
 // Call it before Run.
-func (r *Runner) ClientBound(why string) { r.clientBound = why }
+func (r *Coordinator) ClientBound(why string) { r.clientBound = why }
 
 // Identify names the run: its record carries id, rather than its table's
 // name, and its place in a figure. Call it before Run.
-func (r *Runner) Identify(id Identity) { r.id = id }
+func (r *Coordinator) Identify(id Identity) { r.id = id }
 
 // Live returns each VM's live counters, for a progress display.
-func (r *Runner) Live() []*results.Live { return r.live }
+func (r *Coordinator) Live() []*results.Live { return r.live }
 
-// Spec returns the runner's spec.
-func (r *Runner) Spec() Spec { return r.spec }
+// Spec returns the coordinator's spec.
+func (r *Coordinator) Spec() Spec { return r.spec }
 
 // worker is one thread of one VM.
 type worker struct {
-	r       *Runner
+	r       *Coordinator
 	vmID    int
 	id      int
 	machine *vm.VM // nil when the target is a real client
@@ -120,7 +122,7 @@ type worker struct {
 // queries read, starts every thread together, excludes the warm-up, stops at
 // the deadline or when ctx is done, and returns what it measured. An
 // interrupted run still returns its measurements, marked Interrupted.
-func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
+func (r *Coordinator) Run(ctx context.Context) (*results.Run, error) {
 	s := &r.spec
 	sharded := s.Shards > 1
 	table, err := r.makeTable(ctx)
@@ -173,7 +175,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 // makeTable names the run's table and, in the shard that makes it (the
 // only one, unless sharded), creates it. A name left by an earlier run is
 // passed over for the next one; a shared table may exist already.
-func (r *Runner) makeTable(ctx context.Context) (string, error) {
+func (r *Coordinator) makeTable(ctx context.Context) (string, error) {
 	s := &r.spec
 	sharded := s.Shards > 1
 	// In virtual time the engine is the run's own: its table's name comes
@@ -220,7 +222,7 @@ func (r *Runner) makeTable(ctx context.Context) (string, error) {
 
 // dropTable deletes the run's table once the run is over, even when ctx
 // was cancelled: an interrupted run still cleans up after itself.
-func (r *Runner) dropTable(ctx context.Context, table string) {
+func (r *Coordinator) dropTable(ctx context.Context, table string) {
 	dctx, cancel := r.requestContext(context.WithoutCancel(ctx))
 	defer cancel()
 	r.target.DeleteTable(dctx, table)
@@ -229,7 +231,7 @@ func (r *Runner) dropTable(ctx context.Context, table string) {
 // buildWorkers makes this process's threads, each with its own keys and
 // payloads drawn from the seed, and the modelled client VMs they run on
 // when the target models its client.
-func (r *Runner) buildWorkers(table string) ([]*worker, []*vm.VM) {
+func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 	s := &r.spec
 	clock := r.target.Clock()
 	modeled := false
@@ -278,7 +280,7 @@ type window struct{ start, from, to, end time.Time }
 // measure starts every thread together, stops them at the deadline or when
 // ctx is done, and returns what they recorded and the first error a thread
 // returned, if any.
-func (r *Runner) measure(ctx context.Context, workers []*worker, machines []*vm.VM) (*results.Collector, window, error) {
+func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines []*vm.VM) (*results.Collector, window, error) {
 	s := &r.spec
 	clock := r.target.Clock()
 	start := clock.Now()
@@ -341,7 +343,7 @@ func (r *Runner) measure(ctx context.Context, workers []*worker, machines []*vm.
 
 // describe completes the record of a measured run: who it is, what it ran,
 // where, the client's CPU, the target's events, and what the checks found.
-func (r *Runner) describe(ctx context.Context, run *results.Run, table string, win window, machines []*vm.VM) {
+func (r *Coordinator) describe(ctx context.Context, run *results.Run, table string, win window, machines []*vm.VM) {
 	s := &r.spec
 	run.ID, run.Figure, run.Series, run.X = r.id.ID, r.id.Figure, r.id.Series, r.id.X
 	if run.ID == "" {
@@ -380,7 +382,7 @@ func setup(s *Spec) results.RunSpec {
 	}
 }
 
-func (r *Runner) environment() results.Environment {
+func (r *Coordinator) environment() results.Environment {
 	env := results.Environment{Tablebench: Version, GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU()}
 	if d, ok := r.target.(Describer); ok {
 		t := d.Describe()
@@ -391,13 +393,13 @@ func (r *Runner) environment() results.Environment {
 
 // virtual reports whether the target's clock is virtual: time passes only
 // when everyone waits, so nothing is ever late.
-func (r *Runner) virtual() bool {
+func (r *Coordinator) virtual() bool {
 	_, ok := r.target.Clock().(participants)
 	return ok
 }
 
 // scale returns how many target seconds pass per wall second.
-func (r *Runner) scale() float64 {
+func (r *Coordinator) scale() float64 {
 	if sc, ok := r.target.Clock().(interface{ Scale() float64 }); ok && sc.Scale() > 0 {
 		return sc.Scale()
 	}
@@ -406,7 +408,7 @@ func (r *Runner) scale() float64 {
 
 // requestContext bounds one request, or one setup call, by the request
 // timeout in wall time.
-func (r *Runner) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func (r *Coordinator) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if r.timeout <= 0 {
 		return ctx, func() {}
 	}
@@ -458,7 +460,7 @@ func alnum(job string) string {
 
 // preload stores the entities each thread of a get or query run reads back;
 // it is not measured.
-func (r *Runner) preload(ctx context.Context, table string, workers []*worker) error {
+func (r *Coordinator) preload(ctx context.Context, table string, workers []*worker) error {
 	clock := r.target.Clock()
 	loader, direct := r.target.(Loader)
 	for _, w := range workers {

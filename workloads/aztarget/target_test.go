@@ -296,7 +296,7 @@ func TestRunAgainstEndpoint(t *testing.T) {
 	spec.Threads, spec.Duration, spec.Warmup = 4, time.Second, 0
 	spec.Retry, _ = workloads.DefaultRetry(workloads.RetryFixed)
 	spec.Retry.Delay = 10 * time.Millisecond
-	r, err := workloads.NewRunner(spec, tg)
+	r, err := workloads.NewCoordinator(spec, tg)
 	if err != nil {
 		t.Fatal(err)
 	}
