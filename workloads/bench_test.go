@@ -50,7 +50,7 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 				pk := "c9da6455-213d-42c9-9a79-3e9149a5783" + strconv.Itoa(th)
 				n := int64(0)
 				for i := 0; time.Now().Before(deadline); i++ {
-					if _, err := e.Insert(ctx, "raw", tables.Entity{PartitionKey: pk, RowKey: "tb_1_1_" + strconv.Itoa(1000000000+i),
+					if _, err := e.Client(nil).Insert(ctx, "raw", tables.Entity{PartitionKey: pk, RowKey: "tb_1_1_" + strconv.Itoa(1000000000+i),
 						Properties: []tables.Property{tables.String("Payload", payload)}}); err != nil {
 						b.Error(err)
 						return

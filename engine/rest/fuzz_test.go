@@ -19,7 +19,7 @@ func fuzzServer(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	e.CreateTable(t.Context(), "fuzz")
-	e.Insert(t.Context(), "fuzz", tables.Entity{PartitionKey: "p", RowKey: "r"})
+	e.Client(nil).Insert(t.Context(), "fuzz", tables.Entity{PartitionKey: "p", RowKey: "r"})
 	return New(e, Config{Account: DevAccount, Auth: AuthNone})
 }
 
