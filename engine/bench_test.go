@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // The raw engine's speed: the none profile, in process, with parallelism.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // TestSetRatesWhileServing: a partition rate set while the engine serves

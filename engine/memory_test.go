@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // liveHeap returns the bytes the heap holds after a full collection.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // TestQueriesChargeScannedEntities: a query is charged for every entity it

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // units returns an entity's cost toward the throughput targets: its size

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 func keys(es []tables.Entity) []string {

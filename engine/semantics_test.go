@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 func newRaw(t *testing.T, mod ...func(*engine.Config)) *engine.Engine {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // TestQueryWithinKeyRange pages through a table, one entity a page, limited

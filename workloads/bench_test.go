@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/clock"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
 )

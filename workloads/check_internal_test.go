@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tablebench/tablebench/engine/clock"
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/results"
 )
 

@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/clock"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 

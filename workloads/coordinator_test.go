@@ -10,10 +10,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/clock"
-	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
 	"github.com/tablebench/tablebench/workloads/vm"

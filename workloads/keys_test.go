@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // TestRowKeys checks the RowKeys a thread writes: zero padded to ten

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // DefaultRendezvous is how long a shard waits for the others by default.

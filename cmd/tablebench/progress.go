@@ -10,7 +10,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
-	"github.com/tablebench/tablebench/engine/clock"
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 )

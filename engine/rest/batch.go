@@ -21,9 +21,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tablebench/tablebench/engine/odata"
 	"github.com/tablebench/tablebench/engine/rest/faults"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/odata"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // subRequest is one operation of a batch: an HTTP request inside a

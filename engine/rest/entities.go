@@ -8,9 +8,9 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/tablebench/tablebench/engine/odata"
 	"github.com/tablebench/tablebench/engine/rest/faults"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/odata"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // The entity resources: insert, point operations and queries.

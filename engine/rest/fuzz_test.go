@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/odata"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/odata"
+	"github.com/tablebench/tablebench/tables"
 )
 
 func fuzzServer(t testing.TB) *Server {

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // The BenchmarkServe benchmarks are the served engine's whole work for a

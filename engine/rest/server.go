@@ -32,10 +32,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/odata"
 	"github.com/tablebench/tablebench/engine/rest/faults"
 	"github.com/tablebench/tablebench/engine/rest/internal/memo"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/odata"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // Authentication modes.

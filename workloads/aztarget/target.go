@@ -27,10 +27,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
-	"github.com/tablebench/tablebench/engine/clock"
-	"github.com/tablebench/tablebench/engine/odata"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/clock"
+	"github.com/tablebench/tablebench/odata"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/aztarget"
 )

@@ -2,7 +2,8 @@
 // codec the served engine (engine/rest) and the SDK target
 // (workloads/aztarget) share: decoding a request's entity with its
 // @odata.type annotations, writing one in each metadata level of a
-// response, and the compact form a client sends.
+// response, and the compact form a client sends. It sits at the wire, on
+// either side of it: between a target and the service, not in the engine.
 package odata
 
 import (
@@ -26,7 +27,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // Metadata levels of JSON responses: the odata= parameter of Accept or
