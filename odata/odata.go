@@ -604,95 +604,21 @@ func loneSurrogate(body []byte) bool {
 	return false
 }
 
+// decodeValue is the property name with the JSON value v, read as its
+// @odata.type annotation edm says, or as the JSON value's own type when
+// there is none.
 func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error) {
-	bad := func() (tables.Property, *tables.Error) {
-		return tables.Property{}, tables.BadRequest(tables.CodeInvalidValueType, fmt.Sprintf("The value of property %q is not valid for its type %s.", name, orStr(edm, "in JSON")))
-	}
-	// A number beyond its type's range (a Double's, an Int64's, an
-	// Int32's) is refused as the service refuses it, with InvalidInput
-	// rather than InvalidValueType: its reader fails on converting the
-	// number. Its message is the service's sentence, which clients match,
-	// then the reason.
-	badNumber := func(err error, edm string) (tables.Property, *tables.Error) {
-		if errors.Is(err, strconv.ErrRange) {
-			return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("An error occurred while processing this request. The value of property %q is beyond the range of %s.", name, edm))
-		}
-		return bad()
-	}
-	badFloat := func(err error) (tables.Property, *tables.Error) { return badNumber(err, "Edm.Double") }
 	switch edm {
 	case "":
-		switch x := v.(type) {
-		case string:
-			return tables.Property{Name: name, Type: tables.EdmString, Value: v}, nil // the value as boxed already, not boxed again
-		case bool:
-			return tables.Bool(name, x), nil
-		case json.Number:
-			s := x.String()
-			if !strings.ContainsAny(s, ".eE") {
-				if n, err := strconv.ParseInt(s, 10, 32); err == nil {
-					return tables.Int32(name, int32(n)), nil
-				}
-				if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-					return tables.Int64(name, n), nil
-				}
-			}
-			f, err := x.Float64()
-			if err != nil {
-				return badFloat(err)
-			}
-			return tables.Double(name, f), nil
-		}
-		return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("Property %q holds a JSON object or array, which a table entity cannot store.", name))
+		return decodeUntyped(name, v)
 	case "Edm.String":
 		if _, ok := v.(string); ok {
 			return tables.Property{Name: name, Type: tables.EdmString, Value: v}, nil
 		}
 	case "Edm.Int32", "Edm.Int64":
-		var s string
-		switch x := v.(type) {
-		case string:
-			s = x
-		case json.Number:
-			s = x.String()
-		default:
-			return bad()
-		}
-		if edm == "Edm.Int32" {
-			n, err := strconv.ParseInt(s, 10, 32)
-			if err != nil {
-				return badNumber(err, edm)
-			}
-			return tables.Int32(name, int32(n)), nil
-		}
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return badNumber(err, edm)
-		}
-		return tables.Int64(name, n), nil
+		return decodeInteger(name, v, edm)
 	case "Edm.Double":
-		switch x := v.(type) {
-		case json.Number:
-			f, err := x.Float64()
-			if err != nil {
-				return badFloat(err)
-			}
-			return tables.Double(name, f), nil
-		case string:
-			switch x {
-			case "NaN":
-				return tables.Double(name, math.NaN()), nil
-			case "Infinity", "INF":
-				return tables.Double(name, math.Inf(1)), nil
-			case "-Infinity", "-INF":
-				return tables.Double(name, math.Inf(-1)), nil
-			}
-			f, err := strconv.ParseFloat(x, 64)
-			if err != nil {
-				return badFloat(err)
-			}
-			return tables.Double(name, f), nil
-		}
+		return decodeDouble(name, v)
 	case "Edm.Boolean":
 		switch x := v.(type) {
 		case bool:
@@ -719,7 +645,7 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 		if s, ok := v.(string); ok {
 			g, err := uuid.Parse(s)
 			if err != nil {
-				return bad()
+				return badValue(name, edm)
 			}
 			return tables.GUID(name, g), nil
 		}
@@ -727,14 +653,115 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 		if s, ok := v.(string); ok {
 			b, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {
-				return bad()
+				return badValue(name, edm)
 			}
 			return tables.Binary(name, b), nil
 		}
 	default:
 		return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("The type %q of property %q is not an Edm type the service knows.", edm, name))
 	}
-	return bad()
+	return badValue(name, edm)
+}
+
+// decodeUntyped reads a value with no @odata.type by its JSON type: a
+// string, a bool, or a number as an Int32, an Int64 or a Double, the first
+// that holds it.
+func decodeUntyped(name string, v any) (tables.Property, *tables.Error) {
+	switch x := v.(type) {
+	case string:
+		return tables.Property{Name: name, Type: tables.EdmString, Value: v}, nil // the value as boxed already, not boxed again
+	case bool:
+		return tables.Bool(name, x), nil
+	case json.Number:
+		s := x.String()
+		if !strings.ContainsAny(s, ".eE") {
+			if n, err := strconv.ParseInt(s, 10, 32); err == nil {
+				return tables.Int32(name, int32(n)), nil
+			}
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return tables.Int64(name, n), nil
+			}
+		}
+		f, err := x.Float64()
+		if err != nil {
+			return badNumber(name, "", "Edm.Double", err)
+		}
+		return tables.Double(name, f), nil
+	}
+	return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("Property %q holds a JSON object or array, which a table entity cannot store.", name))
+}
+
+// decodeInteger reads an Edm.Int32 or Edm.Int64, from a JSON number or a
+// string.
+func decodeInteger(name string, v any, edm string) (tables.Property, *tables.Error) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case json.Number:
+		s = x.String()
+	default:
+		return badValue(name, edm)
+	}
+	if edm == "Edm.Int32" {
+		n, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return badNumber(name, edm, edm, err)
+		}
+		return tables.Int32(name, int32(n)), nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return badNumber(name, edm, edm, err)
+	}
+	return tables.Int64(name, n), nil
+}
+
+// decodeDouble reads an Edm.Double, from a JSON number or a string, which
+// may name a value JSON has no number for.
+func decodeDouble(name string, v any) (tables.Property, *tables.Error) {
+	const edm = "Edm.Double"
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return badNumber(name, edm, edm, err)
+		}
+		return tables.Double(name, f), nil
+	case string:
+		switch x {
+		case "NaN":
+			return tables.Double(name, math.NaN()), nil
+		case "Infinity", "INF":
+			return tables.Double(name, math.Inf(1)), nil
+		case "-Infinity", "-INF":
+			return tables.Double(name, math.Inf(-1)), nil
+		}
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			return badNumber(name, edm, edm, err)
+		}
+		return tables.Double(name, f), nil
+	}
+	return badValue(name, edm)
+}
+
+// badValue refuses the value of property name as not valid for its type
+// edm ("" for a value without one).
+func badValue(name, edm string) (tables.Property, *tables.Error) {
+	return tables.Property{}, tables.BadRequest(tables.CodeInvalidValueType, fmt.Sprintf("The value of property %q is not valid for its type %s.", name, orStr(edm, "in JSON")))
+}
+
+// badNumber refuses a number that its type edm cannot hold. A number beyond
+// the range of the type it was read as, typ (a Double's, an Int64's, an
+// Int32's), is refused as the service refuses it, with InvalidInput rather
+// than InvalidValueType: its reader fails on converting the number. Its
+// message is the service's sentence, which clients match, then the reason.
+func badNumber(name, edm, typ string, err error) (tables.Property, *tables.Error) {
+	if errors.Is(err, strconv.ErrRange) {
+		return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("An error occurred while processing this request. The value of property %q is beyond the range of %s.", name, typ))
+	}
+	return badValue(name, edm)
 }
 
 func orStr(s, d string) string {
