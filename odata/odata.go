@@ -774,125 +774,184 @@ func orStr(s, d string) string {
 // WriteEntity writes an entity in the given metadata form. base is the
 // service root URL; sel limits the properties when the query had $select.
 func WriteEntity(b *bytes.Buffer, e *tables.Entity, meta, base, account, table string, element bool, sel []string) {
-	size := 256 + len(base) + len(e.PartitionKey) + len(e.RowKey) // the metadata and keys; then each property's name and value
+	b.Grow(entitySize(e, base))
+	b.WriteByte('{')
+	w := objectWriter{b: b, first: true}
+	if meta != NoMetadata {
+		writeMetadata(&w, e, meta, base, account, table, element)
+	}
+	if selected(sel, "PartitionKey") {
+		w.str("PartitionKey", e.PartitionKey)
+	}
+	if selected(sel, "RowKey") {
+		w.str("RowKey", e.RowKey)
+	}
+	if selected(sel, "Timestamp") {
+		if meta == FullMetadata {
+			w.str("Timestamp@odata.type", "Edm.DateTime")
+		}
+		w.name("Timestamp") // a timestamp needs no escapes
+		b.WriteByte('"')
+		b.Write(tables.AppendTimestamp(b.AvailableBuffer(), e.Timestamp))
+		b.WriteByte('"')
+	}
+	for i := range e.Properties {
+		writeProperty(&w, &e.Properties[i], meta)
+	}
+	b.WriteByte('}')
+}
+
+// entitySize is about what WriteEntity writes of e: the metadata and keys,
+// then each property's name and value.
+func entitySize(e *tables.Entity, base string) int {
+	size := 256 + len(base) + len(e.PartitionKey) + len(e.RowKey)
 	for _, p := range e.Properties {
 		size += 32 + len(p.Name)
 		if v, ok := p.Value.(string); ok {
 			size += len(v)
 		}
 	}
-	b.Grow(size)
-	b.WriteByte('{')
-	first := true
-	field := func(name string, write func()) {
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		WriteString(b, name)
-		b.WriteByte(':')
-		write()
+	return size
+}
+
+// selected reports whether a query's $select, sel, keeps the property
+// name; nil keeps every one.
+func selected(sel []string, name string) bool {
+	if sel == nil {
+		return true
 	}
-	str := func(s string) func() { return func() { WriteString(b, s) } }
-	etag := func() { // written in place, as are the metadata URL and the Timestamp: a point request's response is most of its allocation
-		var tag [64]byte
-		b.WriteByte('"')
-		for _, c := range tables.AppendETag(tag[:0], e.Timestamp) {
-			if c == '"' {
-				b.WriteByte('\\')
-			}
-			b.WriteByte(c)
-		}
-		b.WriteByte('"')
-	}
-	if meta != NoMetadata {
-		if element {
-			field("odata.metadata", func() { b.Write(appendJoined(b.AvailableBuffer(), base, "/$metadata#", table, "/@Element")) })
-		}
-		if meta == FullMetadata {
-			id := fmt.Sprintf("%s(PartitionKey='%s',RowKey='%s')", table, QuoteKey(e.PartitionKey), QuoteKey(e.RowKey))
-			field("odata.type", str(account+"."+table))
-			field("odata.id", str(base+"/"+id))
-			field("odata.etag", etag)
-			field("odata.editLink", str(id))
-		} else {
-			field("odata.etag", etag)
-		}
-	}
-	selected := func(name string) bool {
-		if sel == nil {
+	for _, s := range sel {
+		if s == name {
 			return true
 		}
-		for _, s := range sel {
-			if s == name {
-				return true
-			}
+	}
+	return false
+}
+
+// objectWriter writes the members of a JSON object, with a comma before
+// each but the first.
+type objectWriter struct {
+	b     *bytes.Buffer
+	first bool
+}
+
+// name writes a member's name and colon: its value is written next.
+func (w *objectWriter) name(name string) {
+	if !w.first {
+		w.b.WriteByte(',')
+	}
+	w.first = false
+	WriteString(w.b, name)
+	w.b.WriteByte(':')
+}
+
+// str writes a member whose value is the string s.
+func (w *objectWriter) str(name, s string) {
+	w.name(name)
+	WriteString(w.b, s)
+}
+
+// writeMetadata writes an entity's odata members for the metadata level
+// meta: the metadata URL of a lone entity (element), and the entity's
+// ETag, with its type, id and edit link in full metadata.
+func writeMetadata(w *objectWriter, e *tables.Entity, meta, base, account, table string, element bool) {
+	b := w.b
+	if element {
+		w.name("odata.metadata")
+		b.Write(appendJoined(b.AvailableBuffer(), base, "/$metadata#", table, "/@Element"))
+	}
+	if meta == FullMetadata {
+		id := fmt.Sprintf("%s(PartitionKey='%s',RowKey='%s')", table, QuoteKey(e.PartitionKey), QuoteKey(e.RowKey))
+		w.str("odata.type", account+"."+table)
+		w.str("odata.id", base+"/"+id)
+		w.name("odata.etag")
+		writeETag(b, e.Timestamp)
+		w.str("odata.editLink", id)
+	} else {
+		w.name("odata.etag")
+		writeETag(b, e.Timestamp)
+	}
+}
+
+// writeETag writes the ETag of an entity stored at ts as a JSON string, in
+// place, as are the metadata URL and the Timestamp: a point request's
+// response is most of its allocation.
+func writeETag(b *bytes.Buffer, ts time.Time) {
+	var tag [64]byte
+	b.WriteByte('"')
+	for _, c := range tables.AppendETag(tag[:0], ts) {
+		if c == '"' {
+			b.WriteByte('\\')
 		}
-		return false
+		b.WriteByte(c)
 	}
-	if selected("PartitionKey") {
-		field("PartitionKey", str(e.PartitionKey))
-	}
-	if selected("RowKey") {
-		field("RowKey", str(e.RowKey))
-	}
-	if selected("Timestamp") {
+	b.WriteByte('"')
+}
+
+// writeProperty writes a property, after its type annotation where the
+// metadata level meta asks for one: always in full metadata, else for the
+// types JSON cannot tell apart (an Int64, a whole Double, a DateTime, a
+// Guid, a Binary), never without metadata. A value of no Edm type is left
+// out.
+func writeProperty(w *objectWriter, p *tables.Property, meta string) {
+	typ := ""
+	switch v := p.Value.(type) {
+	case string:
+	case int32:
 		if meta == FullMetadata {
-			field("Timestamp@odata.type", str("Edm.DateTime"))
+			typ = "Edm.Int32"
 		}
-		field("Timestamp", func() { // a timestamp needs no escapes
-			b.WriteByte('"')
-			b.Write(tables.AppendTimestamp(b.AvailableBuffer(), e.Timestamp))
-			b.WriteByte('"')
-		})
+	case int64:
+		typ = "Edm.Int64"
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) || meta == FullMetadata || v == math.Trunc(v) {
+			typ = "Edm.Double"
+		}
+	case bool:
+		if meta == FullMetadata {
+			typ = "Edm.Boolean"
+		}
+	case time.Time:
+		typ = "Edm.DateTime"
+	case uuid.UUID:
+		typ = "Edm.Guid"
+	case []byte:
+		typ = "Edm.Binary"
+	default:
+		return
 	}
-	for _, p := range e.Properties {
-		typ := ""
-		var write func()
-		switch v := p.Value.(type) {
-		case string:
-			write = str(v)
-		case int32:
-			write = func() { b.WriteString(strconv.FormatInt(int64(v), 10)) }
-			if meta == FullMetadata {
-				typ = "Edm.Int32"
-			}
-		case int64:
-			write, typ = str(strconv.FormatInt(v, 10)), "Edm.Int64"
-		case float64:
-			switch {
-			case math.IsNaN(v):
-				write, typ = str("NaN"), "Edm.Double"
-			case math.IsInf(v, 1):
-				write, typ = str("Infinity"), "Edm.Double"
-			case math.IsInf(v, -1):
-				write, typ = str("-Infinity"), "Edm.Double"
-			default:
-				write = func() { b.WriteString(strconv.FormatFloat(v, 'g', -1, 64)) }
-				if meta == FullMetadata || v == math.Trunc(v) {
-					typ = "Edm.Double"
-				}
-			}
-		case bool:
-			write = func() { b.WriteString(strconv.FormatBool(v)) }
-			if meta == FullMetadata {
-				typ = "Edm.Boolean"
-			}
-		case time.Time:
-			write, typ = str(tables.FormatTimestamp(v)), "Edm.DateTime"
-		case uuid.UUID:
-			write, typ = str(v.String()), "Edm.Guid"
-		case []byte:
-			write, typ = str(base64.StdEncoding.EncodeToString(v)), "Edm.Binary"
+	if typ != "" && meta != NoMetadata {
+		w.str(p.Name+"@odata.type", typ)
+	}
+	w.name(p.Name)
+	b := w.b
+	switch v := p.Value.(type) {
+	case string:
+		WriteString(b, v)
+	case int32:
+		b.WriteString(strconv.FormatInt(int64(v), 10))
+	case int64:
+		WriteString(b, strconv.FormatInt(v, 10))
+	case float64:
+		switch {
+		case math.IsNaN(v):
+			WriteString(b, "NaN")
+		case math.IsInf(v, 1):
+			WriteString(b, "Infinity")
+		case math.IsInf(v, -1):
+			WriteString(b, "-Infinity")
 		default:
-			continue
+			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
 		}
-		if typ != "" && meta != NoMetadata {
-			field(p.Name+"@odata.type", str(typ))
-		}
-		field(p.Name, write)
+	case bool:
+		b.WriteString(strconv.FormatBool(v))
+	case time.Time:
+		WriteString(b, tables.FormatTimestamp(v))
+	case uuid.UUID:
+		WriteString(b, v.String())
+	case []byte:
+		WriteString(b, base64.StdEncoding.EncodeToString(v))
 	}
-	b.WriteByte('}')
 }
 
 // appendJoined appends the JSON string of the parts joined, as
