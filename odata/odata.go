@@ -80,42 +80,13 @@ func (d *Decoder) Decode(body []byte, keys *[2]string) (tables.Entity, *tables.E
 			return e, err
 		}
 	}
-	var types []field // the @odata.type annotations, few
-	for _, f := range fields {
-		if name, ok := strings.CutSuffix(f.name, "@odata.type"); ok {
-			if !f.str {
-				return e, tables.BadRequest(tables.CodeInvalidInput, "The type annotation of "+name+" is not a string.")
-			}
-			types = append(types, stringField(name, f.s))
-		}
+	types, err := annotations(fields)
+	if err != nil {
+		return e, err
 	}
-	var pk, rk string
-	var hasPK, hasRK, presentPK, presentRK bool
-	for _, f := range fields {
-		switch f.name {
-		case "PartitionKey":
-			pk, hasPK = f.s, f.str
-			presentPK = true
-		case "RowKey":
-			rk, hasRK = f.s, f.str
-			presentRK = true
-		}
-	}
-	if keys != nil {
-		if !presentPK {
-			pk, hasPK = keys[0], true
-		}
-		if !presentRK {
-			rk, hasRK = keys[1], true
-		}
-	}
-	if !hasPK || !hasRK {
-		return e, tables.BadRequest(tables.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required strings.")
-	}
-	// encoding/json turns a lone UTF-16 surrogate escape into U+FFFD, which
-	// would make distinct keys collide; refuse it, as invalid UTF-8.
-	if (strings.ContainsRune(pk, utf8.RuneError) || strings.ContainsRune(rk, utf8.RuneError)) && loneSurrogate(body) {
-		return e, tables.BadRequest(tables.CodeInvalidInput, "A key holds an unpaired UTF-16 surrogate, which is not a character.")
+	pk, rk, err := entityKeys(fields, keys, body)
+	if err != nil {
+		return e, err
 	}
 	// The strings read are views of body: those the entity keeps are
 	// copied out, together. Others (annotations, values parsed into
@@ -174,6 +145,54 @@ func (d *Decoder) Decode(body []byte, keys *[2]string) (tables.Entity, *tables.E
 	}
 	d.props = d.props[:len(d.props)+len(e.Properties)]
 	return e, nil
+}
+
+// annotations are the @odata.type annotations among an entity's fields,
+// few, each as a field of the property it types.
+func annotations(fields []field) ([]field, *tables.Error) {
+	var types []field
+	for _, f := range fields {
+		if name, ok := strings.CutSuffix(f.name, "@odata.type"); ok {
+			if !f.str {
+				return nil, tables.BadRequest(tables.CodeInvalidInput, "The type annotation of "+name+" is not a string.")
+			}
+			types = append(types, stringField(name, f.s))
+		}
+	}
+	return types, nil
+}
+
+// entityKeys are an entity's PartitionKey and RowKey, from its fields or,
+// where they leave one out, from the keys its URL names (nil for none).
+func entityKeys(fields []field, keys *[2]string, body []byte) (pk, rk string, err *tables.Error) {
+	var hasPK, hasRK, presentPK, presentRK bool
+	for _, f := range fields {
+		switch f.name {
+		case "PartitionKey":
+			pk, hasPK = f.s, f.str
+			presentPK = true
+		case "RowKey":
+			rk, hasRK = f.s, f.str
+			presentRK = true
+		}
+	}
+	if keys != nil {
+		if !presentPK {
+			pk, hasPK = keys[0], true
+		}
+		if !presentRK {
+			rk, hasRK = keys[1], true
+		}
+	}
+	if !hasPK || !hasRK {
+		return "", "", tables.BadRequest(tables.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required strings.")
+	}
+	// encoding/json turns a lone UTF-16 surrogate escape into U+FFFD, which
+	// would make distinct keys collide; refuse it, as invalid UTF-8.
+	if (strings.ContainsRune(pk, utf8.RuneError) || strings.ContainsRune(rk, utf8.RuneError)) && loneSurrogate(body) {
+		return "", "", tables.BadRequest(tables.CodeInvalidInput, "A key holds an unpaired UTF-16 surrogate, which is not a character.")
+	}
+	return pk, rk, nil
 }
 
 // typeOf returns the @odata.type annotation of the member name, or "".
