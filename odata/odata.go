@@ -463,6 +463,13 @@ func scanString(b []byte, i int) (string, int, bool) {
 		}
 		return view(b[start:i]), i + 1, true
 	}
+	return scanEscaped(b, start, i)
+}
+
+// scanEscaped reads the rest of a JSON string that holds an escape, or bad
+// bytes, from b[i], its text since b[start] plain, and returns it, a copy,
+// and the index after its quote.
+func scanEscaped(b []byte, start, i int) (string, int, bool) {
 	out := append([]byte(nil), b[start:i]...)
 	for i < len(b) {
 		c := b[i]
