@@ -9,7 +9,7 @@ ECHARTS := tools/node_modules/echarts/dist/echarts.min.js
 # duration can end in a spurious "context deadline exceeded" from Go 1.26's
 # fuzz coordinator (golang/go#75804, fixed in Go 1.27).
 FUZZ := FuzzParseFilter:./engine/:10000x FuzzDecodeToken:./engine/:40000x FuzzRequest:./engine/rest/:30000x \
-	FuzzBatch:./engine/rest/:30000x FuzzPlainHeaders:./engine/rest/:30000x FuzzSplitMultipart:./engine/rest/:30000x FuzzIndexDelim:./engine/rest/:30000x FuzzReadChangeset:./engine/rest/:30000x FuzzEntityJSON:./engine/odata/:40000x FuzzScanFlat:./engine/odata/:40000x FuzzAppendString:./engine/odata/:40000x FuzzPlainJSON:./engine/odata/:40000x FuzzEntityPath:./engine/rest/:50000x \
+	FuzzBatch:./engine/rest/:30000x FuzzPlainHeaders:./engine/rest/:30000x FuzzSplitMultipart:./engine/rest/:30000x FuzzIndexDelim:./engine/rest/:30000x FuzzReadChangeset:./engine/rest/:30000x FuzzEntityJSON:./odata/:40000x FuzzScanFlat:./odata/:40000x FuzzAppendString:./odata/:40000x FuzzPlainJSON:./odata/:40000x FuzzEntityPath:./engine/rest/:50000x \
 	FuzzPlainTarget:./engine/rest/:30000x FuzzPlainRequestLine:./engine/rest/:30000x FuzzSharedKey:./engine/rest/:30000x
 
 all: build

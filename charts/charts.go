@@ -34,7 +34,7 @@ type page struct {
 	Title    string
 	Subtitle string
 	Nav      [][]link // rows of links; a link without Href names its row
-	Claims   []results.Claim
+	Claims   []results.CheckedClaim
 	Pages    map[int]string // a figure's page, where the claims link to it
 	Choices  []string       // what was chosen where the case study is silent, after the first chart
 	Sections []section
@@ -238,11 +238,12 @@ func common(id, title, xName, yName, xType string, legend []string) []charts.Glo
 	return wide(id, title, xName, yName, xType, legend).opts()
 }
 
-// Figure is what one figure page shows.
-type Figure struct {
+// figureView is what one figure page shows: the figure's drawable data, the
+// runs it draws from, its claims and the figure it may repeat.
+type figureView struct {
 	Figure results.FigureData
 	Runs   []*results.Run // the figure's runs, in catalog order
-	Claims []results.Claim
+	Claims []results.CheckedClaim
 	Twin   *results.FigureData // the figure this one may repeat, if drawn
 }
 
@@ -282,7 +283,7 @@ func coincide(a, b results.Series) bool {
 
 // twinSeries returns the twin figure's series that coincide with this
 // figure's series of the same name.
-func twinSeries(f *Figure) []results.Series {
+func twinSeries(f *figureView) []results.Series {
 	if f.Twin == nil {
 		return nil
 	}
@@ -298,7 +299,7 @@ func twinSeries(f *Figure) []results.Series {
 }
 
 // coincideNote says which series coincide, how they are drawn, and why.
-func coincideNote(f *Figure) string {
+func coincideNote(f *figureView) string {
 	var parts []string
 	ss := f.Figure.Series
 	for i := range ss {
@@ -326,7 +327,7 @@ func coincideNote(f *Figure) string {
 const publishedColor = "#222222"
 
 // marksOn returns the marks of a figure's claims drawn on one axis.
-func marksOn(claims []results.Claim, on string) []results.Mark {
+func marksOn(claims []results.CheckedClaim, on string) []results.Mark {
 	var out []results.Mark
 	for _, c := range claims {
 		for _, m := range c.Marks {
@@ -426,7 +427,7 @@ func fitAxis(series []results.Series, marks []results.Mark) bool {
 
 // mainChart renders the figure as it was published, with the numbers the
 // case study printed marked beside what was measured.
-func mainChart(f *Figure) render.ChartSnippet {
+func mainChart(f *figureView) render.ChartSnippet {
 	fig := &f.Figure
 	id := jsName(fig.Name) + "_main"
 	switch fig.Chart {
@@ -486,7 +487,7 @@ func mainChart(f *Figure) render.ChartSnippet {
 	return l.RenderSnippet()
 }
 
-func seriesNames(f *Figure) []string {
+func seriesNames(f *figureView) []string {
 	var names []string
 	for _, r := range f.Runs {
 		names = append(names, r.Series)
@@ -620,7 +621,7 @@ func latencyAt(r *results.Run, p float64) float64 {
 // a panel of p50, p90, p99, p99.9 and max against that x, so the tail's
 // growth with load reads directly; otherwise (histograms, timelines) each
 // run is a curve over the percentiles.
-func percentileChart(id string, f *Figure) render.ChartSnippet {
+func percentileChart(id string, f *figureView) render.ChartSnippet {
 	marks := marksOn(f.Claims, results.MarkLatency)
 	if f.Figure.Chart == results.ChartHistogram || f.Figure.Chart == results.ChartTimeline {
 		return percentileCurves(id, f, marks)
@@ -670,7 +671,7 @@ func percentileChart(id string, f *Figure) render.ChartSnippet {
 
 // percentileCurves draws each run's latency over the percentiles, one
 // curve per run, with a published latency at its percentile.
-func percentileCurves(id string, f *Figure, marks []results.Mark) render.ChartSnippet {
+func percentileCurves(id string, f *figureView, marks []results.Mark) render.ChartSnippet {
 	var labels, legend []string
 	for _, p := range percentiles {
 		labels = append(labels, strings.TrimPrefix(levelName(p), "p"))
@@ -703,7 +704,7 @@ const overlayMax = 2
 
 // overTimeChart draws a per-second value of each run: one chart for a run
 // or two, else one small panel per run on a shared scale.
-func overTimeChart(id, title, yName string, f *Figure, value func(results.Interval) float64) render.ChartSnippet {
+func overTimeChart(id, title, yName string, f *figureView, value func(results.Interval) float64) render.ChartSnippet {
 	runs := f.Runs
 	points := func(r *results.Run) []opts.LineData {
 		var data []opts.LineData
@@ -795,7 +796,7 @@ func xText(label string, x float64) string {
 
 // runLabel names a run as its figure does: its series, and its x in the
 // figure's words where the series has more than one run.
-func runLabel(f *Figure, r *results.Run) string {
+func runLabel(f *figureView, r *results.Run) string {
 	if r.Series == "" {
 		return r.ID
 	}
@@ -811,7 +812,7 @@ func runLabel(f *Figure, r *results.Run) string {
 
 // figurePage builds a figure's page: its verdicts first, then the figure,
 // what was chosen where the case study is silent, and each run's detail.
-func figurePage(f *Figure, nav [][]link) *page {
+func figurePage(f *figureView, nav [][]link) *page {
 	fig := &f.Figure
 	p := &page{Title: fmt.Sprintf("Figure %d: %s", fig.ID, fig.Title), Nav: nav, Claims: f.Claims}
 	if fig.ID >= 100 {
@@ -855,7 +856,7 @@ func figurePage(f *Figure, nav [][]link) *page {
 
 // clientBoundNote says, as information, that the figure measures its
 // modelled client on purpose, and how many of its runs saturated it.
-func clientBoundNote(f *Figure) string {
+func clientBoundNote(f *figureView) string {
 	n := 0
 	for _, r := range f.Runs {
 		if len(r.Notes) > 0 {
@@ -881,7 +882,7 @@ func errorsText(m map[string]int64) string {
 // right is always better: how much room a pass has, how far a fail missed.
 // Bars stop at ±100% so small margins stay visible; the label gives the
 // full value.
-func claimsChart(claims []results.Claim) render.ChartSnippet {
+func claimsChart(claims []results.CheckedClaim) render.ChartSnippet {
 	b := charts.NewBar()
 	fr := wide("claims_margin", "Margin of each claim to its threshold: right passes, left fails", "margin (% of the threshold; bars stop at 100)", "claim", "value", nil)
 	fr.plot = max(200, 22*len(claims))
@@ -918,8 +919,8 @@ type Report struct {
 	Title   string
 	Summary []string // paragraphs for the index
 	Set     *results.Set
-	Figures []Figure
-	Claims  []results.Claim
+	figures []figureView
+	Claims  []results.CheckedClaim
 }
 
 // Write renders the report into dir: index.html, one page per figure and
@@ -928,13 +929,13 @@ func (r *Report) Write(dir string) error {
 	if err := copyAssets(dir); err != nil {
 		return err
 	}
-	nav := navRows(r.Figures)
+	nav := navRows(r.figures)
 	idx := &page{Title: r.Title, Nav: nav, Paras: r.Summary, Claims: r.Claims, Pages: map[int]string{}}
 	if len(r.Claims) > 0 {
 		idx.Subtitle = passText(r.Claims, "published claims pass") + "."
 		idx.Sections = append(idx.Sections, section{Heading: "Claims at a glance", Chart: claimsChart(r.Claims)})
 	}
-	for _, f := range r.Figures {
+	for _, f := range r.figures {
 		verdict := "none checked"
 		if len(f.Claims) > 0 {
 			verdict = passText(f.Claims, "pass")
@@ -949,8 +950,8 @@ func (r *Report) Write(dir string) error {
 	if err := writePage(filepath.Join(dir, "index.html"), idx); err != nil {
 		return err
 	}
-	for i := range r.Figures {
-		f := &r.Figures[i]
+	for i := range r.figures {
+		f := &r.figures[i]
 		if err := writePage(filepath.Join(dir, f.Figure.Name+".html"), figurePage(f, nav)); err != nil {
 			return err
 		}
@@ -970,7 +971,7 @@ func copyAssets(dir string) error {
 }
 
 // passText counts the claims that pass: "3 of 4 pass".
-func passText(claims []results.Claim, what string) string {
+func passText(claims []results.CheckedClaim, what string) string {
 	pass := 0
 	for _, c := range claims {
 		if c.Pass {
@@ -993,7 +994,7 @@ func figLabel(f results.FigureData) string {
 // number on one row; other figures whose titles share a topic before a
 // colon on a row of their own, named by the rest; a figure alone on its
 // topic by the topic.
-func navRows(figs []Figure) [][]link {
+func navRows(figs []figureView) [][]link {
 	rows := [][]link{{{Href: "index.html", Text: "index"}}}
 	var study []link
 	topic := func(f results.FigureData) (string, string) {
@@ -1040,7 +1041,7 @@ func writePage(path string, p *page) error {
 // writeCSV writes a figure's plotted series and, for each point, its run's
 // value of every metric that has a column (results.Metrics: latency of
 // successful requests). y2 is written only for a figure that draws it.
-func writeCSV(w io.Writer, f *Figure) error {
+func writeCSV(w io.Writer, f *figureView) error {
 	cw := csv.NewWriter(w)
 	dual := f.Figure.Chart == results.ChartDual
 	head := []string{"series", "x", "y"}
@@ -1084,14 +1085,14 @@ func writeCSV(w io.Writer, f *Figure) error {
 
 // Build assembles the report's figures from a result set and the figures
 // drawn from it.
-func Build(title string, set *results.Set, figs []results.FigureData, claims []results.Claim) *Report {
+func Build(title string, set *results.Set, figs []results.FigureData, claims []results.CheckedClaim) *Report {
 	byID := map[string]*results.Run{}
 	for _, r := range set.Runs {
 		byID[r.ID] = r
 	}
 	rep := &Report{Title: title, Set: set, Claims: claims}
 	for _, f := range figs {
-		fv := Figure{Figure: f}
+		fv := figureView{Figure: f}
 		for i := range figs {
 			if f.Twin != 0 && figs[i].ID == f.Twin && len(figs[i].Series) > 0 {
 				fv.Twin = &figs[i]
@@ -1108,7 +1109,7 @@ func Build(title string, set *results.Set, figs []results.FigureData, claims []r
 			}
 		}
 		if len(fv.Runs) > 0 {
-			rep.Figures = append(rep.Figures, fv)
+			rep.figures = append(rep.figures, fv)
 		}
 	}
 	return rep

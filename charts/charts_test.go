@@ -229,7 +229,7 @@ func TestFigureCSVColumns(t *testing.T) {
 
 // figureSet makes synthetic stored runs of case-study figures, each run's
 // throughput from rate(series, x), and checks their claims.
-func figureSet(t *testing.T, ids []int, rate func(series string, x float64) float64) (*results.Set, []results.FigureData, []results.Claim) {
+func figureSet(t *testing.T, ids []int, rate func(series string, x float64) float64) (*results.Set, []results.FigureData, []results.CheckedClaim) {
 	t.Helper()
 	figs, err := workloads.Select(casestudy.Figures(), ids)
 	if err != nil {

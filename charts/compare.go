@@ -30,7 +30,7 @@ type Pair struct {
 // ClaimPair is one claim as checked in both sets.
 type ClaimPair struct {
 	ID   string
-	A, B results.Claim
+	A, B results.CheckedClaim
 }
 
 // NewComparison matches two result sets' runs by ID.
@@ -45,7 +45,7 @@ func NewComparison(a, b *results.Dir) *Comparison {
 			c.Pairs = append(c.Pairs, Pair{A: r, B: rb})
 		}
 	}
-	claimsB := map[string]results.Claim{}
+	claimsB := map[string]results.CheckedClaim{}
 	for _, cl := range b.Set.Claims {
 		claimsB[cl.ID] = cl
 	}

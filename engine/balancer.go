@@ -309,19 +309,7 @@ func (b *balancer) split(c candidate, now time.Time) {
 	if len(c.sample) == 0 {
 		return
 	}
-	var at []string
-	if share >= b.cfg.IsolateShare {
-		if top != rp.lo {
-			at = append(at, top)
-		}
-		if succ := top + "\x00"; rp.hi == "" || compareKeys(succ, rp.hi) < 0 {
-			at = append(at, succ)
-		}
-	} else if median != rp.lo {
-		at = append(at, median)
-	} else { // the median is the lowest key: split just above it
-		at = append(at, median+"\x00")
-	}
+	at := b.splitPoints(rp, median, top, share)
 	if len(at) == 0 {
 		rp.mu.Lock()
 		rp.single = true
@@ -338,13 +326,58 @@ func (b *balancer) split(c candidate, now time.Time) {
 	}
 	p := &b.e.cfg.Profile
 	pause := p.SplitPauseMin + time.Duration(b.rng.Int64N(int64(p.SplitPauseMax-p.SplitPauseMin)+1))
+	children := b.children(rp, at, now.Add(pause))
+	// The hotter child is the one that holds the sample's top key.
+	hot := children[0]
+	for _, c := range children {
+		if c.contains(top) {
+			hot = c
+		}
+		if share >= b.cfg.IsolateShare && c.lo == top && c.hi == top+"\x00" {
+			c.single = true
+		}
+	}
+	rp.retired = true
+	rp.data = partitionRows{} // the children own the records now
+	m := t.parts.Load()
+	t.parts.Store(m.replace(m.find(rp.lo), children))
+	rp.mu.Unlock()
+	b.record(Event{Time: now, Kind: EventSplit, Table: t.name, Lo: rp.lo, Hi: rp.hi, At: at, From: rp.srv.id, To: rp.srv.id, Until: now.Add(pause)})
+	b.moveCooler(children, hot, now.Add(pause), now)
+}
+
+// splitPoints is where to split rp, from its sample's median, top key and
+// the top key's share: a key hot enough is isolated in a partition of its
+// own; otherwise rp splits at the median, or just above it when the median
+// is rp's lowest key. None means rp holds one key only.
+func (b *balancer) splitPoints(rp *rangePartition, median, top string, share float64) []string {
+	var at []string
+	if share >= b.cfg.IsolateShare {
+		if top != rp.lo {
+			at = append(at, top)
+		}
+		if succ := top + "\x00"; rp.hi == "" || compareKeys(succ, rp.hi) < 0 {
+			at = append(at, succ)
+		}
+	} else if median != rp.lo {
+		at = append(at, median)
+	} else { // the median is the lowest key: split just above it
+		at = append(at, median+"\x00")
+	}
+	return at
+}
+
+// children makes the partitions rp splits into at the keys at, on rp's
+// server, unavailable until until, and hands them rp's rows and throttling
+// buckets. The caller holds rp's table's and rp's locks.
+func (b *balancer) children(rp *rangePartition, at []string, until time.Time) []*rangePartition {
 	bounds := append(append([]string{rp.lo}, at...), rp.hi)
 	children := make([]*rangePartition, 0, len(at)+1)
 	for i := 0; i+1 < len(bounds); i++ {
-		child := b.e.newRangePartition(t, bounds[i], bounds[i+1], rp.srv, b.e.rpSeq.Add(1))
+		child := b.e.newRangePartition(rp.table, bounds[i], bounds[i+1], rp.srv, b.e.rpSeq.Add(1))
 		child.sched = rp.sched.clone()
 		child.queue = rp.queue.clone()
-		child.unavailableUntil = maxTime(rp.unavailableUntil, now.Add(pause))
+		child.unavailableUntil = maxTime(rp.unavailableUntil, until)
 		child.lastTS = rp.lastTS
 		children = append(children, child)
 	}
@@ -364,38 +397,19 @@ func (b *balancer) split(c candidate, now time.Time) {
 			}
 		}
 	}
-	// The hotter child is the one that holds the sample's top key.
-	hot := children[0]
-	for _, c := range children {
-		if c.contains(top) {
-			hot = c
-		}
-		if share >= b.cfg.IsolateShare && c.lo == top && c.hi == top+"\x00" {
-			c.single = true
-		}
-	}
-	rp.retired = true
-	rp.data = partitionRows{} // the children own the records now
-	m := t.parts.Load()
-	t.parts.Store(m.replace(m.find(rp.lo), children))
-	rp.mu.Unlock()
-	b.record(Event{Time: now, Kind: EventSplit, Table: t.name, Lo: rp.lo, Hi: rp.hi, At: at, From: rp.srv.id, To: rp.srv.id, Until: now.Add(pause)})
-	others := 0
+	return children
+}
+
+// moveCooler moves the first of the children that is not hot to the least
+// loaded other server, so the hot one keeps its server's cache and the load
+// is spread; a lone child cannot be moved usefully.
+func (b *balancer) moveCooler(children []*rangePartition, hot *rangePartition, until, now time.Time) {
 	for _, c := range children {
 		if c != hot {
-			others++
-		}
-	}
-	// Move the cooler children away, so the hot one keeps its server's cache
-	// and the load is spread; a lone child cannot be moved usefully.
-	if others > 0 {
-		for _, c := range children {
-			if c != hot {
-				if to := b.e.leastLoadedServer(c.srv); to != nil {
-					b.move(c, to, now.Add(pause), now)
-				}
-				break
+			if to := b.e.leastLoadedServer(c.srv); to != nil {
+				b.move(c, to, until, now)
 			}
+			return
 		}
 	}
 }

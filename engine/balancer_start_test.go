@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/clock"
 )
 
 // TestBalancerTicksFromTheEnginesStart checks that on a virtual clock the

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // The raw engine's speed: the none profile, in process, with parallelism.
@@ -44,7 +44,7 @@ func BenchmarkInsert(b *testing.B) {
 		props := []tables.Property{tables.String("Payload", payload1K)}
 		i := 0
 		for pb.Next() { // keys as cheaply as a client could make them: the engine is what is measured
-			if _, err := e.Insert(ctx, "bench", tables.Entity{PartitionKey: pk, RowKey: prefix + strconv.Itoa(i), Properties: props}); err != nil {
+			if _, err := e.Client(nil).Insert(ctx, "bench", tables.Entity{PartitionKey: pk, RowKey: prefix + strconv.Itoa(i), Properties: props}); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -64,7 +64,7 @@ func BenchmarkGet(b *testing.B) {
 		pks[i] = uuid.NewString()
 	}
 	for i := range n {
-		e.Insert(ctx, "bench", ent(pks[i%len(pks)], fmt.Sprintf("r%06d", i), tables.String("Payload", payload1K)))
+		e.Client(nil).Insert(ctx, "bench", ent(pks[i%len(pks)], fmt.Sprintf("r%06d", i), tables.String("Payload", payload1K)))
 	}
 	var seed atomic.Uint64
 	b.ReportAllocs()
@@ -77,7 +77,7 @@ func BenchmarkGet(b *testing.B) {
 			for j, v := len(rk)-1, i; j > 0; j, v = j-1, v/10 {
 				rk[j] = byte('0' + v%10)
 			}
-			if _, err := e.Get(ctx, "bench", pks[i%len(pks)], string(rk), nil); err != nil {
+			if _, err := e.Client(nil).Get(ctx, "bench", pks[i%len(pks)], string(rk), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -99,7 +99,7 @@ func BenchmarkBatch100(b *testing.B) {
 				ops[j] = tables.BatchOp{Kind: tables.BatchInsert, Entity: ent(pk, prefix+strconv.Itoa(i), tables.String("Payload", payload1K))}
 				i++
 			}
-			if _, err := e.Batch(ctx, "bench", ops); err != nil {
+			if _, err := e.Client(nil).Batch(ctx, "bench", ops); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -149,7 +149,7 @@ func memoryPerEntity(b *testing.B, mk func(i int) tables.Entity) {
 		runtime.ReadMemStats(&before)
 		e := benchEngine(b)
 		for i := range n {
-			if _, err := e.Insert(ctx, "bench", mk(i)); err != nil {
+			if _, err := e.Client(nil).Insert(ctx, "bench", mk(i)); err != nil {
 				b.Fatal(err)
 			}
 		}

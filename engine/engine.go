@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/clock"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/clock"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // Config configures an Engine. Start from DefaultConfig.

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 	"net/http"
 )
 

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // FuzzParseFilter: any $filter parses or is refused with 400 InvalidInput,

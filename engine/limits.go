@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // Rates are the budgets the engine enforces, in entity units per second:

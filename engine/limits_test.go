@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // TestSetRatesWhileServing: a partition rate set while the engine serves
@@ -29,7 +29,7 @@ func TestSetRatesWhileServing(t *testing.T) {
 			for w := range 60 {
 				wg.Go(func() {
 					for i := 0; time.Now().Before(deadline); i++ {
-						_, err := e.Insert(ctx, "people", ent("hot", fmt.Sprintf("%d-%d-%d", phase, w, i)))
+						_, err := e.Client(nil).Insert(ctx, "people", ent("hot", fmt.Sprintf("%d-%d-%d", phase, w, i)))
 						mu.Lock()
 						if err == nil {
 							ok++
@@ -69,10 +69,10 @@ func TestMakeUnavailable(t *testing.T) {
 		if err := e.MakeUnavailable("people", "p", 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		_, err := e.Insert(ctx, "people", ent("p", "1"))
+		_, err := e.Client(nil).Insert(ctx, "people", ent("p", "1"))
 		wantCode(t, err, 503, tables.CodeServerBusy)
 		time.Sleep(11 * time.Second)
-		_, err = e.Insert(ctx, "people", ent("p", "1"))
+		_, err = e.Client(nil).Insert(ctx, "people", ent("p", "1"))
 		wantCode(t, err, 0, "")
 		if err := e.MakeUnavailable("nosuch", "p", time.Second); err == nil {
 			t.Fatal("a table that does not exist was made unavailable")
@@ -87,10 +87,10 @@ func TestLatencyScale(t *testing.T) {
 		var d time.Duration
 		synctest.Test(t, func(t *testing.T) {
 			e := newRaw(t, func(c *engine.Config) { c.Profile = engine.WA2010().ScaleLatency(f); c.PreSplit = 64 })
-			e.Insert(ctx, "people", ent("p", "r"))
+			e.Client(nil).Insert(ctx, "people", ent("p", "r"))
 			start := time.Now()
 			for range 200 {
-				if _, err := e.Get(ctx, "people", "p", "r", nil); err != nil {
+				if _, err := e.Client(nil).Get(ctx, "people", "p", "r", nil); err != nil {
 					t.Fatal(err)
 				}
 			}

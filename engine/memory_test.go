@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // liveHeap returns the bytes the heap holds after a full collection.
@@ -52,11 +52,11 @@ func TestEmptyTableCost(t *testing.T) {
 				if !tc.read {
 					continue
 				}
-				_, err := e.Get(ctx, name, "a1", "r", nil)
+				_, err := e.Client(nil).Get(ctx, name, "a1", "r", nil)
 				wantCode(t, err, 404, tables.CodeResourceNotFound)
 				q, pages := tables.Query{}, 0
 				for ; ; pages++ {
-					p, err := e.QueryEntities(ctx, name, q)
+					p, err := e.Client(nil).QueryEntities(ctx, name, q)
 					if err != nil || len(p.Entities) != 0 {
 						t.Fatalf("a query of an empty table: %v, %v", p, err)
 					}
@@ -105,10 +105,10 @@ func TestDeletedTablesLeaveNothing(t *testing.T) {
 						wantCode(t, e.CreateTable(ctx, name), 0, "")
 						for j := range 2 { // in two range partitions each
 							pk := fmt.Sprintf("%x-%d", (i*2+j)*0x9e3779b1%0xffff, i)
-							if _, err := e.Insert(ctx, name, tables.Entity{PartitionKey: pk, RowKey: "r", Properties: []tables.Property{tables.String("V", "x")}}); err != nil {
+							if _, err := e.Client(nil).Insert(ctx, name, tables.Entity{PartitionKey: pk, RowKey: "r", Properties: []tables.Property{tables.String("V", "x")}}); err != nil {
 								t.Fatal(err)
 							}
-							if _, err := e.Get(ctx, name, pk, "r", nil); err != nil {
+							if _, err := e.Client(nil).Get(ctx, name, pk, "r", nil); err != nil {
 								t.Fatal(err)
 							}
 						}
@@ -150,14 +150,14 @@ func TestSnapshotsListBusyPartitions(t *testing.T) {
 		for i := range 20 { // used once, then idle
 			name := fmt.Sprintf("idle%d", i)
 			wantCode(t, e.CreateTable(ctx, name), 0, "")
-			if _, err := e.Insert(ctx, name, ent(fmt.Sprintf("%02x", i*12), "r")); err != nil {
+			if _, err := e.Client(nil).Insert(ctx, name, ent(fmt.Sprintf("%02x", i*12), "r")); err != nil {
 				t.Fatal(err)
 			}
 		}
 		time.Sleep(cfg.Balancer.Interval)
 		wantCode(t, e.CreateTable(ctx, "busy"), 0, "")
 		for _, pk := range []string{"09", "0a", "f0"} { // two range partitions
-			if _, err := e.Insert(ctx, "busy", ent(pk, "r")); err != nil {
+			if _, err := e.Client(nil).Insert(ctx, "busy", ent(pk, "r")); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -278,7 +278,7 @@ func TestFirstWritesRace(t *testing.T) {
 	for range 2 { // readers meanwhile, of ranges made or not
 		wg.Go(func() {
 			for i := range each {
-				_, err := e.Get(ctx, "race", fmt.Sprintf("%02x", i), "0", nil)
+				_, err := e.Client(nil).Get(ctx, "race", fmt.Sprintf("%02x", i), "0", nil)
 				if err != nil && !tables.IsCode(err, tables.CodeResourceNotFound) {
 					t.Error(err)
 					return
@@ -289,7 +289,7 @@ func TestFirstWritesRace(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				if _, err := e.Insert(ctx, "race", ent(fmt.Sprintf("%02x", i), fmt.Sprint(w))); err != nil {
+				if _, err := e.Client(nil).Insert(ctx, "race", ent(fmt.Sprintf("%02x", i), fmt.Sprint(w))); err != nil {
 					t.Error(err)
 					return
 				}
@@ -298,7 +298,7 @@ func TestFirstWritesRace(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range each {
-		p, err := e.QueryEntities(ctx, "race", tables.Query{Filter: fmt.Sprintf("PartitionKey eq '%02x'", i)})
+		p, err := e.Client(nil).QueryEntities(ctx, "race", tables.Query{Filter: fmt.Sprintf("PartitionKey eq '%02x'", i)})
 		if err != nil || len(p.Entities) != writers {
 			t.Fatalf("key %02x holds %d entities, want %d (%v)", i, len(p.Entities), writers, err)
 		}

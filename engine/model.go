@@ -2,7 +2,7 @@ package engine
 
 import (
 	"context"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -57,57 +57,10 @@ type Client struct {
 	c *Call
 }
 
-// Client returns the engine as seen by the caller c; nil is a caller with
-// no state of its own.
+// Client returns the engine as seen by the caller c, the one way to call
+// its operations on entities; nil is a caller with no state of its own:
+// the engine draws its own randomness and reports no timing.
 func (e *Engine) Client(c *Call) Client { return Client{e: e, c: c} }
-
-// Insert is Client.Insert without a caller's Call: the engine draws its own
-// randomness and reports no timing.
-func (e *Engine) Insert(ctx context.Context, tableName string, ent tables.Entity) (tables.Entity, error) {
-	return e.Client(nil).Insert(ctx, tableName, ent)
-}
-
-// Upsert is Client.Upsert without a caller's Call: the engine draws its own
-// randomness and reports no timing.
-func (e *Engine) Upsert(ctx context.Context, tableName string, ent tables.Entity, mode tables.UpdateMode) (tables.Entity, error) {
-	return e.Client(nil).Upsert(ctx, tableName, ent, mode)
-}
-
-// Update is Client.Update without a caller's Call: the engine draws its own
-// randomness and reports no timing.
-func (e *Engine) Update(ctx context.Context, tableName string, ent tables.Entity, mode tables.UpdateMode, ifMatch string) (tables.Entity, error) {
-	return e.Client(nil).Update(ctx, tableName, ent, mode, ifMatch)
-}
-
-// Get is Client.Get without a caller's Call: the engine draws its own
-// randomness and reports no timing.
-func (e *Engine) Get(ctx context.Context, tableName, pk, rk string, sel []string) (tables.Entity, error) {
-	return e.Client(nil).Get(ctx, tableName, pk, rk, sel)
-}
-
-// Delete is Client.Delete without a caller's Call: the engine draws its own
-// randomness and reports no timing.
-func (e *Engine) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) error {
-	return e.Client(nil).Delete(ctx, tableName, pk, rk, ifMatch)
-}
-
-// Batch is Client.Batch without a caller's Call: the engine draws its own
-// randomness and reports no timing.
-func (e *Engine) Batch(ctx context.Context, tableName string, ops []tables.BatchOp) ([]tables.Entity, error) {
-	return e.Client(nil).Batch(ctx, tableName, ops)
-}
-
-// BatchAppend is Client.BatchAppend without a caller's Call: the engine
-// draws its own randomness and reports no timing.
-func (e *Engine) BatchAppend(ctx context.Context, tableName string, ops []tables.BatchOp, dst []tables.Entity) ([]tables.Entity, error) {
-	return e.Client(nil).BatchAppend(ctx, tableName, ops, dst)
-}
-
-// QueryEntities is Client.QueryEntities without a caller's Call: the engine draws its own
-// randomness and reports no timing.
-func (e *Engine) QueryEntities(ctx context.Context, tableName string, q tables.Query) (tables.Page, error) {
-	return e.Client(nil).QueryEntities(ctx, tableName, q)
-}
 
 // opKind distinguishes the model's costs.
 type opKind uint8

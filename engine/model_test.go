@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // TestQueriesChargeScannedEntities: a query is charged for every entity it
@@ -29,7 +29,7 @@ func TestQueriesChargeScannedEntities(t *testing.T) {
 		for i := range 3000 {
 			ops = append(ops, tables.BatchOp{Kind: tables.BatchUpsertReplace, Entity: ent("p", fmt.Sprintf("r%05d", i))})
 			if len(ops) == 100 {
-				if _, err := e.Batch(ctx, "scan", ops); err != nil {
+				if _, err := e.Client(nil).Batch(ctx, "scan", ops); err != nil {
 					t.Fatal(err)
 				}
 				ops = nil
@@ -54,7 +54,7 @@ func TestQueriesChargeScannedEntities(t *testing.T) {
 		if call.Timing.Units != 2000 {
 			t.Fatalf("the second page was charged %v units, want 2,000", call.Timing.Units)
 		}
-		_, err = e.Insert(ctx, "scan", ent("p", "more"))
+		_, err = e.Client(nil).Insert(ctx, "scan", ent("p", "more"))
 		wantCode(t, err, 503, tables.CodeServerBusy)
 	})
 }
@@ -116,7 +116,7 @@ func TestDeadline(t *testing.T) {
 			}
 		}
 		for _, pk := range lost { // a timed-out write leaves nothing behind
-			if _, err := e.Get(ctx, "slow", pk, "0", nil); !tables.IsCode(err, tables.CodeResourceNotFound) {
+			if _, err := e.Client(nil).Get(ctx, "slow", pk, "0", nil); !tables.IsCode(err, tables.CodeResourceNotFound) {
 				t.Fatalf("entity of a timed-out batch: %v, want %s", err, tables.CodeResourceNotFound)
 			}
 		}

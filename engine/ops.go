@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // units returns an entity's cost toward the throughput targets: its size
@@ -190,6 +190,33 @@ func (cl Client) BatchAppend(ctx context.Context, tableName string, ops []tables
 		return dst, terr
 	}
 	pk := ops[0].Entity.PartitionKey
+	recs, total, inserts, verr := e.prepareBatch(ops)
+	if verr != nil {
+		return dst, verr
+	}
+	grown := slices.Grow(dst, len(ops))[:len(dst)+len(ops)]
+	out := grown[len(dst):]
+	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
+		// The key's rows are looked up once for the whole batch, and
+		// forgotten at its end if it leaves them empty.
+		g := rp.data.rowsFor(pk)
+		defer rp.data.drop(g)
+		if inserts {
+			return len(ops), insertAll(g, pk, recs, out, rp.stamp(now))
+		}
+		return len(ops), applyAll(g, pk, ops, recs, out, rp, now)
+	})
+	if err != nil {
+		return dst, err
+	}
+	return grown, nil
+}
+
+// prepareBatch checks a batch's operations, each as its kind needs, and
+// makes their records; it returns them with the entity units they cost and
+// whether every operation is an insert.
+func (e *Engine) prepareBatch(ops []tables.BatchOp) ([]record, float64, bool, *tables.Error) {
+	pk := ops[0].Entity.PartitionKey
 	// The batch's records share one array, which stays while any of them is
 	// stored: one allocation instead of one per entity, for 48 bytes per
 	// entity the batch deleted or replaced until its last record goes.
@@ -202,24 +229,24 @@ func (cl Client) BatchAppend(ctx context.Context, tableName string, ops []tables
 		op := &ops[i]
 		inserts = inserts && op.Kind == tables.BatchInsert
 		if op.Entity.PartitionKey != pk {
-			return dst, withIndex(tables.BadRequest(tables.CodeCommandsInBatchActOnDifferentPK, "All commands in a batch must operate on the same partition."), i)
+			return nil, 0, false, withIndex(tables.BadRequest(tables.CodeCommandsInBatchActOnDifferentPK, "All commands in a batch must operate on the same partition."), i)
 		}
 		if !seen.add(ops, i) {
-			return dst, withIndex(tables.BadRequest(tables.CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."), i)
+			return nil, 0, false, withIndex(tables.BadRequest(tables.CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."), i)
 		}
 		if op.Kind == tables.BatchDelete {
 			if err := validateKey("PartitionKey", pk, e.cfg.MaxKeyLength); err != nil {
-				return dst, withIndex(err, i)
+				return nil, 0, false, withIndex(err, i)
 			}
 			if err := validateKey("RowKey", op.Entity.RowKey, e.cfg.MaxKeyLength); err != nil {
-				return dst, withIndex(err, i)
+				return nil, 0, false, withIndex(err, i)
 			}
 			recs[i] = record{rk: op.Entity.RowKey}
 			total++
 		} else {
 			r, sz, err := prepare(&op.Entity, e.cfg.MaxKeyLength)
 			if err != nil {
-				return dst, withIndex(err, i)
+				return nil, 0, false, withIndex(err, i)
 			}
 			recs[i] = r
 			total += units(sz)
@@ -227,82 +254,78 @@ func (cl Client) BatchAppend(ctx context.Context, tableName string, ops []tables
 		}
 		if op.Kind == tables.BatchUpdateMerge || op.Kind == tables.BatchUpdateReplace || op.Kind == tables.BatchDelete {
 			if err := checkETag(op.IfMatch); err != nil {
-				return dst, withIndex(err, i)
+				return nil, 0, false, withIndex(err, i)
 			}
 		}
 		if op.Kind > tables.BatchDelete {
-			return dst, withIndex(tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("Unknown batch operation kind %d.", op.Kind)), i)
+			return nil, 0, false, withIndex(tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("Unknown batch operation kind %d.", op.Kind)), i)
 		}
 	}
 	if size > tables.MaxBatchBytes {
-		return dst, tables.NewError(http.StatusRequestEntityTooLarge, tables.CodeRequestBodyTooLarge, "The batch request is larger than 4 MiB.")
+		return nil, 0, false, tables.NewError(http.StatusRequestEntityTooLarge, tables.CodeRequestBodyTooLarge, "The batch request is larger than 4 MiB.")
 	}
-	grown := slices.Grow(dst, len(ops))[:len(dst)+len(ops)]
-	out := grown[len(dst):]
-	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
-		// The key's rows are looked up once for the whole batch, and
-		// forgotten at its end if it leaves them empty.
-		g := rp.data.rowsFor(pk)
-		defer rp.data.drop(g)
-		if inserts {
-			// Inserts, as most batches are: each is stored as it is checked,
-			// one descent of the tree each, and the ones before are taken
-			// out again if one finds its entity there.
-			ts := rp.stamp(now)
-			for i := range recs {
-				recs[i].ts = ts
-				if g.rows.put(&recs[i], true) != nil {
-					for j := range i {
-						g.rows.remove(recs[j].rk)
-					}
-					return len(ops), withIndex(errEntityExists, i)
-				}
-				out[i] = recs[i].view(pk, nil)
+	return recs, total, inserts, nil
+}
+
+// insertAll stores a batch of inserts in the rows of its PartitionKey, g,
+// at ts, and their views in out.
+func insertAll(g *pkRows, pk string, recs []record, out []tables.Entity, ts int64) *tables.Error {
+	// Inserts, as most batches are: each is stored as it is checked,
+	// one descent of the tree each, and the ones before are taken
+	// out again if one finds its entity there.
+	for i := range recs {
+		recs[i].ts = ts
+		if g.rows.put(&recs[i], true) != nil {
+			for j := range i {
+				g.rows.remove(recs[j].rk)
 			}
-			return len(ops), nil
+			return withIndex(errEntityExists, i)
 		}
-		// Check every operation against the state the earlier ones leave,
-		// then apply all of them: nothing is applied if one fails.
-		var olds [tables.MaxBatchOps]*record
-		for i, op := range ops {
-			old := g.rows.get(recs[i].rk)
-			olds[i] = old
-			var err *tables.Error
-			switch op.Kind {
-			case tables.BatchInsert:
-				if old != nil {
-					err = errEntityExists
-				}
-			case tables.BatchUpdateMerge, tables.BatchUpdateReplace, tables.BatchDelete:
-				err = matches(old, op.IfMatch)
-			}
-			if err != nil {
-				return len(ops), withIndex(err, i)
-			}
-		}
-		ts := rp.stamp(now)
-		for i, op := range ops {
-			r := &recs[i]
-			switch op.Kind {
-			case tables.BatchDelete:
-				g.rows.remove(r.rk)
-				out[i] = tables.Entity{PartitionKey: pk, RowKey: r.rk}
-				continue
-			case tables.BatchUpdateMerge, tables.BatchUpsertMerge:
-				if olds[i] != nil {
-					r.props = merge(olds[i].props, r.props)
-				}
-			}
-			r.ts = ts
-			g.rows.put(r, false)
-			out[i] = r.view(pk, nil)
-		}
-		return len(ops), nil
-	})
-	if err != nil {
-		return dst, err
+		out[i] = recs[i].view(pk, nil)
 	}
-	return grown, nil
+	return nil
+}
+
+// applyAll checks and applies a batch of any operations to the rows of its
+// PartitionKey, g, and sets their views in out.
+func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []tables.Entity, rp *rangePartition, now time.Time) *tables.Error {
+	// Check every operation against the state the earlier ones leave,
+	// then apply all of them: nothing is applied if one fails.
+	var olds [tables.MaxBatchOps]*record
+	for i, op := range ops {
+		old := g.rows.get(recs[i].rk)
+		olds[i] = old
+		var err *tables.Error
+		switch op.Kind {
+		case tables.BatchInsert:
+			if old != nil {
+				err = errEntityExists
+			}
+		case tables.BatchUpdateMerge, tables.BatchUpdateReplace, tables.BatchDelete:
+			err = matches(old, op.IfMatch)
+		}
+		if err != nil {
+			return withIndex(err, i)
+		}
+	}
+	ts := rp.stamp(now)
+	for i, op := range ops {
+		r := &recs[i]
+		switch op.Kind {
+		case tables.BatchDelete:
+			g.rows.remove(r.rk)
+			out[i] = tables.Entity{PartitionKey: pk, RowKey: r.rk}
+			continue
+		case tables.BatchUpdateMerge, tables.BatchUpsertMerge:
+			if olds[i] != nil {
+				r.props = merge(olds[i].props, r.props)
+			}
+		}
+		r.ts = ts
+		g.rows.put(r, false)
+		out[i] = r.view(pk, nil)
+	}
+	return nil
 }
 
 // Load stores entities directly, replacing any with the same keys, outside

@@ -2,7 +2,7 @@ package engine
 
 import (
 	"context"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 	"time"
 )
 

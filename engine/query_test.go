@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 func keys(es []tables.Entity) []string {
@@ -31,7 +31,7 @@ func TestFilters(t *testing.T) {
 		ent("b", "1", tables.String("Name", "Jones"), tables.Int32("Age", 25)),
 		ent("c", "1", tables.String("Age", "thirty")),
 	} {
-		if _, err := e.Insert(ctx, "people", x); err != nil {
+		if _, err := e.Client(nil).Insert(ctx, "people", x); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -84,7 +84,7 @@ func TestFilters(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.filter, func(t *testing.T) {
-			p, err := e.QueryEntities(ctx, "people", tables.Query{Filter: tc.filter})
+			p, err := e.Client(nil).QueryEntities(ctx, "people", tables.Query{Filter: tc.filter})
 			if tc.code != "" {
 				wantCode(t, err, 400, tc.code)
 				return
@@ -102,9 +102,9 @@ func TestOrderIsUTF16(t *testing.T) {
 	// In UTF-8 bytes U+FF5E sorts before U+1F600; in UTF-16 code units,
 	// which the service compares, U+1F600 (0xD83D 0xDE00) sorts first.
 	for _, pk := range []string{"～", "😀", "z", "A"} {
-		e.Insert(ctx, "people", ent(pk, "r"))
+		e.Client(nil).Insert(ctx, "people", ent(pk, "r"))
 	}
-	p, _ := e.QueryEntities(ctx, "people", tables.Query{})
+	p, _ := e.Client(nil).QueryEntities(ctx, "people", tables.Query{})
 	got := keys(p.Entities)
 	want := []string{"A/r", "z/r", "😀/r", "～/r"}
 	if !slices.Equal(got, want) {
@@ -115,11 +115,11 @@ func TestOrderIsUTF16(t *testing.T) {
 func TestPaging(t *testing.T) {
 	e := newRaw(t)
 	for i := range 2500 {
-		e.Insert(ctx, "people", ent("p", fmt.Sprintf("r%05d", i), tables.Int32("N", int32(i)), tables.Int32("Other", 0)))
+		e.Client(nil).Insert(ctx, "people", ent("p", fmt.Sprintf("r%05d", i), tables.Int32("N", int32(i)), tables.Int32("Other", 0)))
 	}
 	collect := func(q tables.Query) (pages []int, all []string) {
 		for {
-			p, err := e.QueryEntities(ctx, "people", q)
+			p, err := e.Client(nil).QueryEntities(ctx, "people", q)
 			wantCode(t, err, 0, "")
 			pages = append(pages, len(p.Entities))
 			all = append(all, keys(p.Entities)...)
@@ -137,30 +137,30 @@ func TestPaging(t *testing.T) {
 	if !slices.Equal(pages, []int{700, 700, 700, 300}) || all[0] != "p/r00100" {
 		t.Fatalf("$top pages %v first %v", pages, all[0])
 	}
-	p, _ := e.QueryEntities(ctx, "people", tables.Query{Top: 1, Select: []string{"N"}})
+	p, _ := e.Client(nil).QueryEntities(ctx, "people", tables.Query{Top: 1, Select: []string{"N"}})
 	if len(p.Entities[0].Properties) != 1 || p.Entities[0].Properties[0].Name != "N" {
 		t.Fatalf("$select gave %v", p.Entities[0].Properties)
 	}
 	if p.Scanned != 1 {
 		t.Fatalf("a $top=1 page scanned %d entities", p.Scanned)
 	}
-	p, _ = e.QueryEntities(ctx, "people", tables.Query{Filter: "PartitionKey eq 'p' and RowKey ge 'r02400' and RowKey lt 'r02410'"})
+	p, _ = e.Client(nil).QueryEntities(ctx, "people", tables.Query{Filter: "PartitionKey eq 'p' and RowKey ge 'r02400' and RowKey lt 'r02410'"})
 	if len(p.Entities) != 10 || p.Scanned != 10 {
 		t.Fatalf("a key-range query returned %d and scanned %d, want 10 and 10", len(p.Entities), p.Scanned)
 	}
-	_, err := e.QueryEntities(ctx, "people", tables.Query{Top: 1001})
+	_, err := e.Client(nil).QueryEntities(ctx, "people", tables.Query{Top: 1001})
 	wantCode(t, err, 400, tables.CodeInvalidQueryParameterValue)
 }
 
 func TestContinuationAtPartitionBoundary(t *testing.T) {
 	e := newRaw(t, func(c *engine.Config) { c.PreSplit = 16 })
-	e.Insert(ctx, "people", ent("0a", "r", tables.Int32("N", 1)))
-	e.Insert(ctx, "people", ent("fa", "r", tables.Int32("N", 2)))
+	e.Client(nil).Insert(ctx, "people", ent("0a", "r", tables.Int32("N", 1)))
+	e.Client(nil).Insert(ctx, "people", ent("fa", "r", tables.Int32("N", 2)))
 	q := tables.Query{Filter: "N eq 2"}
 	var pages, empty int
 	var found []string
 	for {
-		p, err := e.QueryEntities(ctx, "people", q)
+		p, err := e.Client(nil).QueryEntities(ctx, "people", q)
 		wantCode(t, err, 0, "")
 		pages++
 		if len(p.Entities) == 0 && p.Continuation != nil {

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // check walks t and fails on any broken invariant: keys in order within and
@@ -361,13 +361,13 @@ func TestBatchForgetsEmptyKeys(t *testing.T) {
 	del := func(pk, rk string) tables.BatchOp {
 		return tables.BatchOp{Kind: tables.BatchDelete, Entity: tables.Entity{PartitionKey: pk, RowKey: rk}, IfMatch: "*"}
 	}
-	if _, err := e.Batch(ctx, "keys", []tables.BatchOp{ins("fresh", "a"), del("fresh", "missing")}); err == nil {
+	if _, err := e.Client(nil).Batch(ctx, "keys", []tables.BatchOp{ins("fresh", "a"), del("fresh", "missing")}); err == nil {
 		t.Fatal("a delete of a missing entity succeeded")
 	}
-	if _, err := e.Batch(ctx, "keys", []tables.BatchOp{ins("solo", "a"), ins("solo", "b")}); err != nil {
+	if _, err := e.Client(nil).Batch(ctx, "keys", []tables.BatchOp{ins("solo", "a"), ins("solo", "b")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Batch(ctx, "keys", []tables.BatchOp{del("solo", "a"), del("solo", "b")}); err != nil {
+	if _, err := e.Client(nil).Batch(ctx, "keys", []tables.BatchOp{del("solo", "a"), del("solo", "b")}); err != nil {
 		t.Fatal(err)
 	}
 	tb, _ := e.table("keys")
@@ -474,7 +474,7 @@ func TestRowKeySet(t *testing.T) {
 // out again and leaves a sound tree.
 func TestFailedInsertBatchLeavesNothing(t *testing.T) {
 	e, ctx := engineWithTable(t, "undo")
-	if _, err := e.Insert(ctx, "undo", tables.Entity{PartitionKey: "p", RowKey: "r099"}); err != nil {
+	if _, err := e.Client(nil).Insert(ctx, "undo", tables.Entity{PartitionKey: "p", RowKey: "r099"}); err != nil {
 		t.Fatal(err)
 	}
 	ops := make([]tables.BatchOp, 100)
@@ -482,7 +482,7 @@ func TestFailedInsertBatchLeavesNothing(t *testing.T) {
 		ops[i] = tables.BatchOp{Kind: tables.BatchInsert, Entity: tables.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%03d", i)}}
 	}
 	// ops[99], r099, is there already
-	_, err := e.Batch(ctx, "undo", ops)
+	_, err := e.Client(nil).Batch(ctx, "undo", ops)
 	var te *tables.Error
 	if !errors.As(err, &te) || te.Code != tables.CodeEntityAlreadyExists || te.Index != 99 {
 		t.Fatalf("got %v, want EntityAlreadyExists at 99", err)

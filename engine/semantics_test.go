@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 func newRaw(t *testing.T, mod ...func(*engine.Config)) *engine.Engine {
@@ -81,11 +81,11 @@ func TestTables(t *testing.T) {
 		{"63 characters", func() error { return e.CreateTable(ctx, "a"+strings.Repeat("b", 62)) }, 0, ""},
 		{"reserved", func() error { return e.CreateTable(ctx, "Tables") }, 400, tables.CodeInvalidResourceName},
 		{"delete missing", func() error { return e.DeleteTable(ctx, "nosuch") }, 404, tables.CodeTableNotFound},
-		{"insert into missing", func() error { _, err := e.Insert(ctx, "nosuch", ent("a", "b")); return err }, 404, tables.CodeTableNotFound},
-		{"get from missing", func() error { _, err := e.Get(ctx, "nosuch", "a", "b", nil); return err }, 404, tables.CodeTableNotFound},
-		{"query missing", func() error { _, err := e.QueryEntities(ctx, "nosuch", tables.Query{}); return err }, 404, tables.CodeTableNotFound},
+		{"insert into missing", func() error { _, err := e.Client(nil).Insert(ctx, "nosuch", ent("a", "b")); return err }, 404, tables.CodeTableNotFound},
+		{"get from missing", func() error { _, err := e.Client(nil).Get(ctx, "nosuch", "a", "b", nil); return err }, 404, tables.CodeTableNotFound},
+		{"query missing", func() error { _, err := e.Client(nil).QueryEntities(ctx, "nosuch", tables.Query{}); return err }, 404, tables.CodeTableNotFound},
 		{"batch into missing", func() error {
-			_, err := e.Batch(ctx, "nosuch", []tables.BatchOp{{Entity: ent("a", "b")}})
+			_, err := e.Client(nil).Batch(ctx, "nosuch", []tables.BatchOp{{Entity: ent("a", "b")}})
 			return err
 		}, 404, tables.CodeTableNotFound},
 		{"delete", func() error { return e.DeleteTable(ctx, "orders2") }, 0, ""},
@@ -188,7 +188,7 @@ func TestEntityValidation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.Insert(ctx, "people", tc.e)
+			_, err := e.Client(nil).Insert(ctx, "people", tc.e)
 			wantCode(t, err, tc.status, tc.code)
 		})
 	}
@@ -211,7 +211,7 @@ func TestTimestampsAndETags(t *testing.T) {
 		e := newRaw(t)
 		var last time.Time
 		for i := range 5 {
-			got, err := e.Upsert(ctx, "people", ent("p", "r", tables.Int32("N", int32(i))), tables.Replace)
+			got, err := e.Client(nil).Upsert(ctx, "people", ent("p", "r", tables.Int32("N", int32(i))), tables.Replace)
 			wantCode(t, err, 0, "")
 			if !etagRE.MatchString(got.ETag()) {
 				t.Fatalf("ETag %q is not of the service's form", got.ETag())
@@ -221,7 +221,7 @@ func TestTimestampsAndETags(t *testing.T) {
 			}
 			last = got.Timestamp
 		}
-		stored, _ := e.Get(ctx, "people", "p", "r", nil)
+		stored, _ := e.Client(nil).Get(ctx, "people", "p", "r", nil)
 		if !stored.Timestamp.Equal(last) || stored.Timestamp.Nanosecond()%100 != 0 {
 			t.Fatalf("stored timestamp %v, want %v at 100 ns precision", stored.Timestamp, last)
 		}
@@ -230,7 +230,7 @@ func TestTimestampsAndETags(t *testing.T) {
 
 func TestSingleOperations(t *testing.T) {
 	e := newRaw(t)
-	first, err := e.Insert(ctx, "people", ent("p", "r", tables.String("A", "a"), tables.Int32("B", 1), tables.Property{Name: "Timestamp", Type: tables.EdmString, Value: "ignored"}))
+	first, err := e.Client(nil).Insert(ctx, "people", ent("p", "r", tables.String("A", "a"), tables.Int32("B", 1), tables.Property{Name: "Timestamp", Type: tables.EdmString, Value: "ignored"}))
 	wantCode(t, err, 0, "")
 	if _, ok := first.Property("Timestamp"); ok {
 		t.Fatal("a client Timestamp property was stored")
@@ -243,34 +243,34 @@ func TestSingleOperations(t *testing.T) {
 		code   string
 		props  map[string]any // what the entity holds afterwards
 	}{
-		{"insert existing", func() (tables.Entity, error) { return e.Insert(ctx, "people", ent("p", "r")) }, 409, tables.CodeEntityAlreadyExists, nil},
-		{"get missing", func() (tables.Entity, error) { return e.Get(ctx, "people", "p", "nope", nil) }, 404, tables.CodeResourceNotFound, nil},
+		{"insert existing", func() (tables.Entity, error) { return e.Client(nil).Insert(ctx, "people", ent("p", "r")) }, 409, tables.CodeEntityAlreadyExists, nil},
+		{"get missing", func() (tables.Entity, error) { return e.Client(nil).Get(ctx, "people", "p", "nope", nil) }, 404, tables.CodeResourceNotFound, nil},
 		{"update missing", func() (tables.Entity, error) {
-			return e.Update(ctx, "people", ent("p", "nope"), tables.Merge, "*")
+			return e.Client(nil).Update(ctx, "people", ent("p", "nope"), tables.Merge, "*")
 		}, 404, tables.CodeResourceNotFound, nil},
 		{"update needs If-Match", func() (tables.Entity, error) {
-			return e.Update(ctx, "people", ent("p", "r"), tables.Merge, "")
+			return e.Client(nil).Update(ctx, "people", ent("p", "r"), tables.Merge, "")
 		}, 400, tables.CodeInvalidInput, nil},
 		{"update with a malformed ETag", func() (tables.Entity, error) {
-			return e.Update(ctx, "people", ent("p", "r"), tables.Merge, `abc`)
+			return e.Client(nil).Update(ctx, "people", ent("p", "r"), tables.Merge, `abc`)
 		}, 400, tables.CodeInvalidInput, nil},
 		{"update with a well-formed ETag the service never issued", func() (tables.Entity, error) {
-			return e.Update(ctx, "people", ent("p", "r"), tables.Merge, `W/"wrong"`)
+			return e.Client(nil).Update(ctx, "people", ent("p", "r"), tables.Merge, `W/"wrong"`)
 		}, 412, tables.CodeUpdateConditionNotSatisfied, nil},
 		{"merge with the current ETag", func() (tables.Entity, error) {
-			return e.Update(ctx, "people", ent("p", "r", tables.Int32("B", 2), tables.Bool("C", true)), tables.Merge, stale)
+			return e.Client(nil).Update(ctx, "people", ent("p", "r", tables.Int32("B", 2), tables.Bool("C", true)), tables.Merge, stale)
 		}, 0, "", map[string]any{"A": "a", "B": int32(2), "C": true}},
 		{"merge with a stale ETag", func() (tables.Entity, error) {
-			return e.Update(ctx, "people", ent("p", "r", tables.Int32("B", 3)), tables.Merge, stale)
+			return e.Client(nil).Update(ctx, "people", ent("p", "r", tables.Int32("B", 3)), tables.Merge, stale)
 		}, 412, tables.CodeUpdateConditionNotSatisfied, map[string]any{"A": "a", "B": int32(2), "C": true}},
 		{"replace with *", func() (tables.Entity, error) {
-			return e.Update(ctx, "people", ent("p", "r", tables.Int32("D", 4)), tables.Replace, "*")
+			return e.Client(nil).Update(ctx, "people", ent("p", "r", tables.Int32("D", 4)), tables.Replace, "*")
 		}, 0, "", map[string]any{"D": int32(4)}},
 		{"upsert merge into existing", func() (tables.Entity, error) {
-			return e.Upsert(ctx, "people", ent("p", "r", tables.Int32("E", 5)), tables.Merge)
+			return e.Client(nil).Upsert(ctx, "people", ent("p", "r", tables.Int32("E", 5)), tables.Merge)
 		}, 0, "", map[string]any{"D": int32(4), "E": int32(5)}},
 		{"upsert replace of existing", func() (tables.Entity, error) {
-			return e.Upsert(ctx, "people", ent("p", "r", tables.Int32("F", 6)), tables.Replace)
+			return e.Client(nil).Upsert(ctx, "people", ent("p", "r", tables.Int32("F", 6)), tables.Replace)
 		}, 0, "", map[string]any{"F": int32(6)}},
 	}
 	for _, tc := range tests {
@@ -280,7 +280,7 @@ func TestSingleOperations(t *testing.T) {
 			if tc.props == nil {
 				return
 			}
-			got, err := e.Get(ctx, "people", "p", "r", nil)
+			got, err := e.Client(nil).Get(ctx, "people", "p", "r", nil)
 			wantCode(t, err, 0, "")
 			if len(got.Properties) != len(tc.props) {
 				t.Fatalf("entity holds %v, want %v", got.Properties, tc.props)
@@ -294,23 +294,23 @@ func TestSingleOperations(t *testing.T) {
 	}
 
 	t.Run("upsert inserts", func(t *testing.T) {
-		_, err := e.Upsert(ctx, "people", ent("p", "new"), tables.Merge)
+		_, err := e.Client(nil).Upsert(ctx, "people", ent("p", "new"), tables.Merge)
 		wantCode(t, err, 0, "")
 	})
 	t.Run("select", func(t *testing.T) {
-		e.Upsert(ctx, "people", ent("p", "sel", tables.Int32("X", 1), tables.Int32("Y", 2)), tables.Replace)
-		got, _ := e.Get(ctx, "people", "p", "sel", []string{"Y", "Missing"})
+		e.Client(nil).Upsert(ctx, "people", ent("p", "sel", tables.Int32("X", 1), tables.Int32("Y", 2)), tables.Replace)
+		got, _ := e.Client(nil).Get(ctx, "people", "p", "sel", []string{"Y", "Missing"})
 		if len(got.Properties) != 1 || got.Properties[0].Name != "Y" {
 			t.Fatalf("selected %v", got.Properties)
 		}
 	})
 	t.Run("delete", func(t *testing.T) {
-		cur, _ := e.Get(ctx, "people", "p", "new", nil)
-		wantCode(t, e.Delete(ctx, "people", "p", "new", FormatOld(cur)), 412, tables.CodeUpdateConditionNotSatisfied)
-		wantCode(t, e.Delete(ctx, "people", "p", "new", ""), 400, tables.CodeInvalidInput)
-		wantCode(t, e.Delete(ctx, "people", "p", "new", cur.ETag()), 0, "")
-		wantCode(t, e.Delete(ctx, "people", "p", "new", "*"), 404, tables.CodeResourceNotFound)
-		_, err := e.Get(ctx, "people", "p", "new", nil)
+		cur, _ := e.Client(nil).Get(ctx, "people", "p", "new", nil)
+		wantCode(t, e.Client(nil).Delete(ctx, "people", "p", "new", FormatOld(cur)), 412, tables.CodeUpdateConditionNotSatisfied)
+		wantCode(t, e.Client(nil).Delete(ctx, "people", "p", "new", ""), 400, tables.CodeInvalidInput)
+		wantCode(t, e.Client(nil).Delete(ctx, "people", "p", "new", cur.ETag()), 0, "")
+		wantCode(t, e.Client(nil).Delete(ctx, "people", "p", "new", "*"), 404, tables.CodeResourceNotFound)
+		_, err := e.Client(nil).Get(ctx, "people", "p", "new", nil)
 		wantCode(t, err, 404, tables.CodeResourceNotFound)
 	})
 }
@@ -325,13 +325,13 @@ func TestBatch(t *testing.T) {
 	ins := func(pk, rk string) tables.BatchOp {
 		return tables.BatchOp{Kind: tables.BatchInsert, Entity: ent(pk, rk, tables.String("Payload", rk))}
 	}
-	e.Insert(ctx, "people", ent("p", "exists", tables.Int32("N", 1)))
+	e.Client(nil).Insert(ctx, "people", ent("p", "exists", tables.Int32("N", 1)))
 	t.Run("all share one timestamp", func(t *testing.T) {
 		var ops []tables.BatchOp
 		for i := range 100 {
 			ops = append(ops, ins("p", fmt.Sprintf("b%03d", i)))
 		}
-		out, err := e.Batch(ctx, "people", ops)
+		out, err := e.Client(nil).Batch(ctx, "people", ops)
 		wantCode(t, err, 0, "")
 		for _, o := range out {
 			if !o.Timestamp.Equal(out[0].Timestamp) {
@@ -341,12 +341,12 @@ func TestBatch(t *testing.T) {
 	})
 	t.Run("append", func(t *testing.T) {
 		dst := []tables.Entity{ent("x", "kept")}
-		out, err := e.BatchAppend(ctx, "people", []tables.BatchOp{ins("p", "ap1"), ins("p", "ap2")}, dst)
+		out, err := e.Client(nil).BatchAppend(ctx, "people", []tables.BatchOp{ins("p", "ap1"), ins("p", "ap2")}, dst)
 		wantCode(t, err, 0, "")
 		if len(out) != 3 || out[0].RowKey != "kept" || out[1].RowKey != "ap1" || out[2].RowKey != "ap2" || out[2].Timestamp.IsZero() {
 			t.Fatalf("appended %+v", out)
 		}
-		again, err := e.BatchAppend(ctx, "people", []tables.BatchOp{ins("p", "ap3"), ins("p", "exists")}, out[:1])
+		again, err := e.Client(nil).BatchAppend(ctx, "people", []tables.BatchOp{ins("p", "ap3"), ins("p", "exists")}, out[:1])
 		wantCode(t, err, 409, tables.CodeEntityAlreadyExists)
 		if len(again) != 1 || again[0].RowKey != "kept" {
 			t.Fatalf("a failed batch returned %+v, not dst", again)
@@ -377,7 +377,7 @@ func TestBatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.Batch(ctx, "people", tc.ops)
+			_, err := e.Client(nil).Batch(ctx, "people", tc.ops)
 			got := wantCode(t, err, tc.status, tc.code)
 			if got.Index != tc.index {
 				t.Fatalf("index = %d, want %d", got.Index, tc.index)
@@ -385,15 +385,15 @@ func TestBatch(t *testing.T) {
 			if !strings.HasPrefix(got.Error(), fmt.Sprint(tc.status)) {
 				t.Fatalf("Error() = %q", got.Error())
 			}
-			_, err = e.Get(ctx, "people", "p", "a1", nil)
+			_, err = e.Client(nil).Get(ctx, "people", "p", "a1", nil)
 			wantCode(t, err, 404, tables.CodeResourceNotFound) // nothing was left behind
 		})
 	}
 	t.Run("mixed operations", func(t *testing.T) {
-		cur, _ := e.Get(ctx, "people", "p", "exists", nil)
-		e.Insert(ctx, "people", ent("p", "gone"))
-		e.Insert(ctx, "people", ent("p", "repl", tables.Int32("Old", 1)))
-		_, err := e.Batch(ctx, "people", []tables.BatchOp{
+		cur, _ := e.Client(nil).Get(ctx, "people", "p", "exists", nil)
+		e.Client(nil).Insert(ctx, "people", ent("p", "gone"))
+		e.Client(nil).Insert(ctx, "people", ent("p", "repl", tables.Int32("Old", 1)))
+		_, err := e.Client(nil).Batch(ctx, "people", []tables.BatchOp{
 			ins("p", "m1"),
 			{Kind: tables.BatchUpdateMerge, Entity: ent("p", "exists", tables.Int32("M", 2)), IfMatch: cur.ETag()},
 			{Kind: tables.BatchUpdateReplace, Entity: ent("p", "repl", tables.Int32("New", 1)), IfMatch: "*"},
@@ -402,20 +402,20 @@ func TestBatch(t *testing.T) {
 			{Kind: tables.BatchDelete, Entity: ent("p", "gone"), IfMatch: "*"},
 		})
 		wantCode(t, err, 0, "")
-		got, _ := e.Get(ctx, "people", "p", "exists", nil)
+		got, _ := e.Client(nil).Get(ctx, "people", "p", "exists", nil)
 		if _, ok := got.Property("N"); !ok || len(got.Properties) != 2 {
 			t.Fatalf("merge lost properties: %v", got.Properties)
 		}
-		got, _ = e.Get(ctx, "people", "p", "repl", nil)
+		got, _ = e.Client(nil).Get(ctx, "people", "p", "repl", nil)
 		if _, ok := got.Property("Old"); ok {
 			t.Fatalf("replace kept properties: %v", got.Properties)
 		}
-		_, err = e.Get(ctx, "people", "p", "gone", nil)
+		_, err = e.Client(nil).Get(ctx, "people", "p", "gone", nil)
 		wantCode(t, err, 404, tables.CodeResourceNotFound)
 	})
 	keysOf := func(pk string) []string {
 		t.Helper()
-		p, err := e.QueryEntities(ctx, "people", tables.Query{Filter: "PartitionKey eq '" + pk + "'"})
+		p, err := e.Client(nil).QueryEntities(ctx, "people", tables.Query{Filter: "PartitionKey eq '" + pk + "'"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -426,18 +426,18 @@ func TestBatch(t *testing.T) {
 		return rks
 	}
 	t.Run("a batch deleting a key's last row, then writing it again", func(t *testing.T) {
-		e.Insert(ctx, "people", ent("solo", "only"))
-		_, err := e.Batch(ctx, "people", []tables.BatchOp{{Kind: tables.BatchDelete, Entity: ent("solo", "only"), IfMatch: "*"}, ins("solo", "next")})
+		e.Client(nil).Insert(ctx, "people", ent("solo", "only"))
+		_, err := e.Client(nil).Batch(ctx, "people", []tables.BatchOp{{Kind: tables.BatchDelete, Entity: ent("solo", "only"), IfMatch: "*"}, ins("solo", "next")})
 		wantCode(t, err, 0, "")
 		if rks := keysOf("solo"); !slices.Equal(rks, []string{"next"}) {
 			t.Fatalf("rows = %v, want [next]", rks)
 		}
-		_, err = e.Batch(ctx, "people", []tables.BatchOp{{Kind: tables.BatchDelete, Entity: ent("solo", "next"), IfMatch: "*"}})
+		_, err = e.Client(nil).Batch(ctx, "people", []tables.BatchOp{{Kind: tables.BatchDelete, Entity: ent("solo", "next"), IfMatch: "*"}})
 		wantCode(t, err, 0, "")
 		if rks := keysOf("solo"); len(rks) != 0 {
 			t.Fatalf("rows = %v, want none", rks)
 		}
-		e.Insert(ctx, "people", ent("solo", "again"))
+		e.Client(nil).Insert(ctx, "people", ent("solo", "again"))
 		if rks := keysOf("solo"); !slices.Equal(rks, []string{"again"}) {
 			t.Fatalf("rows = %v, want [again]", rks)
 		}
@@ -446,7 +446,7 @@ func TestBatch(t *testing.T) {
 
 func TestErrorValues(t *testing.T) {
 	e := newRaw(t)
-	_, err := e.Get(ctx, "people", "a", "b", nil)
+	_, err := e.Client(nil).Get(ctx, "people", "a", "b", nil)
 	var ee *tables.Error
 	if !errors.As(err, &ee) || ee.Status != 404 || ee.Throttled() {
 		t.Fatalf("got %#v", err)
@@ -464,20 +464,20 @@ func TestErrorValues(t *testing.T) {
 func TestETagsAreOpaque(t *testing.T) {
 	ctx := context.Background()
 	e := newRaw(t)
-	stored, err := e.Insert(ctx, "people", tables.Entity{PartitionKey: "p", RowKey: "r"})
+	stored, err := e.Client(nil).Insert(ctx, "people", tables.Entity{PartitionKey: "p", RowKey: "r"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tag := stored.ETag()
 	other := strings.ReplaceAll(tag, "%3A", ":")
-	if _, err := e.Update(ctx, "people", tables.Entity{PartitionKey: "p", RowKey: "r"}, tables.Merge, other); !tables.IsCode(err, tables.CodeUpdateConditionNotSatisfied) {
+	if _, err := e.Client(nil).Update(ctx, "people", tables.Entity{PartitionKey: "p", RowKey: "r"}, tables.Merge, other); !tables.IsCode(err, tables.CodeUpdateConditionNotSatisfied) {
 		t.Fatalf("If-Match %s for %s: %v, want 412", other, tag, err)
 	}
 	// The service's tags are weak: the same tag made strong is malformed.
-	if _, err := e.Update(ctx, "people", tables.Entity{PartitionKey: "p", RowKey: "r"}, tables.Merge, strings.TrimPrefix(tag, "W/")); !tables.IsCode(err, tables.CodeInvalidInput) {
+	if _, err := e.Client(nil).Update(ctx, "people", tables.Entity{PartitionKey: "p", RowKey: "r"}, tables.Merge, strings.TrimPrefix(tag, "W/")); !tables.IsCode(err, tables.CodeInvalidInput) {
 		t.Fatalf("If-Match %s for %s: %v, want 400 InvalidInput", strings.TrimPrefix(tag, "W/"), tag, err)
 	}
-	if _, err := e.Update(ctx, "people", tables.Entity{PartitionKey: "p", RowKey: "r"}, tables.Merge, tag); err != nil {
+	if _, err := e.Client(nil).Update(ctx, "people", tables.Entity{PartitionKey: "p", RowKey: "r"}, tables.Merge, tag); err != nil {
 		t.Fatalf("the ETag itself: %v", err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // TestQueryWithinKeyRange pages through a table, one entity a page, limited
@@ -15,7 +15,7 @@ import (
 func TestQueryWithinKeyRange(t *testing.T) {
 	e := newRaw(t, func(c *engine.Config) { c.PreSplit = 16 })
 	for _, pk := range []string{"0a", "3a", "3b", "5a", "5b", "8a", "fa"} {
-		e.Insert(ctx, "people", ent(pk, "r"))
+		e.Client(nil).Insert(ctx, "people", ent(pk, "r"))
 	}
 	from, to, toRK := "3a", "5a", "r"
 	w := &tables.KeyRange{StartPK: &from, EndPK: &to, EndRK: &toRK}
@@ -26,7 +26,7 @@ func TestQueryWithinKeyRange(t *testing.T) {
 			if pages > 20 {
 				t.Fatal("the query does not end")
 			}
-			p, err := e.QueryEntities(ctx, "people", q)
+			p, err := e.Client(nil).QueryEntities(ctx, "people", q)
 			wantCode(t, err, 0, "")
 			found = append(found, keys(p.Entities)...)
 			c := p.Continuation

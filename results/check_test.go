@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/clock"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
@@ -45,8 +45,8 @@ func realRun(t *testing.T) (*results.Run, []byte) {
 		spec := workloads.DefaultSpec()
 		spec.Op, spec.BatchSize, spec.Partition, spec.VMs, spec.Threads = workloads.OpBatch, 20, workloads.PartitionShared, 3, 10
 		spec.Duration, spec.Warmup, spec.Seed = 30*time.Second, 5*time.Second, 3
-		var rn *workloads.Runner
-		if rn, realErr = workloads.NewRunner(spec, tg); realErr != nil {
+		var rn *workloads.Coordinator
+		if rn, realErr = workloads.NewCoordinator(spec, tg); realErr != nil {
 			return
 		}
 		var r *results.Run

@@ -8,8 +8,9 @@ import (
 	"strconv"
 )
 
-// Claim is a published claim checked against what was measured.
-type Claim struct {
+// CheckedClaim is a published claim checked against what was measured: the
+// verdict a claim's definition (package casestudy) gives on a result set.
+type CheckedClaim struct {
 	ID      string `json:"id"`
 	Figure  int    `json:"figure"`
 	Text    string `json:"text"`    // the claim as published
@@ -73,7 +74,7 @@ func (m Mark) Label() string {
 }
 
 // PublishedText formats the published value, or says it was not printed.
-func (c *Claim) PublishedText() string {
+func (c *CheckedClaim) PublishedText() string {
 	if c.Published == nil {
 		return "(not printed)"
 	}
@@ -81,7 +82,7 @@ func (c *Claim) PublishedText() string {
 }
 
 // MarginText formats the margin.
-func (c *Claim) MarginText() string {
+func (c *CheckedClaim) MarginText() string {
 	if c.Margin == nil {
 		return "-"
 	}
@@ -90,7 +91,7 @@ func (c *Claim) MarginText() string {
 
 // SetMargin computes the margin of measured to the bounds; a verdict that
 // disagrees with the bounds (another condition decided) leaves it out.
-func (c *Claim) SetMargin() {
+func (c *CheckedClaim) SetMargin() {
 	c.Margin = nil
 	m := math.Inf(1)
 	if c.Min != nil {
@@ -126,7 +127,7 @@ func FormatValue(v float64, unit string) string {
 // WriteClaims writes the claims as a table for a terminal: what the case
 // study printed, the reading's threshold, what was measured and the margin.
 // Columns are as wide as their widest cell, so nothing is cut.
-func WriteClaims(w io.Writer, claims []Claim) {
+func WriteClaims(w io.Writer, claims []CheckedClaim) {
 	pass := 0
 	rows := [][]string{{"claim", "", "published", "threshold", "measured", "margin", "what"}}
 	for _, c := range claims {
@@ -146,7 +147,7 @@ func WriteClaims(w io.Writer, claims []Claim) {
 }
 
 // ClaimsCSV writes the claims as CSV.
-func ClaimsCSV(w io.Writer, claims []Claim) error {
+func ClaimsCSV(w io.Writer, claims []CheckedClaim) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"id", "figure", "pass", "published", "measured", "unit", "threshold", "margin_pct", "decided_by", "reading", "detail"})
 	opt := func(v *float64) string {

@@ -28,9 +28,9 @@ type Set struct {
 	// Settings are the settings it was made with that change its numbers
 	// besides each run's spec, by the flag that sets them: a suite resumed
 	// with other settings would mix two kinds of numbers in one set.
-	Settings Settings `json:"settings,omitempty"`
-	Runs     []*Run   `json:"runs"`
-	Claims   []Claim  `json:"claims,omitempty"`
+	Settings Settings       `json:"settings,omitempty"`
+	Runs     []*Run         `json:"runs"`
+	Claims   []CheckedClaim `json:"claims,omitempty"`
 }
 
 // Settings are what a result set's numbers depend on besides its runs'

@@ -33,6 +33,41 @@ type ShardSource struct {
 // refuses records of different runs, and names a shard missing or given
 // twice.
 func MergeRuns(shards []*Run) (*Run, error) {
+	byIndex, err := orderShards(shards)
+	if err != nil {
+		return nil, err
+	}
+	first := shards[0]
+	g := &merger{
+		m: &Run{ID: first.ID, Figure: first.Figure, Series: first.Series, X: first.X, Spec: first.Spec, Setup: first.Setup, Env: first.Env,
+			Start: first.Shard.Start},
+		hists:    map[string]*hdr.Histogram{},
+		lo:       math.Inf(-1),
+		hi:       math.Inf(1),
+		secs:     map[int]*mergedSecond{},
+		vms:      make([][]float64, len(byIndex)),
+		allHlogs: true,
+	}
+	for i, r := range byIndex {
+		if err := g.add(i, r); err != nil {
+			return nil, err
+		}
+	}
+	g.m.HarnessLagMs = g.worstLag
+	g.intervals()
+	if err := g.throughput(); err != nil {
+		return nil, err
+	}
+	if err := summarize(g.m, g.totals, g.hists); err != nil {
+		return nil, fmt.Errorf("run %s: %w", g.m.ID, err)
+	}
+	g.clientCPU()
+	return g.m, nil
+}
+
+// orderShards checks that shards are the records of every shard of one
+// run, each once, and returns them in shard order.
+func orderShards(shards []*Run) ([]*Run, error) {
 	if len(shards) == 0 {
 		return nil, fmt.Errorf("nothing to merge: give the records of every shard")
 	}
@@ -73,90 +108,109 @@ func MergeRuns(shards []*Run) (*Run, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("run %s: shard(s) %s of %d missing: give every shard's record", first.ID, strings.Join(missing, ", "), n)
 	}
+	return byIndex, nil
+}
 
-	m := &Run{ID: first.ID, Figure: first.Figure, Series: first.Series, X: first.X, Spec: first.Spec, Setup: first.Setup, Env: first.Env,
-		Start: first.Shard.Start}
-	warmup := first.Setup.Warmup
+// merger accumulates the shards' records into the merged one, m.
+type merger struct {
+	m        *Run
+	hists    map[string]*hdr.Histogram
+	lo, hi   float64 // the common measured window, in seconds from the agreed start
+	secs     map[int]*mergedSecond
+	vms      [][]float64 // each shard's client CPU per VM
+	sent     float64     // entities sent per second, summed
+	allHlogs bool        // every shard kept its per-second histograms
+	worstLag *Percentiles
+	totals   Counts
+}
 
-	hists := map[string]*hdr.Histogram{}
-	lo, hi := math.Inf(-1), math.Inf(1) // the common measured window, in seconds from the agreed start
-	type sec struct {
-		iv   Interval
-		hist *hdr.Histogram
-		hs   int // shards with a histogram for the second
+// mergedSecond is one second of the merged run, on the agreed clock.
+type mergedSecond struct {
+	iv   Interval
+	hist *hdr.Histogram
+	hs   int // shards with a histogram for the second
+}
+
+// add merges shard i's record r.
+func (g *merger) add(i int, r *Run) error {
+	m := g.m
+	g.totals.add(&r.Totals)
+	m.Interrupted = m.Interrupted || r.Interrupted
+	m.Refused = m.Refused || r.Refused
+	m.MaxStartLagMs = math.Max(m.MaxStartLagMs, r.MaxStartLagMs)
+	if r.HarnessLagMs != nil && (g.worstLag == nil || r.HarnessLagMs.P99 > g.worstLag.P99) {
+		g.worstLag = r.HarnessLagMs
 	}
-	secs := map[int]*sec{}
-	perShardVMs := make([][]float64, n)
-	var sentPerSec float64
-	allHlogs := true
-	var worstLag *Percentiles
-	var totals Counts
-	for i, r := range byIndex {
-		totals.add(&r.Totals)
-		m.Interrupted = m.Interrupted || r.Interrupted
-		m.Refused = m.Refused || r.Refused
-		m.MaxStartLagMs = math.Max(m.MaxStartLagMs, r.MaxStartLagMs)
-		if r.HarnessLagMs != nil && (worstLag == nil || r.HarnessLagMs.P99 > worstLag.P99) {
-			worstLag = r.HarnessLagMs
+	for _, w := range r.Warnings {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("shard %d: %s", i, w))
+	}
+	for _, note := range r.Notes {
+		m.Notes = append(m.Notes, fmt.Sprintf("shard %d: %s", i, note))
+	}
+	for _, ev := range r.Events {
+		ev.Detail = fmt.Sprintf("shard %d: %s", i, ev.Detail)
+		m.Events = append(m.Events, ev)
+	}
+	g.vms[i] = r.ClientCPUPct
+	g.sent += r.EntitiesSentPerSec
+	m.MergedFrom = append(m.MergedFrom, ShardSource{Index: i, Env: r.Env, Start: r.Start, SkewMs: r.Shard.SkewMs, MeasuredSec: r.MeasuredSec, Requests: r.Totals.Requests})
+	for name := range r.Histograms {
+		h, err := r.Histogram(name)
+		if err != nil {
+			return fmt.Errorf("run %s, shard %d: histogram %s: %w", r.ID, i, name, err)
 		}
-		for _, w := range r.Warnings {
-			m.Warnings = append(m.Warnings, fmt.Sprintf("shard %d: %s", i, w))
+		if g.hists[name] == nil {
+			g.hists[name] = NewHistogram()
 		}
-		for _, note := range r.Notes {
-			m.Notes = append(m.Notes, fmt.Sprintf("shard %d: %s", i, note))
+		g.hists[name].Merge(h)
+	}
+	g.addSeconds(r)
+	return nil
+}
+
+// addSeconds adds the shard's per-second intervals, shifted onto the
+// service's clock, and narrows the window all shards measured.
+func (g *merger) addSeconds(r *Run) {
+	warmup := g.m.Setup.Warmup
+	// The shard's start on the service's clock, against the agreed one.
+	skew := time.Duration(0)
+	if r.Shard.SkewMs != nil {
+		skew = time.Duration(*r.Shard.SkewMs * float64(time.Millisecond))
+	}
+	offset := r.Start.Add(skew).Sub(g.m.Start).Seconds()
+	g.lo = math.Max(g.lo, offset+warmup.Seconds())
+	g.hi = math.Min(g.hi, offset+warmup.Seconds()+r.MeasuredSec)
+	shift := int(math.Round(offset))
+	if len(r.IntervalHists) != len(r.Intervals) {
+		g.allHlogs = false
+	}
+	for j, iv := range r.Intervals {
+		k := iv.Second + shift
+		s := g.secs[k]
+		if s == nil {
+			s = &mergedSecond{iv: Interval{Second: k, Warmup: true}, hist: NewHistogram()}
+			g.secs[k] = s
 		}
-		for _, ev := range r.Events {
-			ev.Detail = fmt.Sprintf("shard %d: %s", i, ev.Detail)
-			m.Events = append(m.Events, ev)
-		}
-		perShardVMs[i] = r.ClientCPUPct
-		sentPerSec += r.EntitiesSentPerSec
-		m.MergedFrom = append(m.MergedFrom, ShardSource{Index: i, Env: r.Env, Start: r.Start, SkewMs: r.Shard.SkewMs, MeasuredSec: r.MeasuredSec, Requests: r.Totals.Requests})
-		for name := range r.Histograms {
-			h, err := r.Histogram(name)
-			if err != nil {
-				return nil, fmt.Errorf("run %s, shard %d: histogram %s: %w", r.ID, i, name, err)
-			}
-			if hists[name] == nil {
-				hists[name] = NewHistogram()
-			}
-			hists[name].Merge(h)
-		}
-		// The shard's start on the service's clock, against the agreed one.
-		skew := time.Duration(0)
-		if r.Shard.SkewMs != nil {
-			skew = time.Duration(*r.Shard.SkewMs * float64(time.Millisecond))
-		}
-		offset := r.Start.Add(skew).Sub(m.Start).Seconds()
-		lo = math.Max(lo, offset+warmup.Seconds())
-		hi = math.Min(hi, offset+warmup.Seconds()+r.MeasuredSec)
-		shift := int(math.Round(offset))
-		if len(r.IntervalHists) != len(r.Intervals) {
-			allHlogs = false
-		}
-		for j, iv := range r.Intervals {
-			k := iv.Second + shift
-			s := secs[k]
-			if s == nil {
-				s = &sec{iv: Interval{Second: k, Warmup: true}, hist: NewHistogram()}
-				secs[k] = s
-			}
-			s.iv.Warmup = s.iv.Warmup && iv.Warmup
-			s.iv.Requests += iv.Requests
-			s.iv.Entities += iv.Entities
-			s.iv.Throttled += iv.Throttled
-			s.iv.Errors += iv.Errors
-			s.iv.NoAnswer += iv.NoAnswer
-			if j < len(r.IntervalHists) {
-				s.hist.Merge(r.IntervalHists[j])
-				s.hs++
-			}
+		s.iv.Warmup = s.iv.Warmup && iv.Warmup
+		s.iv.Requests += iv.Requests
+		s.iv.Entities += iv.Entities
+		s.iv.Throttled += iv.Throttled
+		s.iv.Errors += iv.Errors
+		s.iv.NoAnswer += iv.NoAnswer
+		if j < len(r.IntervalHists) {
+			s.hist.Merge(r.IntervalHists[j])
+			s.hs++
 		}
 	}
-	m.HarnessLagMs = worstLag
-	for _, k := range slices.Sorted(maps.Keys(secs)) {
-		s := secs[k]
-		if allHlogs && s.hs > 0 {
+}
+
+// intervals writes the merged seconds, in order, with their percentiles
+// and histograms when every shard kept its histograms.
+func (g *merger) intervals() {
+	m := g.m
+	for _, k := range slices.Sorted(maps.Keys(g.secs)) {
+		s := g.secs[k]
+		if g.allHlogs && s.hs > 0 {
 			p := PercentilesOf(s.hist)
 			s.iv.P50Ms, s.iv.P99Ms = p.P50, p.P99
 			s.hist.SetStartTimeMs(m.Start.Add(time.Duration(k) * time.Second).UnixMilli())
@@ -165,18 +219,22 @@ func MergeRuns(shards []*Run) (*Run, error) {
 		}
 		m.Intervals = append(m.Intervals, s.iv)
 	}
-	if !allHlogs {
+	if !g.allHlogs {
 		m.IntervalHists = nil
 	}
+}
 
-	// Throughput over the whole seconds every shard measured.
-	first0, last := int(math.Ceil(lo-1e-9)), int(math.Floor(hi+1e-9))
+// throughput measures the merged run over the whole seconds every shard
+// measured.
+func (g *merger) throughput() error {
+	m := g.m
+	first0, last := int(math.Ceil(g.lo-1e-9)), int(math.Floor(g.hi+1e-9))
 	if last-first0 < 1 {
-		return nil, fmt.Errorf("run %s: the shards' measured windows share less than a second (%.1f s to %.1f s from the start): were they started together?", m.ID, lo, hi)
+		return fmt.Errorf("run %s: the shards' measured windows share less than a second (%.1f s to %.1f s from the start): were they started together?", m.ID, g.lo, g.hi)
 	}
 	var ents, reqs int64
 	for k := first0; k < last; k++ {
-		if s := secs[k]; s != nil {
+		if s := g.secs[k]; s != nil {
 			ents += s.iv.Entities
 			reqs += s.iv.Requests
 		}
@@ -184,20 +242,21 @@ func MergeRuns(shards []*Run) (*Run, error) {
 	m.MeasuredSec = float64(last - first0)
 	m.EntitiesPerSec = float64(ents) / m.MeasuredSec
 	m.RequestsPerSec = float64(reqs) / m.MeasuredSec
-	m.EntitiesSentPerSec = sentPerSec // each shard's over its own window; they ran together
-	if err := summarize(m, totals, hists); err != nil {
-		return nil, fmt.Errorf("run %s: %w", m.ID, err)
-	}
-	// Client CPU per VM, in the whole run's VM order: VM v ran in shard
-	// (v-1) mod n, as its ((v-1) div n)th VM.
+	m.EntitiesSentPerSec = g.sent // each shard's over its own window; they ran together
+	return nil
+}
+
+// clientCPU lists client CPU per VM, in the whole run's VM order: VM v ran
+// in shard (v-1) mod n, as its ((v-1) div n)th VM.
+func (g *merger) clientCPU() {
+	n := len(g.vms)
 	for v := 0; ; v++ {
 		s, at := v%n, v/n
-		if at >= len(perShardVMs[s]) {
+		if at >= len(g.vms[s]) {
 			break
 		}
-		m.ClientCPUPct = append(m.ClientCPUPct, perShardVMs[s][at])
+		g.m.ClientCPUPct = append(g.m.ClientCPUPct, g.vms[s][at])
 	}
-	return m, nil
 }
 
 func sameJSON(a, b json.RawMessage) bool {

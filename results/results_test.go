@@ -111,7 +111,7 @@ func TestFormatAndClaimsTable(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	results.WriteClaims(&b, []results.Claim{{ID: "C1.1", Pass: true, Unit: "%"}, {ID: "C1.2", Unit: "x"}})
+	results.WriteClaims(&b, []results.CheckedClaim{{ID: "C1.1", Pass: true, Unit: "%"}, {ID: "C1.2", Unit: "x"}})
 	if !strings.Contains(b.String(), "C1.2   FAIL") || !strings.Contains(b.String(), "1 of 2 claims pass") {
 		t.Fatalf("%s", b.String())
 	}

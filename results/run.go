@@ -17,7 +17,7 @@ import (
 // Its JSON form is the run record tablebench stores and prints with --json.
 //
 // Each field has one writer:
-//   - the coordinator (workloads.Runner) writes what the run was: its
+//   - the coordinator (workloads.Coordinator) writes what the run was: its
 //     identity (ID, Figure, Series, X, as it was told before the run, or
 //     its table's name), Spec and Setup, Env, Interrupted, Shard,
 //     ClientCPUPct and Events; and, from its checks, Warnings, Notes and

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/clock"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
 )
@@ -50,7 +50,7 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 				pk := "c9da6455-213d-42c9-9a79-3e9149a5783" + strconv.Itoa(th)
 				n := int64(0)
 				for i := 0; time.Now().Before(deadline); i++ {
-					if _, err := e.Insert(ctx, "raw", tables.Entity{PartitionKey: pk, RowKey: "tb_1_1_" + strconv.Itoa(1000000000+i),
+					if _, err := e.Client(nil).Insert(ctx, "raw", tables.Entity{PartitionKey: pk, RowKey: "tb_1_1_" + strconv.Itoa(1000000000+i),
 						Properties: []tables.Property{tables.String("Payload", payload)}}); err != nil {
 						b.Error(err)
 						return
@@ -70,7 +70,7 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 		tg, _ = enginetarget.New(cfg)
 		spec := workloads.DefaultSpec()
 		spec.Threads, spec.Duration, spec.Warmup = threads, span, 0
-		r, err := workloads.NewRunner(spec, tg)
+		r, err := workloads.NewCoordinator(spec, tg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func BenchmarkHarnessCost(b *testing.B) {
 				tg, _ := enginetarget.New(cfg)
 				spec := workloads.DefaultSpec()
 				spec.Op, spec.BatchSize, spec.Threads, spec.Duration, spec.Warmup = op, 100, 2, 500*time.Millisecond, 0
-				r, err := workloads.NewRunner(spec, instant{tg})
+				r, err := workloads.NewCoordinator(spec, instant{tg})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -44,7 +44,7 @@ const (
 // check returns the run's warnings, its notes (information that does not
 // put the numbers in doubt), and whether its numbers are refused outright
 // because the harness could not keep time.
-func (r *Runner) check(run *results.Run) (warnings, notes []string, refused bool) {
+func (r *Coordinator) check(run *results.Run) (warnings, notes []string, refused bool) {
 	t := run.Totals
 	// An interrupted run measured until the interrupt: what came after is
 	// nobody's silence, and its numbers cover only what was measured.
@@ -139,7 +139,7 @@ func share(part, whole float64) float64 {
 
 // saturatedClient says which modelled VMs were saturated over the measured
 // window, or "" when none was.
-func (r *Runner) saturatedClient(cpu []float64) string {
+func (r *Coordinator) saturatedClient(cpu []float64) string {
 	n, busiest := 0, 0.0
 	for _, c := range cpu {
 		if c >= ClientSaturated {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tablebench/tablebench/engine/clock"
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/results"
 )
 
@@ -36,7 +36,7 @@ func TestLagJudgedByItsEffect(t *testing.T) {
 		if c.open {
 			spec.Load, spec.Rate = LoadOpen, 100
 		}
-		r, err := NewRunner(spec, wallTarget{})
+		r, err := NewCoordinator(spec, wallTarget{})
 		if err != nil {
 			t.Fatal(err)
 		}

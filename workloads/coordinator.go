@@ -16,14 +16,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/clock"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
-// Runner runs one spec against one target.
-type Runner struct {
+// Coordinator runs one spec against one target: it owns the run's threads
+// (workers) from start to finish, and turns what they record into the run's
+// record.
+type Coordinator struct {
 	spec   Spec
 	target Target
 	live   []*results.Live
@@ -47,12 +49,12 @@ type Identity struct {
 	X      float64
 }
 
-// NewRunner returns a runner, or the spec's validation error.
-func NewRunner(spec Spec, t Target) (*Runner, error) {
+// NewCoordinator returns a coordinator, or the spec's validation error.
+func NewCoordinator(spec Spec, t Target) (*Coordinator, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Runner{spec: spec, target: t, cost: vm.DefaultCost()}
+	r := &Coordinator{spec: spec, target: t, cost: vm.DefaultCost()}
 	if spec.Shards > 1 && r.virtual() {
 		return nil, errors.New("a sharded run needs a target in wall time: shards on other machines cannot share a virtual clock")
 	}
@@ -74,10 +76,10 @@ type Phase struct {
 
 // OnPhase has fn called as the run enters each of its stages, so that a
 // display can say why nothing is measured yet. Call it before Run.
-func (r *Runner) OnPhase(fn func(Phase)) { r.phase = fn }
+func (r *Coordinator) OnPhase(fn func(Phase)) { r.phase = fn }
 
 // announce reports a stage of the run to the OnPhase callback, if any.
-func (r *Runner) announce(load bool, format string, args ...any) {
+func (r *Coordinator) announce(load bool, format string, args ...any) {
 	if r.phase != nil {
 		r.phase(Phase{Text: fmt.Sprintf(format, args...), Load: load})
 	}
@@ -88,21 +90,21 @@ func (r *Runner) announce(load bool, format string, args ...any) {
 // saturated client is then recorded as a note, information, rather than a
 // warning that the numbers describe the client instead of the service.
 // Call it before Run.
-func (r *Runner) ClientBound(why string) { r.clientBound = why }
+func (r *Coordinator) ClientBound(why string) { r.clientBound = why }
 
 // Identify names the run: its record carries id, rather than its table's
 // name, and its place in a figure. Call it before Run.
-func (r *Runner) Identify(id Identity) { r.id = id }
+func (r *Coordinator) Identify(id Identity) { r.id = id }
 
 // Live returns each VM's live counters, for a progress display.
-func (r *Runner) Live() []*results.Live { return r.live }
+func (r *Coordinator) Live() []*results.Live { return r.live }
 
-// Spec returns the runner's spec.
-func (r *Runner) Spec() Spec { return r.spec }
+// Spec returns the coordinator's spec.
+func (r *Coordinator) Spec() Spec { return r.spec }
 
 // worker is one thread of one VM.
 type worker struct {
-	r       *Runner
+	r       *Coordinator
 	vmID    int
 	id      int
 	machine *vm.VM // nil when the target is a real client
@@ -120,9 +122,61 @@ type worker struct {
 // queries read, starts every thread together, excludes the warm-up, stops at
 // the deadline or when ctx is done, and returns what it measured. An
 // interrupted run still returns its measurements, marked Interrupted.
-func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
+func (r *Coordinator) Run(ctx context.Context) (*results.Run, error) {
 	s := &r.spec
-	clock := r.target.Clock()
+	sharded := s.Shards > 1
+	table, err := r.makeTable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var meet *rendezvous
+	if sharded {
+		meet = r.newRendezvous(table)
+	}
+	creator := !sharded || s.Shard == 0 // one shard makes the table, and deletes it
+	if creator && s.Table == "" && !s.KeepTable {
+		defer r.dropTable(ctx, table)
+	}
+	workers, machines := r.buildWorkers(table)
+	if s.Op.ReadsPreloaded() {
+		r.announce(false, "loading %d entities for the threads to read (not measured)", len(workers)*s.Preload)
+		if err := r.preload(ctx, table, workers); err != nil {
+			return nil, fmt.Errorf("loading the entities to read: %w", timeoutHint(err, r.spec.RequestTimeout))
+		}
+	}
+
+	var shard *results.Shard
+	if meet != nil {
+		r.announce(false, "waiting for the other %d shards", s.Shards-1)
+		var err error
+		if shard, err = meet.meet(ctx); err != nil {
+			return nil, fmt.Errorf("shard %d of %d: %w", s.Shard, s.Shards, err)
+		}
+	}
+	r.announce(true, "%d threads started: %v of warm-up, then %v measured", len(workers), s.Warmup, s.Duration)
+	collector, win, werr := r.measure(ctx, workers, machines)
+	run, err := collector.Close(win.end)
+	if err != nil {
+		return nil, err
+	}
+	run.Shard = shard
+	r.describe(ctx, run, table, win, machines)
+	if meet != nil && ctx.Err() == nil {
+		if err := meet.finish(ctx); err != nil {
+			run.Warnings = append(run.Warnings, fmt.Sprintf("shard %d: %v", s.Shard, err))
+		}
+	}
+	if werr != nil && !errors.Is(werr, context.Canceled) {
+		return run, werr
+	}
+	return run, nil
+}
+
+// makeTable names the run's table and, in the shard that makes it (the
+// only one, unless sharded), creates it. A name left by an earlier run is
+// passed over for the next one; a shared table may exist already.
+func (r *Coordinator) makeTable(ctx context.Context) (string, error) {
+	s := &r.spec
 	sharded := s.Shards > 1
 	// In virtual time the engine is the run's own: its table's name comes
 	// from the seed, so that the run's ID and records repeat exactly.
@@ -137,43 +191,49 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	case table == "":
 		table = tableName(s.JobID, names)
 	}
-	creator := !sharded || s.Shard == 0 // one shard makes the table, and deletes it
-	if creator {
-		r.announce(false, "creating table %s", table)
-		create := func() error {
-			sctx, cancel := r.requestContext(ctx)
-			defer cancel()
-			return r.target.CreateTable(sctx, table)
-		}
-		err := create()
-		var te *tables.Error
-		for try := 0; errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists && s.Table == "" && !sharded && try < 3; try++ {
-			table = tableName(s.JobID, names) // an earlier run's, kept: the next name
-			err = create()
-		}
-		if errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists {
-			switch {
-			case s.Table != "":
-				err = nil // a shared table: another process made it
-			case sharded:
-				err = fmt.Errorf("it exists already: an earlier run with job ID %s left it; delete it or give a new --job-id", s.JobID)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("creating table %s: %w", table, timeoutHint(err, r.spec.RequestTimeout))
+	if sharded && s.Shard != 0 {
+		return table, nil // shard 0 makes it
+	}
+	r.announce(false, "creating table %s", table)
+	create := func() error {
+		sctx, cancel := r.requestContext(ctx)
+		defer cancel()
+		return r.target.CreateTable(sctx, table)
+	}
+	err := create()
+	var te *tables.Error
+	for try := 0; errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists && s.Table == "" && !sharded && try < 3; try++ {
+		table = tableName(s.JobID, names) // an earlier run's, kept: the next name
+		err = create()
+	}
+	if errors.As(err, &te) && te.Code == tables.CodeTableAlreadyExists {
+		switch {
+		case s.Table != "":
+			err = nil // a shared table: another process made it
+		case sharded:
+			err = fmt.Errorf("it exists already: an earlier run with job ID %s left it; delete it or give a new --job-id", s.JobID)
 		}
 	}
-	var meet *rendezvous
-	if sharded {
-		meet = r.newRendezvous(table)
+	if err != nil {
+		return "", fmt.Errorf("creating table %s: %w", table, timeoutHint(err, r.spec.RequestTimeout))
 	}
-	if creator && s.Table == "" && !s.KeepTable {
-		defer func() {
-			dctx, cancel := r.requestContext(context.WithoutCancel(ctx))
-			defer cancel()
-			r.target.DeleteTable(dctx, table)
-		}()
-	}
+	return table, nil
+}
+
+// dropTable deletes the run's table once the run is over, even when ctx
+// was cancelled: an interrupted run still cleans up after itself.
+func (r *Coordinator) dropTable(ctx context.Context, table string) {
+	dctx, cancel := r.requestContext(context.WithoutCancel(ctx))
+	defer cancel()
+	r.target.DeleteTable(dctx, table)
+}
+
+// buildWorkers makes this process's threads, each with its own keys and
+// payloads drawn from the seed, and the modelled client VMs they run on
+// when the target models its client.
+func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
+	s := &r.spec
+	clock := r.target.Clock()
 	modeled := false
 	if m, ok := r.target.(ClientModeler); ok {
 		modeled = m.ModelsClient()
@@ -191,7 +251,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	var workers []*worker
 	var machines []*vm.VM
 	for v := 1; v <= s.VMs; v++ {
-		if sharded && (v-1)%s.Shards != s.Shard { // another shard's VM
+		if s.Shards > 1 && (v-1)%s.Shards != s.Shard { // another shard's VM
 			continue
 		}
 		var machine *vm.VM
@@ -209,22 +269,20 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 			workers = append(workers, w)
 		}
 	}
-	if s.Op.ReadsPreloaded() {
-		r.announce(false, "loading %d entities for the threads to read (not measured)", len(workers)*s.Preload)
-		if err := r.preload(ctx, table, workers); err != nil {
-			return nil, fmt.Errorf("loading the entities to read: %w", timeoutHint(err, r.spec.RequestTimeout))
-		}
-	}
+	return workers, machines
+}
 
-	var shard *results.Shard
-	if meet != nil {
-		r.announce(false, "waiting for the other %d shards", s.Shards-1)
-		var err error
-		if shard, err = meet.meet(ctx); err != nil {
-			return nil, fmt.Errorf("shard %d of %d: %w", s.Shard, s.Shards, err)
-		}
-	}
-	r.announce(true, "%d threads started: %v of warm-up, then %v measured", len(workers), s.Warmup, s.Duration)
+// window is when a run measured, in the target's clock: it started its
+// threads at start, measured from from to to (after the warm-up), and
+// ended at end (no later than to).
+type window struct{ start, from, to, end time.Time }
+
+// measure starts every thread together, stops them at the deadline or when
+// ctx is done, and returns what they recorded and the first error a thread
+// returned, if any.
+func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines []*vm.VM) (*results.Collector, window, error) {
+	s := &r.spec
+	clock := r.target.Clock()
 	start := clock.Now()
 	from, to := start.Add(s.Warmup), start.Add(s.Warmup+s.Duration)
 	for _, m := range machines {
@@ -280,36 +338,29 @@ func (r *Runner) Run(ctx context.Context) (*results.Run, error) {
 	if end.After(to) {
 		end = to
 	}
-	run, err := collector.Close(end)
-	if err != nil {
-		return nil, err
-	}
+	return collector, window{start: start, from: from, to: to, end: end}, werr
+}
+
+// describe completes the record of a measured run: who it is, what it ran,
+// where, the client's CPU, the target's events, and what the checks found.
+func (r *Coordinator) describe(ctx context.Context, run *results.Run, table string, win window, machines []*vm.VM) {
+	s := &r.spec
 	run.ID, run.Figure, run.Series, run.X = r.id.ID, r.id.Figure, r.id.Series, r.id.X
 	if run.ID == "" {
 		run.ID = table
 	}
-	run.Interrupted, run.Shard = ctx.Err() != nil, shard
+	run.Interrupted = ctx.Err() != nil
 	run.Spec, run.Setup = archive(s), setup(s)
 	run.Env = r.environment()
-	if span := end.Sub(from); span > 0 {
+	if span := win.end.Sub(win.from); span > 0 {
 		for _, m := range machines {
 			run.ClientCPUPct = append(run.ClientCPUPct, m.Utilization(span))
 		}
 	}
 	if es, ok := r.target.(EventSource); ok {
-		run.Events = es.Events(start)
+		run.Events = es.Events(win.start)
 	}
-	warnings, notes, refused := r.check(run)
-	if meet != nil && ctx.Err() == nil {
-		if err := meet.finish(ctx); err != nil {
-			warnings = append(warnings, fmt.Sprintf("shard %d: %v", s.Shard, err))
-		}
-	}
-	run.Warnings, run.Notes, run.Refused = warnings, notes, refused
-	if werr != nil && !errors.Is(werr, context.Canceled) {
-		return run, werr
-	}
-	return run, nil
+	run.Warnings, run.Notes, run.Refused = r.check(run)
 }
 
 // archive is the spec as the record keeps it: as it was given, for people
@@ -331,7 +382,7 @@ func setup(s *Spec) results.RunSpec {
 	}
 }
 
-func (r *Runner) environment() results.Environment {
+func (r *Coordinator) environment() results.Environment {
 	env := results.Environment{Tablebench: Version, GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU()}
 	if d, ok := r.target.(Describer); ok {
 		t := d.Describe()
@@ -342,13 +393,13 @@ func (r *Runner) environment() results.Environment {
 
 // virtual reports whether the target's clock is virtual: time passes only
 // when everyone waits, so nothing is ever late.
-func (r *Runner) virtual() bool {
+func (r *Coordinator) virtual() bool {
 	_, ok := r.target.Clock().(participants)
 	return ok
 }
 
 // scale returns how many target seconds pass per wall second.
-func (r *Runner) scale() float64 {
+func (r *Coordinator) scale() float64 {
 	if sc, ok := r.target.Clock().(interface{ Scale() float64 }); ok && sc.Scale() > 0 {
 		return sc.Scale()
 	}
@@ -357,7 +408,7 @@ func (r *Runner) scale() float64 {
 
 // requestContext bounds one request, or one setup call, by the request
 // timeout in wall time.
-func (r *Runner) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func (r *Coordinator) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if r.timeout <= 0 {
 		return ctx, func() {}
 	}
@@ -409,7 +460,7 @@ func alnum(job string) string {
 
 // preload stores the entities each thread of a get or query run reads back;
 // it is not measured.
-func (r *Runner) preload(ctx context.Context, table string, workers []*worker) error {
+func (r *Coordinator) preload(ctx context.Context, table string, workers []*worker) error {
 	clock := r.target.Clock()
 	loader, direct := r.target.(Loader)
 	for _, w := range workers {
@@ -463,15 +514,7 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 	clock := w.r.target.Clock()
 	sess := w.r.target.NewSession(w.rng.Uint64())
 	n := s.EntitiesPerRequest()
-	var work time.Duration
-	switch s.Op {
-	case OpGet:
-		work = w.r.cost.Get
-	case OpQuery:
-		work = w.r.cost.Get + time.Duration(n)*w.r.cost.PerEntity
-	default:
-		work = w.r.cost.Write(n)
-	}
+	work := w.clientWork(n)
 	// Threads start within 10 ms of each other, not in lockstep.
 	next := start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
 	var interval time.Duration
@@ -485,14 +528,6 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 	if w.r.virtual() { // a virtual clock has no wall-time deadline: the target keeps the client's patience
 		w.op.ClientTimeout = s.RequestTimeout
 	}
-	record := func(due, done time.Time, err error, lag time.Duration, retry bool) {
-		got := n
-		if s.Op == OpQuery {
-			got = w.op.Returned
-		}
-		w.rec.Record(string(s.Op), got, due, done, Outcome(err), lag, retry)
-	}
-loop:
 	for stop.Err() == nil {
 		if clock.SleepUntil(stop, next) != nil {
 			break
@@ -509,43 +544,9 @@ loop:
 			lag = max(0, now.Sub(intended))
 		}
 		w.prepare(clock)
-		for attempt := 0; ; attempt++ {
-			w.op.Ready = time.Time{}
-			if w.machine != nil {
-				w.op.Ready = w.machine.Spend(sent, work)
-			}
-			rctx, cancel := w.r.requestContext(ctx)
-			done, err := sess.Do(rctx, &w.op)
-			cancel()
-			if err != nil && ctx.Err() != nil {
-				return nil // interrupted: the run is marked so, and this request is not a result
-			}
-			if attempt > 0 && s.TxnID && Outcome(err) == tables.CodeEntityAlreadyExists {
-				// A retried insert that conflicts may be our own earlier
-				// attempt that the service did after all: its transaction
-				// id says so.
-				if at, ours := w.ownWrite(ctx, sess); ours {
-					done, err = at, nil
-				}
-			}
-			record(due, done, err, lag, attempt > 0)
-			if err == nil {
-				next = done
-				break
-			}
-			if s.Retry.Policy == RetryNone {
-				next = done.Add(s.Retry.Pause)
-				break
-			}
-			if !retriable(err) || attempt >= s.Retry.MaxRetries {
-				next = done
-				break
-			}
-			if clock.SleepUntil(stop, done.Add(w.backoff(attempt+1))) != nil {
-				break loop
-			}
-			sent = clock.Now()
-			due, lag = sent, 0
+		var ok bool
+		if next, ok = w.request(ctx, stop, sess, n, work, due, sent, lag); !ok {
+			break
 		}
 		if open { // a pause after an error still holds the thread
 			intended = intended.Add(interval)
@@ -564,6 +565,72 @@ loop:
 		}
 	}
 	return nil
+}
+
+// clientWork is the client CPU one request of n entities costs the
+// modelled VM.
+func (w *worker) clientWork(n int) time.Duration {
+	switch w.r.spec.Op {
+	case OpGet:
+		return w.r.cost.Get
+	case OpQuery:
+		return w.r.cost.Get + time.Duration(n)*w.r.cost.PerEntity
+	default:
+		return w.r.cost.Write(n)
+	}
+}
+
+// request sends the prepared operation, and retries it as the policy says,
+// recording each attempt; it returns when the thread may send its next
+// request, or false once the run is over: at the deadline, or interrupted
+// (an interrupted request is not a result).
+func (w *worker) request(ctx, stop context.Context, sess Session, n int, work time.Duration, due, sent time.Time, lag time.Duration) (time.Time, bool) {
+	s := &w.r.spec
+	clock := w.r.target.Clock()
+	for attempt := 0; ; attempt++ {
+		w.op.Ready = time.Time{}
+		if w.machine != nil {
+			w.op.Ready = w.machine.Spend(sent, work)
+		}
+		rctx, cancel := w.r.requestContext(ctx)
+		done, err := sess.Do(rctx, &w.op)
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			return time.Time{}, false // interrupted: the run is marked so, and this request is not a result
+		}
+		if attempt > 0 && s.TxnID && Outcome(err) == tables.CodeEntityAlreadyExists {
+			// A retried insert that conflicts may be our own earlier
+			// attempt that the service did after all: its transaction
+			// id says so.
+			if at, ours := w.ownWrite(ctx, sess); ours {
+				done, err = at, nil
+			}
+		}
+		w.record(n, due, done, err, lag, attempt > 0)
+		if err == nil {
+			return done, true
+		}
+		if s.Retry.Policy == RetryNone {
+			return done.Add(s.Retry.Pause), true
+		}
+		if !retriable(err) || attempt >= s.Retry.MaxRetries {
+			return done, true
+		}
+		if clock.SleepUntil(stop, done.Add(w.backoff(attempt+1))) != nil {
+			return time.Time{}, false
+		}
+		sent = clock.Now()
+		due, lag = sent, 0
+	}
+}
+
+// record records an attempt of n entities (a query's: those it returned).
+func (w *worker) record(n int, due, done time.Time, err error, lag time.Duration, retry bool) {
+	s := &w.r.spec
+	if s.Op == OpQuery {
+		n = w.op.Returned
+	}
+	w.rec.Record(string(s.Op), n, due, done, Outcome(err), lag, retry)
 }
 
 // backoff returns the delay before retry number try (1-based).

@@ -10,10 +10,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/clock"
-	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
 	"github.com/tablebench/tablebench/workloads/vm"
@@ -38,7 +38,7 @@ func engineTarget(t *testing.T, mod ...func(*engine.Config)) *enginetarget.Targe
 
 func run(t *testing.T, spec workloads.Spec, tg workloads.Target) *results.Run {
 	t.Helper()
-	r, err := workloads.NewRunner(spec, tg)
+	r, err := workloads.NewCoordinator(spec, tg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestInterruptKeepsResults(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		spec := workloads.DefaultSpec()
 		spec.Threads, spec.Warmup, spec.Duration = 4, time.Second, time.Hour
-		r, err := workloads.NewRunner(spec, engineTarget(t))
+		r, err := workloads.NewCoordinator(spec, engineTarget(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -403,7 +403,7 @@ func TestSaturatedClientWarns(t *testing.T) {
 		if !hasWarning(res.Warnings, want) || !hasWarning(res.Warnings, "a larger --vm-size") || len(res.Notes) > 0 {
 			t.Fatalf("client CPU %v%%: warnings %q, notes %q", res.ClientCPUPct, res.Warnings, res.Notes)
 		}
-		r, err := workloads.NewRunner(spec, engineTarget(t))
+		r, err := workloads.NewCoordinator(spec, engineTarget(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -430,7 +430,7 @@ func TestRecordSaysWhatRan(t *testing.T) {
 		spec := workloads.DefaultSpec()
 		spec.Op, spec.BatchSize, spec.Partition, spec.VMs, spec.Threads, spec.VMSize = workloads.OpBatch, 20, workloads.PartitionShared, 2, 3, vm.Small
 		spec.Duration, spec.Warmup = 4*time.Second, time.Second
-		r, err := workloads.NewRunner(spec, engineTarget(t))
+		r, err := workloads.NewCoordinator(spec, engineTarget(t))
 		if err != nil {
 			t.Fatal(err)
 		}

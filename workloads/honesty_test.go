@@ -8,8 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/clock"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 )
@@ -184,7 +184,7 @@ func TestSetupTimesOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		spec := workloads.DefaultSpec()
 		spec.RequestTimeout = 5 * time.Second
-		r, err := workloads.NewRunner(spec, hanging{engineTarget(t)})
+		r, err := workloads.NewCoordinator(spec, hanging{engineTarget(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +230,7 @@ func TestInterruptedRunSaysSo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		spec := workloads.DefaultSpec()
 		spec.Threads, spec.Warmup, spec.Duration = 4, time.Second, time.Hour
-		r, err := workloads.NewRunner(spec, engineTarget(t))
+		r, err := workloads.NewCoordinator(spec, engineTarget(t))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // TestRowKeys checks the RowKeys a thread writes: zero padded to ten
@@ -65,7 +65,7 @@ func TestPayloadSizes(t *testing.T) {
 					t.Errorf("size %d: %s holds %d characters", size, prop.Name, n)
 				}
 			}
-			if _, err := e.Upsert(t.Context(), "sizes", ent, tables.Replace); err != nil {
+			if _, err := e.Client(nil).Upsert(t.Context(), "sizes", ent, tables.Replace); err != nil {
 				t.Errorf("size %d: %v", size, err)
 			}
 		}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // DefaultRendezvous is how long a shard waits for the others by default.
@@ -30,7 +30,7 @@ func shardTable(job string) string { return "tbshard" + alnum(job) }
 // spec fixes one; every shard waits until then, corrected by its clock's
 // skew against the service, and starts its warm-up.
 type rendezvous struct {
-	r      *Runner
+	r      *Coordinator
 	table  string
 	pk     string
 	sess   Session
@@ -40,7 +40,7 @@ type rendezvous struct {
 	margin time.Duration
 }
 
-func (r *Runner) newRendezvous(table string) *rendezvous {
+func (r *Coordinator) newRendezvous(table string) *rendezvous {
 	s := &r.spec
 	wait := s.Rendezvous
 	if wait <= 0 {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 

@@ -141,7 +141,7 @@ type Suite struct {
 	Parallel  int
 	// Started is called as a run starts (for progress), Finished when it
 	// ends; an error from Finished stops the suite.
-	Started  func(PlannedRun, *Runner)
+	Started  func(PlannedRun, *Coordinator)
 	Finished func(PlannedRun, *results.Run) error
 }
 
@@ -161,7 +161,7 @@ func (s *Suite) Run(ctx context.Context) error {
 				return err
 			}
 			defer release()
-			r, err := NewRunner(pr.Spec, tg)
+			r, err := NewCoordinator(pr.Spec, tg)
 			if err != nil {
 				return fmt.Errorf("%s: %w", pr.ID, err)
 			}

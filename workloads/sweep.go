@@ -133,31 +133,8 @@ var sweepXLabels = map[string]string{
 // Figure returns the sweep as a figure, or an error naming what to fix.
 func (d SweepDef) Figure() (Figure, error) {
 	base := DefaultSpec()
-	if len(d.Ops) == 0 {
-		d.Ops = []string{string(base.Op)}
-	}
 	batchSizes := len(d.BatchSizes) > 0
-	if !batchSizes {
-		d.BatchSizes = []int{base.BatchSize}
-	}
-	if len(d.Partitions) == 0 {
-		d.Partitions = []string{string(base.Partition)}
-	}
-	if len(d.VMs) == 0 {
-		d.VMs = []int{base.VMs}
-	}
-	if len(d.Threads) == 0 {
-		d.Threads = []int{base.Threads}
-	}
-	if len(d.VMSizes) == 0 {
-		d.VMSizes = []string{"xl"}
-	}
-	if len(d.EntitySizes) == 0 {
-		d.EntitySizes = []int{base.EntitySize}
-	}
-	if len(d.Rates) == 0 {
-		d.Rates = []float64{0}
-	}
+	d.fill(base)
 	ops, err := knownNames(Ops(), d.Ops)
 	if err != nil {
 		return Figure{}, err
@@ -204,16 +181,9 @@ func (d SweepDef) Figure() (Figure, error) {
 	if err != nil {
 		return Figure{}, err
 	}
-	var dur, warm time.Duration = base.Duration, base.Warmup
-	if d.Duration != "" {
-		if dur, err = time.ParseDuration(d.Duration); err != nil {
-			return Figure{}, fmt.Errorf("duration %q: %v", d.Duration, err)
-		}
-	}
-	if d.Warmup != "" {
-		if warm, err = time.ParseDuration(d.Warmup); err != nil {
-			return Figure{}, fmt.Errorf("warmup %q: %v", d.Warmup, err)
-		}
+	dur, warm, err := d.times(base)
+	if err != nil {
+		return Figure{}, err
 	}
 	sizes := make([]vm.Size, len(d.VMSizes))
 	for i, s := range d.VMSizes {
@@ -225,6 +195,23 @@ func (d SweepDef) Figure() (Figure, error) {
 	if f.Title == "" {
 		f.Title = fmt.Sprintf("%s against %s", yLabel, d.X)
 	}
+	// Every spec the axes cross, as base with their values.
+	base.Retry, base.Duration, base.Warmup = retry, dur, warm
+	if f.Runs, err = d.runs(base, ops, parts, sizes); err != nil {
+		return Figure{}, err
+	}
+	if n := len(f.Runs); n > 1000 {
+		return Figure{}, fmt.Errorf("the sweep has %d runs: keep it to 1,000 or fewer", n)
+	}
+	f.Choices = []string{fmt.Sprintf("%d runs of %v after %v of warm-up", len(f.Runs), dur, warm)}
+	return f, nil
+}
+
+// runs is the run of every spec the sweep's axes cross, each base with
+// their values, in the order of the axes; it names every spec that is not
+// valid.
+func (d *SweepDef) runs(base Spec, ops []OpKind, parts []PartitionScheme, sizes []vm.Size) ([]FigureRun, error) {
+	var runs []FigureRun
 	var errs []error
 	for _, op := range ops {
 		for _, part := range parts {
@@ -236,7 +223,6 @@ func (d SweepDef) Figure() (Figure, error) {
 								for _, rate := range d.Rates {
 									s := base
 									s.Op, s.Partition, s.VMSize, s.BatchSize, s.VMs, s.Threads, s.EntitySize, s.Rate = op, part, size, bs, v, th, es, rate
-									s.Retry, s.Duration, s.Warmup = retry, dur, warm
 									if rate > 0 {
 										s.Load = LoadOpen
 									}
@@ -245,25 +231,7 @@ func (d SweepDef) Figure() (Figure, error) {
 										continue
 									}
 									x := map[string]float64{"vms": float64(v), "threads": float64(th), "batch-size": float64(bs), "entity-size": float64(es), "rate": rate}[d.X]
-									var name []string
-									add := func(axis string, n int, val string) {
-										if n > 1 && axis != d.X {
-											name = append(name, axis+"="+val)
-										}
-									}
-									add("op", len(d.Ops), string(op))
-									add("partition", len(d.Partitions), string(part))
-									add("vm-size", len(sizes), d.VMSizes[si])
-									add("batch-size", len(d.BatchSizes), strconv.Itoa(bs))
-									add("vms", len(d.VMs), strconv.Itoa(v))
-									add("threads", len(d.Threads), strconv.Itoa(th))
-									add("entity-size", len(d.EntitySizes), strconv.Itoa(es))
-									add("rate", len(d.Rates), strconv.FormatFloat(rate, 'g', -1, 64))
-									series := strings.Join(name, ", ")
-									if series == "" {
-										series = string(op)
-									}
-									f.Runs = append(f.Runs, FigureRun{Series: series, X: x, Spec: s})
+									runs = append(runs, FigureRun{Series: d.series(&s, d.VMSizes[si]), X: x, Spec: s})
 								}
 							}
 						}
@@ -272,14 +240,76 @@ func (d SweepDef) Figure() (Figure, error) {
 			}
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return Figure{}, err
+	return runs, errors.Join(errs...)
+}
+
+// fill gives each axis the sweep leaves out the default spec's value.
+func (d *SweepDef) fill(base Spec) {
+	if len(d.Ops) == 0 {
+		d.Ops = []string{string(base.Op)}
 	}
-	if n := len(f.Runs); n > 1000 {
-		return Figure{}, fmt.Errorf("the sweep has %d runs: keep it to 1,000 or fewer", n)
+	if len(d.BatchSizes) == 0 {
+		d.BatchSizes = []int{base.BatchSize}
 	}
-	f.Choices = []string{fmt.Sprintf("%d runs of %v after %v of warm-up", len(f.Runs), dur, warm)}
-	return f, nil
+	if len(d.Partitions) == 0 {
+		d.Partitions = []string{string(base.Partition)}
+	}
+	if len(d.VMs) == 0 {
+		d.VMs = []int{base.VMs}
+	}
+	if len(d.Threads) == 0 {
+		d.Threads = []int{base.Threads}
+	}
+	if len(d.VMSizes) == 0 {
+		d.VMSizes = []string{"xl"}
+	}
+	if len(d.EntitySizes) == 0 {
+		d.EntitySizes = []int{base.EntitySize}
+	}
+	if len(d.Rates) == 0 {
+		d.Rates = []float64{0}
+	}
+}
+
+// times is each run's measured duration and warm-up, the default spec's
+// unless the sweep gives them.
+func (d *SweepDef) times(base Spec) (dur, warm time.Duration, err error) {
+	dur, warm = base.Duration, base.Warmup
+	if d.Duration != "" {
+		if dur, err = time.ParseDuration(d.Duration); err != nil {
+			return 0, 0, fmt.Errorf("duration %q: %v", d.Duration, err)
+		}
+	}
+	if d.Warmup != "" {
+		if warm, err = time.ParseDuration(d.Warmup); err != nil {
+			return 0, 0, fmt.Errorf("warmup %q: %v", d.Warmup, err)
+		}
+	}
+	return dur, warm, nil
+}
+
+// series names the series run s belongs to: the value of every axis with
+// several values but x, or its op when there is none.
+func (d *SweepDef) series(s *Spec, vmSize string) string {
+	var name []string
+	add := func(axis string, n int, val string) {
+		if n > 1 && axis != d.X {
+			name = append(name, axis+"="+val)
+		}
+	}
+	add("op", len(d.Ops), string(s.Op))
+	add("partition", len(d.Partitions), string(s.Partition))
+	add("vm-size", len(d.VMSizes), vmSize)
+	add("batch-size", len(d.BatchSizes), strconv.Itoa(s.BatchSize))
+	add("vms", len(d.VMs), strconv.Itoa(s.VMs))
+	add("threads", len(d.Threads), strconv.Itoa(s.Threads))
+	add("entity-size", len(d.EntitySizes), strconv.Itoa(s.EntitySize))
+	add("rate", len(d.Rates), strconv.FormatFloat(s.Rate, 'g', -1, 64))
+	series := strings.Join(name, ", ")
+	if series == "" {
+		series = string(s.Op)
+	}
+	return series
 }
 
 // knownNames returns names as values of v, or an error naming the first

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/clock"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // Target is a table endpoint a run drives: the in-tree engine or a Table

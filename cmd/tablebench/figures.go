@@ -372,7 +372,7 @@ func catalogCmd(ctx context.Context, e *env, args []string, name, onlyHelp, only
 				}
 			}
 		},
-		report: func(dir *results.Dir, _ []workloads.PlannedRun) ([]workloads.Figure, []results.Claim, []string, error) {
+		report: func(dir *results.Dir, _ []workloads.PlannedRun) ([]workloads.Figure, []results.CheckedClaim, []string, error) {
 			all, err := setFigures(&dir.Set) // a directory may hold figures and experiments together
 			if err != nil {
 				return nil, nil, nil, err
@@ -395,7 +395,7 @@ type suiteRun struct {
 	record func(set *results.Set)
 	// report returns, once the runs are stored, the figures the report
 	// draws, the claims it checks and its summary; it may record more.
-	report func(dir *results.Dir, plan []workloads.PlannedRun) ([]workloads.Figure, []results.Claim, []string, error)
+	report func(dir *results.Dir, plan []workloads.PlannedRun) ([]workloads.Figure, []results.CheckedClaim, []string, error)
 }
 
 // run runs a suite: it applies the duration flags to the plan, takes this
@@ -582,7 +582,7 @@ func reportSummary(dir *results.Dir, tf *targetFlags, mode workloads.Mode) []str
 }
 
 // finishReport renders the report and prints the claims and where it is.
-func finishReport(e *env, sf *suiteFlags, dir *results.Dir, figs []workloads.Figure, claims []results.Claim, summary []string) error {
+func finishReport(e *env, sf *suiteFlags, dir *results.Dir, figs []workloads.Figure, claims []results.CheckedClaim, summary []string) error {
 	title := "tablebench: the Azure Tables case study, reproduced"
 	if len(figs) > 0 && figs[0].ID > 200 {
 		title = "tablebench: the Azure Tables case study's advice, tested"

@@ -251,7 +251,7 @@ func mergeSuites(e *env, sets []*results.Dir, out string) error {
 	if err != nil {
 		return err
 	}
-	var claims []results.Claim
+	var claims []results.CheckedClaim
 	if dir.Set.Mode != "sweep" {
 		claims = casestudy.Check(figs, dir.Set.Runs)
 	}

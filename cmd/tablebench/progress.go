@@ -10,7 +10,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
-	"github.com/tablebench/tablebench/engine/clock"
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 )
@@ -27,10 +27,10 @@ type sampler struct {
 	prevT  time.Time
 }
 
-func newSampler(runner *workloads.Runner, c clock.Clock) *sampler {
-	spec := runner.Spec()
+func newSampler(coord *workloads.Coordinator, c clock.Clock) *sampler {
+	spec := coord.Spec()
 	now := c.Now()
-	lives := runner.Live()
+	lives := coord.Live()
 	return &sampler{clock: c, start: now, total: spec.Warmup + spec.Duration, warmup: spec.Warmup,
 		lives: lives, prev: make([]results.Live, len(lives)), prevT: now}
 }
@@ -61,10 +61,10 @@ func (s *sampler) sample() (elapsed time.Duration, all string, perVM []string, o
 // startProgress shows a run's progress on w, a terminal: elapsed model
 // time, entities/s and the throttled share overall and per VM, with the
 // run's stages printed above the bars. It returns a function that stops it
-// and one to hand Runner.OnPhase.
-func startProgress(w io.Writer, runner *workloads.Runner, clock clock.Clock, total time.Duration) (stop func(), phase func(workloads.Phase)) {
+// and one to hand Coordinator.OnPhase.
+func startProgress(w io.Writer, coord *workloads.Coordinator, clock clock.Clock, total time.Duration) (stop func(), phase func(workloads.Phase)) {
 	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond))
-	lives := runner.Live()
+	lives := coord.Live()
 	var mu sync.Mutex
 	text := make([]string, len(lives)+1)
 	main := p.New(int64(total/time.Millisecond), mpb.BarStyle(),
@@ -86,7 +86,7 @@ func startProgress(w io.Writer, runner *workloads.Runner, clock clock.Clock, tot
 		defer close(stopped)
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
-		smp = newSampler(runner, clock)
+		smp = newSampler(coord, clock)
 		for {
 			select {
 			case <-done:
@@ -127,8 +127,8 @@ const lineEvery = 5 * time.Second
 // one line per interval of wall time with the model time elapsed, whether
 // the run is warming up or measuring, and its rates since the line before;
 // the run's stages as they come. It returns a function that stops it and
-// one to hand Runner.OnPhase.
-func startLines(w io.Writer, runner *workloads.Runner, clock clock.Clock, every time.Duration) (stop func(), phase func(workloads.Phase)) {
+// one to hand Coordinator.OnPhase.
+func startLines(w io.Writer, coord *workloads.Coordinator, clock clock.Clock, every time.Duration) (stop func(), phase func(workloads.Phase)) {
 	var mu sync.Mutex // one line at a time
 	var smp *sampler
 	started := make(chan struct{})
@@ -168,7 +168,7 @@ func startLines(w io.Writer, runner *workloads.Runner, clock clock.Clock, every 
 		fmt.Fprintln(w, "run:", ph.Text)
 		mu.Unlock()
 		if ph.Load {
-			once.Do(func() { smp = newSampler(runner, clock); close(started) })
+			once.Do(func() { smp = newSampler(coord, clock); close(started) })
 		}
 	}
 	var stopOnce sync.Once

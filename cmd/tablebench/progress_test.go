@@ -31,14 +31,14 @@ func TestProgressLinesForALog(t *testing.T) {
 	spec := workloads.DefaultSpec()
 	spec.Op, spec.Threads, spec.Preload = workloads.OpGet, 2, 50
 	spec.Warmup, spec.Duration = 600*time.Millisecond, 600*time.Millisecond // 12 intervals each
-	runner, err := workloads.NewRunner(spec, tg)
+	coord, err := workloads.NewCoordinator(spec, tg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log syncBuffer
-	stop, phase := startLines(&log, runner, tg.Clock(), 50*time.Millisecond)
-	runner.OnPhase(phase)
-	_, err = runner.Run(context.Background())
+	stop, phase := startLines(&log, coord, tg.Clock(), 50*time.Millisecond)
+	coord.OnPhase(phase)
+	_, err = coord.Run(context.Background())
 	stop()
 	if err != nil {
 		t.Fatal(err)

@@ -172,7 +172,7 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer release()
 	gctune.Use(tf.gcPolicy())
-	runner, err := workloads.NewRunner(spec, tg)
+	coord, err := workloads.NewCoordinator(spec, tg)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -186,8 +186,8 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintln(e.stderr, "shard:", d, "- waiting for the other shards")
 		}
 	}
-	stop := r.watch(e, runner, tg, spec)
-	res, err := runner.Run(ctx)
+	stop := r.watch(e, coord, tg, spec)
+	res, err := coord.Run(ctx)
 	stop()
 	if err != nil && res == nil {
 		return err
@@ -198,17 +198,17 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 // watch shows the run's progress on stderr, unless --quiet: a bar on a
 // terminal, a line per interval in a log (as in CI), so a long run is
 // never silent. It returns what stops it.
-func (r *runFlags) watch(e *env, runner *workloads.Runner, tg workloads.Target, spec workloads.Spec) (stop func()) {
+func (r *runFlags) watch(e *env, coord *workloads.Coordinator, tg workloads.Target, spec workloads.Spec) (stop func()) {
 	var phase func(workloads.Phase)
 	switch {
 	case r.quiet:
 		return func() {}
 	case e.terminal:
-		stop, phase = startProgress(e.stderr, runner, tg.Clock(), spec.Warmup+spec.Duration)
+		stop, phase = startProgress(e.stderr, coord, tg.Clock(), spec.Warmup+spec.Duration)
 	default:
-		stop, phase = startLines(e.stderr, runner, tg.Clock(), lineEvery)
+		stop, phase = startLines(e.stderr, coord, tg.Clock(), lineEvery)
 	}
-	runner.OnPhase(phase)
+	coord.OnPhase(phase)
 	return stop
 }
 

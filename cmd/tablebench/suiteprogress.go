@@ -100,7 +100,7 @@ func newSuiteProgress(w io.Writer, runs []workloads.PlannedRun, wall float64, pa
 	return s
 }
 
-func (s *suiteProgress) started(pr workloads.PlannedRun, r *workloads.Runner) {
+func (s *suiteProgress) started(pr workloads.PlannedRun, r *workloads.Coordinator) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.eta.started[pr.ID] = time.Now()
@@ -153,7 +153,7 @@ func newSuiteLines(w io.Writer, runs []workloads.PlannedRun, wall float64, paral
 	return &suiteLines{w: w, wall: wall, n: len(runs), eta: newETA(runs, wall, parallel, time.Now())}
 }
 
-func (s *suiteLines) started(pr workloads.PlannedRun, _ *workloads.Runner) {
+func (s *suiteLines) started(pr workloads.PlannedRun, _ *workloads.Coordinator) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.eta.started[pr.ID] = time.Now()

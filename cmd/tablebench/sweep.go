@@ -110,7 +110,7 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	return sf.run(ctx, e, suiteRun{
 		name: "sweep", args: args, mode: "sweep", plan: fig.Plan(),
 		record: func(set *results.Set) { set.Sweep = raw },
-		report: func(dir *results.Dir, plan []workloads.PlannedRun) ([]workloads.Figure, []results.Claim, []string, error) {
+		report: func(dir *results.Dir, plan []workloads.PlannedRun) ([]workloads.Figure, []results.CheckedClaim, []string, error) {
 			summary := []string{fmt.Sprintf("A sweep of %d runs: %s.", len(plan), fig.Title), "Made by: " + dir.Set.Command}
 			return []workloads.Figure{fig}, nil, summary, nil
 		},

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine/rest/faults"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // AdminPath is where a served engine takes its runtime controls:

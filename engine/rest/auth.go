@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // MaxClockSkew is how far a SharedKey request's date may be from the
@@ -320,45 +320,9 @@ func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error)
 	st, se := v.Get("st"), v.Get("se")
 	var toSign string
 	if tn := v.Get("tn"); tn != "" {
-		toSign = strings.Join([]string{v.Get("sp"), st, se, "/table/" + s.cfg.Account + "/" + strings.ToLower(tn),
-			v.Get("si"), v.Get("sip"), v.Get("spr"), v.Get("sv"), v.Get("spk"), v.Get("srk"), v.Get("epk"), v.Get("erk")}, "\n")
-		g.table = strings.ToLower(tn)
-		var kr tables.KeyRange
-		for _, b := range []struct {
-			name string
-			to   **string
-		}{{"spk", &kr.StartPK}, {"srk", &kr.StartRK}, {"epk", &kr.EndPK}, {"erk", &kr.EndRK}} {
-			if vals, ok := v[b.name]; ok {
-				val := vals[0]
-				*b.to = &val
-			}
-		}
-		// The service's rules: a row key bound only with its partition key
-		// bound (startpk must accompany startrk, endpk endrk). Alone, a
-		// row key bound would bound nothing here, and grant the whole table.
-		if (kr.StartRK != nil && kr.StartPK == nil) || (kr.EndRK != nil && kr.EndPK == nil) {
-			return nil, authFailed("The SAS gives a row key bound (srk or erk) without its partition key bound (spk or epk).")
-		}
-		if kr != (tables.KeyRange{}) {
-			g.keys = &kr
-		}
-		if si := v.Get("si"); si != "" {
-			pol, ok := s.policy(g.table, si)
-			if !ok {
-				return nil, authFailed("The SAS refers to the stored access policy " + si + ", which table " + tn + " does not have.")
-			}
-			for _, f := range []struct {
-				name      string
-				sas, from string
-				to        *string
-			}{{"sp", g.perms, pol.AccessPolicy.Permission, &g.perms}, {"st", st, pol.AccessPolicy.Start, &st}, {"se", se, pol.AccessPolicy.Expiry, &se}} {
-				if f.sas != "" && f.from != "" {
-					return nil, tables.BadRequest(tables.CodeInvalidInput, "The SAS and its stored access policy "+si+" both set "+f.name+"; set it in one of them.")
-				}
-				if f.from != "" {
-					*f.to = f.from
-				}
-			}
+		var err *tables.Error
+		if toSign, err = s.tableSAS(v, tn, g, &st, &se); err != nil {
+			return nil, err
 		}
 	} else {
 		g.account, g.types = true, v.Get("srt")
@@ -392,6 +356,54 @@ func (s *Server) checkSAS(r *http.Request, v url.Values) (*grant, *tables.Error)
 		return nil, forbidden("AuthorizationProtocolMismatch", "This request is not authorized to perform this operation using this protocol: the SAS allows HTTPS only.")
 	}
 	return g, nil
+}
+
+// tableSAS is the string a service SAS for table tn signs, and sets in g
+// what it grants: the table, its key range, and the permissions, start and
+// expiry (st, se), from the stored access policy it names where the SAS
+// leaves them out.
+func (s *Server) tableSAS(v url.Values, tn string, g *grant, st, se *string) (string, *tables.Error) {
+	toSign := strings.Join([]string{v.Get("sp"), *st, *se, "/table/" + s.cfg.Account + "/" + strings.ToLower(tn),
+		v.Get("si"), v.Get("sip"), v.Get("spr"), v.Get("sv"), v.Get("spk"), v.Get("srk"), v.Get("epk"), v.Get("erk")}, "\n")
+	g.table = strings.ToLower(tn)
+	var kr tables.KeyRange
+	for _, b := range []struct {
+		name string
+		to   **string
+	}{{"spk", &kr.StartPK}, {"srk", &kr.StartRK}, {"epk", &kr.EndPK}, {"erk", &kr.EndRK}} {
+		if vals, ok := v[b.name]; ok {
+			val := vals[0]
+			*b.to = &val
+		}
+	}
+	// The service's rules: a row key bound only with its partition key
+	// bound (startpk must accompany startrk, endpk endrk). Alone, a
+	// row key bound would bound nothing here, and grant the whole table.
+	if (kr.StartRK != nil && kr.StartPK == nil) || (kr.EndRK != nil && kr.EndPK == nil) {
+		return "", authFailed("The SAS gives a row key bound (srk or erk) without its partition key bound (spk or epk).")
+	}
+	if kr != (tables.KeyRange{}) {
+		g.keys = &kr
+	}
+	if si := v.Get("si"); si != "" {
+		pol, ok := s.policy(g.table, si)
+		if !ok {
+			return "", authFailed("The SAS refers to the stored access policy " + si + ", which table " + tn + " does not have.")
+		}
+		for _, f := range []struct {
+			name      string
+			sas, from string
+			to        *string
+		}{{"sp", g.perms, pol.AccessPolicy.Permission, &g.perms}, {"st", *st, pol.AccessPolicy.Start, st}, {"se", *se, pol.AccessPolicy.Expiry, se}} {
+			if f.sas != "" && f.from != "" {
+				return "", tables.BadRequest(tables.CodeInvalidInput, "The SAS and its stored access policy "+si+" both set "+f.name+"; set it in one of them.")
+			}
+			if f.from != "" {
+				*f.to = f.from
+			}
+		}
+	}
+	return toSign, nil
 }
 
 // The first signed versions of each kind of SAS: a table SAS takes sv

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine/rest"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // pageKeys reads the keys of a query page's entities and of its

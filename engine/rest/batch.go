@@ -21,9 +21,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tablebench/tablebench/engine/odata"
 	"github.com/tablebench/tablebench/engine/rest/faults"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/odata"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // subRequest is one operation of a batch: an HTTP request inside a
@@ -507,14 +507,7 @@ func (s *Server) parseChangeset(pb *parsedBatch, subs []subRequest, next func() 
 	pb.ops, pb.noContent = slices.Grow(pb.ops[:0], n), slices.Grow(pb.noContent[:0], n)
 	var scratch fields // an operation's headers, read anew into it for the next
 	dec := odata.NewDecoder(n)
-	var last struct { // the path and headers of the operation before, and what they read as
-		path, t   string
-		keys      [2]string
-		hasKeys   bool
-		header    fields
-		noContent bool
-		ifMatch   string
-	}
+	var last changesetPrev
 	for i := 0; ; i++ {
 		var sub subRequest
 		var raw string
@@ -541,21 +534,11 @@ func (s *Server) parseChangeset(pb *parsedBatch, subs []subRequest, next func() 
 			}
 		}
 		if i == 0 || sub.path != last.path { // inserts all go to one path
-			res, rerr := s.subResource(&sub)
-			if rerr != nil {
-				return at(rerr, i)
-			}
-			var perr *tables.Error
-			if last.t, last.keys, last.hasKeys, perr = parseEntityPath(res); perr != nil {
+			if perr := last.readPath(s, &sub); perr != nil {
 				return at(perr, i)
 			}
-			// Keys are slices of the body, which is reused once the batch is
-			// answered; an operation keeps copies.
-			last.keys = [2]string{strings.Clone(last.keys[0]), strings.Clone(last.keys[1])}
-			last.path = sub.path
 		}
 		t, keys, hasKeys := last.t, last.keys, last.hasKeys
-		var op tables.BatchOp
 		// Most operations the one-walk reader reads share the one before's
 		// headers; the general reader reads each into one reused array.
 		if subs == nil || i == 0 || !sameFields(sub.header, last.header) {
@@ -564,55 +547,14 @@ func (s *Server) parseChangeset(pb *parsedBatch, subs []subRequest, next func() 
 			last.ifMatch = sub.header.Get("If-Match")
 		}
 		noContent, ifMatch := last.noContent, last.ifMatch
-		act := actUpdate
-		switch sub.method {
-		case http.MethodPost:
-			if hasKeys {
-				return at(bad("An insert is a POST to the table, without keys in the URL."), i)
-			}
-			op.Kind, act = tables.BatchInsert, actInsert
-		case http.MethodPut, http.MethodPatch, "MERGE":
-			if !hasKeys {
-				return at(bad("An update names its entity in the URL."), i)
-			}
-			switch {
-			case sub.method == http.MethodPut && ifMatch == "":
-				op.Kind, act = tables.BatchUpsertReplace, actUpsert
-			case sub.method == http.MethodPut:
-				op.Kind = tables.BatchUpdateReplace
-			case ifMatch == "":
-				op.Kind, act = tables.BatchUpsertMerge, actUpsert
-			default:
-				op.Kind = tables.BatchUpdateMerge
-			}
-		case http.MethodDelete:
-			if !hasKeys {
-				return at(bad("A delete names its entity in the URL."), i)
-			}
-			if ifMatch == "" {
-				return at(bad("A delete needs If-Match: \"*\" or the entity's ETag."), i)
-			}
-			op.Kind, act = tables.BatchDelete, actDelete
-			op.Entity = tables.Entity{PartitionKey: keys[0], RowKey: keys[1]}
-		case http.MethodGet:
-			return at(bad("A query cannot be part of a changeset: send it alone in its batch."), i)
-		default:
-			return at(bad("%s is not an operation a changeset can hold.", sub.method), i)
+		op, act, oerr := changesetOp(sub.method, ifMatch, keys, hasKeys)
+		if oerr != nil {
+			return at(oerr, i)
 		}
-		op.IfMatch = strings.Clone(ifMatch) // only tags: nothing a parse returns shares the body
 		if sub.method != http.MethodDelete {
-			var urlKeys *[2]string
-			if hasKeys {
-				urlKeys = &keys
-			}
-			ent, derr := dec.Decode(readOnly(sub.body), urlKeys)
-			if derr != nil {
+			if derr := decodeEntity(dec, &op, sub.body, keys, hasKeys); derr != nil {
 				return at(derr, i)
 			}
-			if hasKeys && (ent.PartitionKey != keys[0] || ent.RowKey != keys[1]) {
-				return at(bad("The keys in the operation's body do not match its URL."), i)
-			}
-			op.Entity = ent
 		}
 		// Authorization holds for every operation of a batch, each on its own
 		// table and keys; the request as a whole is refused.
@@ -630,6 +572,99 @@ func (s *Server) parseChangeset(pb *parsedBatch, subs []subRequest, next func() 
 	if len(pb.ops) == 0 {
 		return bad("The batch request contains no operations.")
 	}
+	return nil
+}
+
+// changesetPrev is the path and headers of a changeset's operation before,
+// and what they read as: most operations repeat them.
+type changesetPrev struct {
+	path, t   string
+	keys      [2]string
+	hasKeys   bool
+	header    fields
+	noContent bool
+	ifMatch   string
+}
+
+// readPath reads the table and keys sub's path names.
+func (p *changesetPrev) readPath(s *Server, sub *subRequest) *tables.Error {
+	res, rerr := s.subResource(sub)
+	if rerr != nil {
+		return rerr
+	}
+	var perr *tables.Error
+	if p.t, p.keys, p.hasKeys, perr = parseEntityPath(res); perr != nil {
+		return perr
+	}
+	// Keys are slices of the body, which is reused once the batch is
+	// answered; an operation keeps copies.
+	p.keys = [2]string{strings.Clone(p.keys[0]), strings.Clone(p.keys[1])}
+	p.path = sub.path
+	return nil
+}
+
+// changesetOp is the operation a changeset's request makes, by its method,
+// whether its URL names keys, and its If-Match, and the permission it needs;
+// for a delete it also holds the entity's keys.
+func changesetOp(method, ifMatch string, keys [2]string, hasKeys bool) (tables.BatchOp, action, *tables.Error) {
+	bad := func(format string, args ...any) (tables.BatchOp, action, *tables.Error) {
+		return tables.BatchOp{}, 0, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf(format, args...))
+	}
+	var op tables.BatchOp
+	act := actUpdate
+	switch method {
+	case http.MethodPost:
+		if hasKeys {
+			return bad("An insert is a POST to the table, without keys in the URL.")
+		}
+		op.Kind, act = tables.BatchInsert, actInsert
+	case http.MethodPut, http.MethodPatch, "MERGE":
+		if !hasKeys {
+			return bad("An update names its entity in the URL.")
+		}
+		switch {
+		case method == http.MethodPut && ifMatch == "":
+			op.Kind, act = tables.BatchUpsertReplace, actUpsert
+		case method == http.MethodPut:
+			op.Kind = tables.BatchUpdateReplace
+		case ifMatch == "":
+			op.Kind, act = tables.BatchUpsertMerge, actUpsert
+		default:
+			op.Kind = tables.BatchUpdateMerge
+		}
+	case http.MethodDelete:
+		if !hasKeys {
+			return bad("A delete names its entity in the URL.")
+		}
+		if ifMatch == "" {
+			return bad("A delete needs If-Match: \"*\" or the entity's ETag.")
+		}
+		op.Kind, act = tables.BatchDelete, actDelete
+		op.Entity = tables.Entity{PartitionKey: keys[0], RowKey: keys[1]}
+	case http.MethodGet:
+		return bad("A query cannot be part of a changeset: send it alone in its batch.")
+	default:
+		return bad("%s is not an operation a changeset can hold.", method)
+	}
+	op.IfMatch = strings.Clone(ifMatch) // only tags: nothing a parse returns shares the body
+	return op, act, nil
+}
+
+// decodeEntity reads into op the entity a changeset's request body holds,
+// whose keys must be those its URL names, if it names them.
+func decodeEntity(dec *odata.Decoder, op *tables.BatchOp, body string, keys [2]string, hasKeys bool) *tables.Error {
+	var urlKeys *[2]string
+	if hasKeys {
+		urlKeys = &keys
+	}
+	ent, derr := dec.Decode(readOnly(body), urlKeys)
+	if derr != nil {
+		return derr
+	}
+	if hasKeys && (ent.PartitionKey != keys[0] || ent.RowKey != keys[1]) {
+		return tables.BadRequest(tables.CodeInvalidInput, "The keys in the operation's body do not match its URL.")
+	}
+	op.Entity = ent
 	return nil
 }
 
@@ -656,7 +691,7 @@ func (s *Server) batch(q *request, g *grant) {
 		return
 	}
 	defer pb.release()
-	stored, err := s.e.BatchAppend(q.r.Context(), table, ops, pb.stored[:0])
+	stored, err := s.e.Client(nil).BatchAppend(q.r.Context(), table, ops, pb.stored[:0])
 	pb.stored = stored
 	if err != nil {
 		if e, isEngine := tables.AsError(err); isEngine && e.Index >= 0 {
@@ -748,7 +783,7 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 	if hasKeys {
 		if fail = g.authorize(actRead, table, keys[0], keys[1]); fail == nil {
 			sel := selectList(sub.query().Get("$select"))
-			ent, err := s.e.Get(q.r.Context(), table, keys[0], keys[1], sel)
+			ent, err := s.e.Client(nil).Get(q.r.Context(), table, keys[0], keys[1], sel)
 			if err != nil {
 				fail = serviceError(err)
 			} else {

@@ -110,67 +110,15 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 			last.part = body[from:i]
 		}
 		var sub subRequest
-		if last.line != "" && strings.HasPrefix(body[i:], last.line) {
-			sub.method, sub.path, sub.rawQuery = last.request.method, last.request.path, last.request.rawQuery
-			i += len(last.line)
-		} else {
-			nl := strings.IndexByte(body[i:], '\n')
-			if nl < 1 || body[i+nl-1] != '\r' || strings.HasPrefix(body[i:], "--") {
-				return nil, false
-			}
-			method, target, ok := plainRequestLine(body[i : i+nl-1])
-			if !ok {
-				return nil, false
-			}
-			if sub.path, sub.rawQuery, ok = plainTarget(target); !ok {
-				return nil, false
-			}
-			sub.method = method
-			last.line, last.request = body[i:i+nl+1], sub
-			i += nl + 1
-		}
-		if last.block != "" && strings.HasPrefix(body[i:], last.block) {
-			sub.header = last.header // shared: nothing changes an operation's headers
-			i += len(last.block)
-		} else {
-			at, from := i, len(arena)
-			if arena, i, ok = readHeaders(body, i, arena, &last.lines); !ok {
-				return nil, false
-			}
-			sub.header = arena[from:len(arena):len(arena)] // capped: the next operation's headers append to arena
-			last.length = -1
-			if cl := sub.header.Get("Content-Length"); cl != "" {
-				var err error
-				if last.length, err = strconv.Atoi(cl); err != nil || last.length < 0 {
-					return nil, false
-				}
-			}
-			last.block, last.header = body[at:i], sub.header
-		}
-		// A body that starts with dashes may start with a delimiter, whose
-		// CRLF is then the blank line's: the operation had no body, and
-		// its headers ran into the delimiter.
-		if strings.HasPrefix(body[i:], "--") {
+		if i, ok = last.readRequestLine(body, i, &sub); !ok {
 			return nil, false
 		}
-		n := last.length
-		if n > len(body)-i {
+		if arena, i, ok = last.readOpHeaders(body, i, arena, &sub); !ok {
 			return nil, false
 		}
-		if sub.body = body[i : i+max(n, 0)]; n >= 0 && strings.IndexByte(sub.body, '\r') < 0 {
-			// No CR in the body: no delimiter starts inside it.
-			if !strings.HasPrefix(body[i+n:], innerDelim) {
-				return nil, false
-			}
-		} else {
-			// No length, or CRs (a blank line before the JSON, as the
-			// JavaScript SDK writes): the body runs to the first
-			// delimiter, and holds none of the batch's.
-			end := indexDelim(body[i:], innerDelim)
-			if end < 0 || n >= 0 && n != end || strings.Contains(body[i:i+end], outerDelim) {
-				return nil, false
-			}
-			n, sub.body = end, body[i:i+end]
+		var n int
+		if n, ok = last.readOpBody(body, i, innerDelim, outerDelim, &sub); !ok {
+			return nil, false
 		}
 		sub.tunnel()
 		if len(subs) == 0 {
@@ -195,6 +143,90 @@ func readChangeset(body, boundary string, buf *changesetBuf) ([]subRequest, bool
 		return nil, false
 	}
 	return subs, true
+}
+
+// readRequestLine reads an operation's request line at body[i:] into sub,
+// or takes the operation before's when the line is the same, and returns
+// where the line ends.
+func (last *lastOp) readRequestLine(body string, i int, sub *subRequest) (int, bool) {
+	if last.line != "" && strings.HasPrefix(body[i:], last.line) {
+		sub.method, sub.path, sub.rawQuery = last.request.method, last.request.path, last.request.rawQuery
+		i += len(last.line)
+	} else {
+		nl := strings.IndexByte(body[i:], '\n')
+		if nl < 1 || body[i+nl-1] != '\r' || strings.HasPrefix(body[i:], "--") {
+			return 0, false
+		}
+		method, target, ok := plainRequestLine(body[i : i+nl-1])
+		if !ok {
+			return 0, false
+		}
+		if sub.path, sub.rawQuery, ok = plainTarget(target); !ok {
+			return 0, false
+		}
+		sub.method = method
+		last.line, last.request = body[i:i+nl+1], *sub
+		i += nl + 1
+	}
+	return i, true
+}
+
+// readOpHeaders reads an operation's headers at body[i:] into arena, or
+// takes the operation before's when the block is the same, and returns
+// arena and where the headers end.
+func (last *lastOp) readOpHeaders(body string, i int, arena fields, sub *subRequest) (fields, int, bool) {
+	var ok bool
+	if last.block != "" && strings.HasPrefix(body[i:], last.block) {
+		sub.header = last.header // shared: nothing changes an operation's headers
+		i += len(last.block)
+	} else {
+		at, from := i, len(arena)
+		if arena, i, ok = readHeaders(body, i, arena, &last.lines); !ok {
+			return arena, 0, false
+		}
+		sub.header = arena[from:len(arena):len(arena)] // capped: the next operation's headers append to arena
+		last.length = -1
+		if cl := sub.header.Get("Content-Length"); cl != "" {
+			var err error
+			if last.length, err = strconv.Atoi(cl); err != nil || last.length < 0 {
+				return arena, 0, false
+			}
+		}
+		last.block, last.header = body[at:i], sub.header
+	}
+	return arena, i, true
+}
+
+// readOpBody reads an operation's body at body[i:] into sub, by its
+// Content-Length where it has one and it holds no CR, else up to the next
+// delimiter, and returns its length.
+func (last *lastOp) readOpBody(body string, i int, innerDelim, outerDelim string, sub *subRequest) (int, bool) {
+	// A body that starts with dashes may start with a delimiter, whose
+	// CRLF is then the blank line's: the operation had no body, and
+	// its headers ran into the delimiter.
+	if strings.HasPrefix(body[i:], "--") {
+		return 0, false
+	}
+	n := last.length
+	if n > len(body)-i {
+		return 0, false
+	}
+	if sub.body = body[i : i+max(n, 0)]; n >= 0 && strings.IndexByte(sub.body, '\r') < 0 {
+		// No CR in the body: no delimiter starts inside it.
+		if !strings.HasPrefix(body[i+n:], innerDelim) {
+			return 0, false
+		}
+	} else {
+		// No length, or CRs (a blank line before the JSON, as the
+		// JavaScript SDK writes): the body runs to the first
+		// delimiter, and holds none of the batch's.
+		end := indexDelim(body[i:], innerDelim)
+		if end < 0 || n >= 0 && n != end || strings.Contains(body[i:i+end], outerDelim) {
+			return 0, false
+		}
+		n, sub.body = end, body[i:i+end]
+	}
+	return n, true
 }
 
 // delimiterLine reads the delimiter line of boundary at body[i:]:

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/odata"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/odata"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // Errors in the service's form: a status, an x-ms-error-code header and an

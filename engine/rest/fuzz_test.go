@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/odata"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/odata"
+	"github.com/tablebench/tablebench/tables"
 )
 
 func fuzzServer(t testing.TB) *Server {
@@ -19,7 +19,7 @@ func fuzzServer(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	e.CreateTable(t.Context(), "fuzz")
-	e.Insert(t.Context(), "fuzz", tables.Entity{PartitionKey: "p", RowKey: "r"})
+	e.Client(nil).Insert(t.Context(), "fuzz", tables.Entity{PartitionKey: "p", RowKey: "r"})
 	return New(e, Config{Account: DevAccount, Auth: AuthNone})
 }
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine/rest/faults"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // FaultHeader asks for a fault on its own request, when the server allows

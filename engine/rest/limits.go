@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // Timeouts bound how long a client may hold a connection without making

@@ -24,10 +24,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/odata"
 	"github.com/tablebench/tablebench/engine/rest"
 	"github.com/tablebench/tablebench/engine/rest/resttest"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/odata"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads/aztarget/azurite"
 	"github.com/tablebench/tablebench/workloads/gctune"
 )

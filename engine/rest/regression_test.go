@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/engine/rest"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // Raw requests in the shapes other tools send, each a regression test for a

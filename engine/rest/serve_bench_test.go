@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // The BenchmarkServe benchmarks are the served engine's whole work for a
@@ -232,7 +232,7 @@ func BenchmarkServeGet(b *testing.B) {
 	reqs := make([]*http.Request, 1000)
 	for i := range reqs {
 		rk := fmt.Sprintf("r%04d", i)
-		if _, err := s.e.Insert(b.Context(), "perf1", tables.Entity{PartitionKey: "g", RowKey: rk, Properties: []tables.Property{payload}}); err != nil {
+		if _, err := s.e.Client(nil).Insert(b.Context(), "perf1", tables.Entity{PartitionKey: "g", RowKey: rk, Properties: []tables.Property{payload}}); err != nil {
 			b.Fatal(err)
 		}
 		reqs[i] = sdkRequest(b, http.MethodGet, "http://127.0.0.1:43341/devstoreaccount1/perf1(PartitionKey='g',RowKey='"+rk+"')", 0)

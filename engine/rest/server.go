@@ -32,10 +32,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tablebench/tablebench/engine"
-	"github.com/tablebench/tablebench/engine/odata"
 	"github.com/tablebench/tablebench/engine/rest/faults"
 	"github.com/tablebench/tablebench/engine/rest/internal/memo"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/odata"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // Authentication modes.
@@ -301,25 +301,8 @@ const maxPooledBody = 1 << 20
 // dispatch authenticates a request and hands it to its handler.
 func (s *Server) dispatch(q *request) {
 	w, r := q.w, q.r
-	h := w.Header()
-	// Headers every response carries are set under their canonical names,
-	// the constant ones from shared values, as net/http's Set would store them.
-	h["X-Content-Type-Options"] = hdrNosniff
-	h["Cache-Control"] = hdrNoCache
-	if err := oversized(r); err != nil {
-		s.fail(q, err)
+	if !s.stamp(q) {
 		return
-	}
-	if q.version != "" && !validVersion(q.version) {
-		h.Set("x-ms-version", "2019-02-02")
-		s.fail(q, tables.BadRequest("InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-version "+strconv.Quote(q.version)+" is not a service version (use a version such as 2019-02-02)."))
-		return
-	}
-	if q.version == "" || q.version == hdrDefaultVersion[0] {
-		q.version = hdrDefaultVersion[0]
-		h["X-Ms-Version"] = hdrDefaultVersion
-	} else {
-		h["X-Ms-Version"] = []string{q.version}
 	}
 	path := r.URL.EscapedPath()
 	if path == MetricsPath && r.Method == http.MethodGet && r.URL.RawQuery == "" && header(r, "Authorization") == "" {
@@ -345,15 +328,8 @@ func (s *Server) dispatch(q *request) {
 		s.fail(q, err)
 		return
 	}
-	if v := header(r, faultHeaderKey); v != "" {
-		if !s.cfg.AllowFaultHeader {
-			h.Set(FaultHeader+"-ignored", "start the server with --allow-fault-header to honour "+FaultHeader)
-		} else if q.header, err = parseFaultHeader(v); err != nil {
-			s.fail(q, err)
-			return
-		} else {
-			q.hasHeader = true
-		}
+	if !s.takeFaultHeader(q) {
+		return
 	}
 	// The verb a request was signed with is the one it was sent with; the
 	// operation, and so the permission it needs, is the tunnelled one.
@@ -361,6 +337,66 @@ func (s *Server) dispatch(q *request) {
 		r.Method = strings.ToUpper(m)
 	}
 	s.corsActual(q)
+	resource, ok := s.resource(q, rest)
+	if !ok {
+		return
+	}
+	s.serve(q, g, account, resource)
+}
+
+// stamp sets the headers every response carries and settles the request's
+// service version; it answers a request too large or of an unknown version
+// itself, and then returns false.
+func (s *Server) stamp(q *request) bool {
+	h := q.w.Header()
+	// Headers every response carries are set under their canonical names,
+	// the constant ones from shared values, as net/http's Set would store them.
+	h["X-Content-Type-Options"] = hdrNosniff
+	h["Cache-Control"] = hdrNoCache
+	if err := oversized(q.r); err != nil {
+		s.fail(q, err)
+		return false
+	}
+	if q.version != "" && !validVersion(q.version) {
+		h.Set("x-ms-version", "2019-02-02")
+		s.fail(q, tables.BadRequest("InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-version "+strconv.Quote(q.version)+" is not a service version (use a version such as 2019-02-02)."))
+		return false
+	}
+	if q.version == "" || q.version == hdrDefaultVersion[0] {
+		q.version = hdrDefaultVersion[0]
+		h["X-Ms-Version"] = hdrDefaultVersion
+	} else {
+		h["X-Ms-Version"] = []string{q.version}
+	}
+	return true
+}
+
+// takeFaultHeader reads the request's fault header, if the server honours
+// it, or says in the response that it was ignored; it answers a malformed
+// one itself, and then returns false.
+func (s *Server) takeFaultHeader(q *request) bool {
+	v := header(q.r, faultHeaderKey)
+	if v == "" {
+		return true
+	}
+	if !s.cfg.AllowFaultHeader {
+		q.w.Header().Set(FaultHeader+"-ignored", "start the server with --allow-fault-header to honour "+FaultHeader)
+		return true
+	}
+	var err *tables.Error
+	if q.header, err = parseFaultHeader(v); err != nil {
+		s.fail(q, err)
+		return false
+	}
+	q.hasHeader = true
+	return true
+}
+
+// resource decodes the resource a request names, after its account, and
+// settles the form the answer takes; it answers a request it refuses
+// itself, and then returns false.
+func (s *Server) resource(q *request, rest string) (string, bool) {
+	r := q.r
 	// The service speaks JSON only since 2015-12-11; an Atom request is
 	// refused as it refuses it, not misread as bad JSON. Service
 	// properties, stats and ACLs are XML resources, which clients ask for
@@ -370,18 +406,25 @@ func (s *Server) dispatch(q *request) {
 	// three.
 	if atom(r, q.vals) && !xmlResource(q.vals) && rest != "$batch" {
 		s.fail(q, tables.NewError(http.StatusUnsupportedMediaType, "AtomFormatNotSupported", "Atom format is not supported."))
-		return
+		return "", false
 	}
 	q.meta = metadataLevel(r, q.vals)
 	resource, uerr := url.PathUnescape(rest)
 	if uerr != nil {
 		s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "The request URL is not valid: "+uerr.Error()))
-		return
+		return "", false
 	}
 	if !utf8.ValidString(resource) {
 		s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "The request URL is not valid UTF-8 once percent-decoded."))
-		return
+		return "", false
 	}
+	return resource, true
+}
+
+// serve hands an authenticated request to the handler of the resource it
+// names and its method.
+func (s *Server) serve(q *request, g *grant, account, resource string) {
+	r := q.r
 	vals := q.vals
 	comp := vals.Get("comp")
 	switch {

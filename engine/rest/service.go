@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // The account's service properties, CORS rules and the tables' stored

@@ -73,7 +73,7 @@ func BenchmarkHarnessCeiling(b *testing.B) {
 			tg := targetFor(b, conn)
 			spec := workloads.DefaultSpec()
 			spec.Op, spec.Threads, spec.Duration, spec.Warmup, spec.EntitySize = op, 30, 3*time.Second, 0, 1024
-			r, err := workloads.NewRunner(spec, tg)
+			r, err := workloads.NewCoordinator(spec, tg)
 			if err != nil {
 				b.Fatal(err)
 			}

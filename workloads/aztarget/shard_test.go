@@ -37,7 +37,7 @@ func runShards(t *testing.T, s *resttest.Server, spec workloads.Spec, shards ...
 		sp := spec
 		sp.Shard = k
 		wg.Go(func() {
-			r, err := workloads.NewRunner(sp, servedTarget(t, s))
+			r, err := workloads.NewCoordinator(sp, servedTarget(t, s))
 			if err != nil {
 				errs[i] = err
 				return

@@ -27,10 +27,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
-	"github.com/tablebench/tablebench/engine/clock"
-	"github.com/tablebench/tablebench/engine/odata"
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/clock"
+	"github.com/tablebench/tablebench/odata"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads"
 )
 
@@ -92,6 +92,17 @@ func New(cfg Config) (*Target, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	t := &Target{clock: clock.NewScaled(1), clients: map[string]*aztables.Client{}}
+	if err := t.connect(cfg, authOf(cfg, getenv), getenv, clientOptions(cfg)); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// clientOptions are the SDK's options for every client of a target: one
+// try per request, and the configured transport or one that keeps a
+// connection per worker thread.
+func clientOptions(cfg Config) *aztables.ClientOptions {
 	opts := &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{
 		Retry:     policy.RetryOptions{MaxRetries: -1}, // one try: the harness sees and counts every 503
 		Transport: cfg.Transport,
@@ -106,7 +117,13 @@ func New(cfg Config) (*Target, error) {
 			ForceAttemptHTTP2:   false,
 		}}
 	}
-	t := &Target{clock: clock.NewScaled(1), clients: map[string]*aztables.Client{}}
+	return opts
+}
+
+// authOf is the authentication cfg asks for, or else the one its
+// environment holds credentials for: with an endpoint, a key, then a SAS;
+// without one, a connection string.
+func authOf(cfg Config, getenv func(string) string) string {
 	auth := cfg.Auth
 	if auth == "" {
 		auth = AuthConnectionString
@@ -119,24 +136,31 @@ func New(cfg Config) (*Target, error) {
 			}
 		}
 	}
+	return auth
+}
+
+// connect makes the target's service client with the authentication auth
+// and the credentials from the environment, remembering every secret so
+// that no error or record shows it.
+func (t *Target) connect(cfg Config, auth string, getenv func(string) string, opts *aztables.ClientOptions) error {
 	var err error
 	switch auth {
 	case AuthConnectionString:
 		env := orDefault(cfg.ConnectionStringEnv, "TABLEBENCH_CONNECTION_STRING")
 		cs := getenv(env)
 		if cs == "" {
-			return nil, fmt.Errorf("no connection string in $%s: set it (e.g. to your account's connection string), or give --endpoint with --auth key, sas or entra", env)
+			return fmt.Errorf("no connection string in $%s: set it (e.g. to your account's connection string), or give --endpoint with --auth key, sas or entra", env)
 		}
 		t.svc, t.endpoint, err = fromConnectionString(cs, opts, &t.secrets)
 	case AuthKey:
 		env := orDefault(cfg.KeyEnv, "TABLEBENCH_ACCOUNT_KEY")
 		key := getenv(env)
 		if key == "" {
-			return nil, fmt.Errorf("no account key in $%s: set it to the account's key", env)
+			return fmt.Errorf("no account key in $%s: set it to the account's key", env)
 		}
 		t.secrets = append(t.secrets, key)
 		if cfg.Endpoint == "" {
-			return nil, errors.New("key authentication needs --endpoint, the table service URL")
+			return errors.New("key authentication needs --endpoint, the table service URL")
 		}
 		account := cfg.Account
 		if account == "" {
@@ -151,34 +175,34 @@ func New(cfg Config) (*Target, error) {
 		env := orDefault(cfg.SASEnv, "TABLEBENCH_SAS")
 		sas := strings.TrimPrefix(getenv(env), "?")
 		if sas == "" {
-			return nil, fmt.Errorf("no SAS token in $%s: set it to a token with table permissions", env)
+			return fmt.Errorf("no SAS token in $%s: set it to a token with table permissions", env)
 		}
 		t.secrets = append(t.secrets, sas)
 		if cfg.Endpoint == "" {
-			return nil, errors.New("the SAS needs --endpoint, the table service URL")
+			return errors.New("the SAS needs --endpoint, the table service URL")
 		}
 		t.svc, err = aztables.NewServiceClientWithNoCredential(strings.TrimRight(cfg.Endpoint, "/")+"?"+sas, opts)
 		t.endpoint = cfg.Endpoint
 	case AuthEntra:
 		if cfg.Endpoint == "" {
-			return nil, errors.New("authentication with Microsoft Entra ID needs --endpoint, an https table service URL")
+			return errors.New("authentication with Microsoft Entra ID needs --endpoint, an https table service URL")
 		}
 		cred := cfg.Credential
 		if cred == nil {
 			if cred, err = azidentity.NewDefaultAzureCredential(nil); err != nil {
-				return nil, fmt.Errorf("the Microsoft Entra ID credential: %w", err)
+				return fmt.Errorf("the Microsoft Entra ID credential: %w", err)
 			}
 		}
 		t.svc, err = aztables.NewServiceClient(cfg.Endpoint, cred, opts)
 		t.endpoint = cfg.Endpoint
 	default:
-		return nil, fmt.Errorf("auth %q is not known: use connection-string, key, sas or entra", auth)
+		return fmt.Errorf("auth %q is not known: use connection-string, key, sas or entra", auth)
 	}
 	t.endpoint = PublicEndpoint(t.endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to the table service: %s", t.redact(err.Error()))
+		return fmt.Errorf("connecting to the table service: %s", t.redact(err.Error()))
 	}
-	return t, nil
+	return nil
 }
 
 func orDefault(s, d string) string {

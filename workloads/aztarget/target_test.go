@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/tables"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/aztarget"
 )
@@ -296,7 +296,7 @@ func TestRunAgainstEndpoint(t *testing.T) {
 	spec.Threads, spec.Duration, spec.Warmup = 4, time.Second, 0
 	spec.Retry, _ = workloads.DefaultRetry(workloads.RetryFixed)
 	spec.Retry.Delay = 10 * time.Millisecond
-	r, err := workloads.NewRunner(spec, tg)
+	r, err := workloads.NewCoordinator(spec, tg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func TestClaimsFailWhenTheyShould(t *testing.T) {
 		fake("fig15-10-threads-per-vm-x30", 2400, 30, 0), // far too much throttling
 		fake("fig15-10-threads-per-vm-x40", 2500, 18, 0), fake("fig15-10-threads-per-vm-x50", 2500, 22, 0),
 	}
-	got := map[string]results.Claim{}
+	got := map[string]results.CheckedClaim{}
 	for _, c := range casestudy.Check(figs, runs) {
 		got[c.ID] = c
 	}
@@ -126,14 +126,14 @@ func TestClaimsFailWhenTheyShould(t *testing.T) {
 // says, and the margin is measured to it.
 func TestBoundsAtTheirEdges(t *testing.T) {
 	figs, _ := workloads.Select(casestudy.Figures(), []int{3, 15})
-	check := func(p50, thr20 float64) map[string]results.Claim {
+	check := func(p50, thr20 float64) map[string]results.CheckedClaim {
 		runs := []*results.Run{
 			fake("fig03-get-x1", 30, 0, p50), fake("fig03-insert-x1", 25, 0, p50),
 			fake("fig15-10-threads-per-vm-x10", 1000, 0, 0), fake("fig15-10-threads-per-vm-x20", 2300*0.85, thr20, 0),
 			fake("fig15-10-threads-per-vm-x30", 2400, 12.5, 0), fake("fig15-10-threads-per-vm-x40", 2500, 18, 0),
 			fake("fig15-10-threads-per-vm-x50", 2185, 22, 0),
 		}
-		got := map[string]results.Claim{}
+		got := map[string]results.CheckedClaim{}
 		for _, c := range casestudy.Check(figs, runs) {
 			got[c.ID] = c
 		}

@@ -294,9 +294,9 @@ func All() []workloads.Figure { return append(Figures(), Experiments()...) }
 
 // Check checks the claims of the given figures against stored runs. A claim
 // whose figures were not run is left out.
-func Check(figs []workloads.Figure, runs []*results.Run) []results.Claim {
+func Check(figs []workloads.Figure, runs []*results.Run) []results.CheckedClaim {
 	m := workloads.NewMeasured(figs, runs)
-	var out []results.Claim
+	var out []results.CheckedClaim
 	for _, c := range append(Claims(), ExperimentClaims()...) {
 		if m.Figure(c.Figure) == nil {
 			continue

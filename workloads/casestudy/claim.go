@@ -83,7 +83,7 @@ func (c *Claim) Needs() []int {
 
 // Check evaluates the claim on stored runs; ok is false when a run it needs
 // is missing.
-func (c *Claim) Check(m workloads.Measured) (rc results.Claim, ok bool) {
+func (c *Claim) Check(m workloads.Measured) (rc results.CheckedClaim, ok bool) {
 	v, ok := c.Value.eval(m)
 	if !ok {
 		return rc, false
@@ -112,7 +112,7 @@ func (c *Claim) Check(m workloads.Measured) (rc results.Claim, ok bool) {
 		v, pass = 0, false
 		detail = append(detail, "not measurable: a run it reads measured nothing")
 	}
-	rc = results.Claim{ID: c.ID, Figure: c.Figure, Text: c.Text, Reading: c.Reading(), Measured: v, Unit: c.Value.unit,
+	rc = results.CheckedClaim{ID: c.ID, Figure: c.Figure, Text: c.Text, Reading: c.Reading(), Measured: v, Unit: c.Value.unit,
 		Tolerance: c.Threshold(), Min: bound(c.Bound.Min), Max: bound(c.Bound.Max), Pass: pass, Detail: strings.Join(detail, "; ")}
 	if c.Printed {
 		rc.Published = bound(c.Published)

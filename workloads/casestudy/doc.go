@@ -9,5 +9,5 @@
 //
 // In the data flow it sits beside package workloads: the coordinator runs
 // the figures' specs, package results stores the runs, and Check turns the
-// stored runs into results.Claim values for the report.
+// stored runs into results.CheckedClaim values for the report.
 package casestudy

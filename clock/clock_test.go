@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablebench/tablebench/engine/clock"
+	"github.com/tablebench/tablebench/clock"
 )
 
 var ctx = context.Background()

@@ -1,7 +1,10 @@
-// Package tables is the Table service's data model, shared by the in-tree
-// engine, its REST front end and the SDK target: entities and their typed
-// properties, the service's limits, entity group transaction operations,
-// queries and their continuation, and the service's error codes.
+// Package tables is the Table service's data model: entities and their
+// typed properties, the service's limits, entity group transaction
+// operations, queries and their continuation, and the service's error
+// codes. It sits beneath the data flow rather than in one stage of it: the
+// coordinator builds its entities and batches, every target speaks it (the
+// in-tree engine, its REST front end in engine/rest, the SDK target in
+// workloads/aztarget), and the recorder classifies outcomes by its codes.
 package tables
 
 import (

@@ -2,7 +2,8 @@
 // codec the served engine (engine/rest) and the SDK target
 // (workloads/aztarget) share: decoding a request's entity with its
 // @odata.type annotations, writing one in each metadata level of a
-// response, and the compact form a client sends.
+// response, and the compact form a client sends. It sits at the wire, on
+// either side of it: between a target and the service, not in the engine.
 package odata
 
 import (
@@ -26,7 +27,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tablebench/tablebench/engine/tables"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // Metadata levels of JSON responses: the odata= parameter of Accept or
@@ -79,42 +80,13 @@ func (d *Decoder) Decode(body []byte, keys *[2]string) (tables.Entity, *tables.E
 			return e, err
 		}
 	}
-	var types []field // the @odata.type annotations, few
-	for _, f := range fields {
-		if name, ok := strings.CutSuffix(f.name, "@odata.type"); ok {
-			if !f.str {
-				return e, tables.BadRequest(tables.CodeInvalidInput, "The type annotation of "+name+" is not a string.")
-			}
-			types = append(types, stringField(name, f.s))
-		}
+	types, err := annotations(fields)
+	if err != nil {
+		return e, err
 	}
-	var pk, rk string
-	var hasPK, hasRK, presentPK, presentRK bool
-	for _, f := range fields {
-		switch f.name {
-		case "PartitionKey":
-			pk, hasPK = f.s, f.str
-			presentPK = true
-		case "RowKey":
-			rk, hasRK = f.s, f.str
-			presentRK = true
-		}
-	}
-	if keys != nil {
-		if !presentPK {
-			pk, hasPK = keys[0], true
-		}
-		if !presentRK {
-			rk, hasRK = keys[1], true
-		}
-	}
-	if !hasPK || !hasRK {
-		return e, tables.BadRequest(tables.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required strings.")
-	}
-	// encoding/json turns a lone UTF-16 surrogate escape into U+FFFD, which
-	// would make distinct keys collide; refuse it, as invalid UTF-8.
-	if (strings.ContainsRune(pk, utf8.RuneError) || strings.ContainsRune(rk, utf8.RuneError)) && loneSurrogate(body) {
-		return e, tables.BadRequest(tables.CodeInvalidInput, "A key holds an unpaired UTF-16 surrogate, which is not a character.")
+	pk, rk, err := entityKeys(fields, keys, body)
+	if err != nil {
+		return e, err
 	}
 	// The strings read are views of body: those the entity keeps are
 	// copied out, together. Others (annotations, values parsed into
@@ -173,6 +145,54 @@ func (d *Decoder) Decode(body []byte, keys *[2]string) (tables.Entity, *tables.E
 	}
 	d.props = d.props[:len(d.props)+len(e.Properties)]
 	return e, nil
+}
+
+// annotations are the @odata.type annotations among an entity's fields,
+// few, each as a field of the property it types.
+func annotations(fields []field) ([]field, *tables.Error) {
+	var types []field
+	for _, f := range fields {
+		if name, ok := strings.CutSuffix(f.name, "@odata.type"); ok {
+			if !f.str {
+				return nil, tables.BadRequest(tables.CodeInvalidInput, "The type annotation of "+name+" is not a string.")
+			}
+			types = append(types, stringField(name, f.s))
+		}
+	}
+	return types, nil
+}
+
+// entityKeys are an entity's PartitionKey and RowKey, from its fields or,
+// where they leave one out, from the keys its URL names (nil for none).
+func entityKeys(fields []field, keys *[2]string, body []byte) (pk, rk string, err *tables.Error) {
+	var hasPK, hasRK, presentPK, presentRK bool
+	for _, f := range fields {
+		switch f.name {
+		case "PartitionKey":
+			pk, hasPK = f.s, f.str
+			presentPK = true
+		case "RowKey":
+			rk, hasRK = f.s, f.str
+			presentRK = true
+		}
+	}
+	if keys != nil {
+		if !presentPK {
+			pk, hasPK = keys[0], true
+		}
+		if !presentRK {
+			rk, hasRK = keys[1], true
+		}
+	}
+	if !hasPK || !hasRK {
+		return "", "", tables.BadRequest(tables.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required strings.")
+	}
+	// encoding/json turns a lone UTF-16 surrogate escape into U+FFFD, which
+	// would make distinct keys collide; refuse it, as invalid UTF-8.
+	if (strings.ContainsRune(pk, utf8.RuneError) || strings.ContainsRune(rk, utf8.RuneError)) && loneSurrogate(body) {
+		return "", "", tables.BadRequest(tables.CodeInvalidInput, "A key holds an unpaired UTF-16 surrogate, which is not a character.")
+	}
+	return pk, rk, nil
 }
 
 // typeOf returns the @odata.type annotation of the member name, or "".
@@ -443,6 +463,13 @@ func scanString(b []byte, i int) (string, int, bool) {
 		}
 		return view(b[start:i]), i + 1, true
 	}
+	return scanEscaped(b, start, i)
+}
+
+// scanEscaped reads the rest of a JSON string that holds an escape, or bad
+// bytes, from b[i], its text since b[start] plain, and returns it, a copy,
+// and the index after its quote.
+func scanEscaped(b []byte, start, i int) (string, int, bool) {
 	out := append([]byte(nil), b[start:i]...)
 	for i < len(b) {
 		c := b[i]
@@ -603,95 +630,21 @@ func loneSurrogate(body []byte) bool {
 	return false
 }
 
+// decodeValue is the property name with the JSON value v, read as its
+// @odata.type annotation edm says, or as the JSON value's own type when
+// there is none.
 func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error) {
-	bad := func() (tables.Property, *tables.Error) {
-		return tables.Property{}, tables.BadRequest(tables.CodeInvalidValueType, fmt.Sprintf("The value of property %q is not valid for its type %s.", name, orStr(edm, "in JSON")))
-	}
-	// A number beyond its type's range (a Double's, an Int64's, an
-	// Int32's) is refused as the service refuses it, with InvalidInput
-	// rather than InvalidValueType: its reader fails on converting the
-	// number. Its message is the service's sentence, which clients match,
-	// then the reason.
-	badNumber := func(err error, edm string) (tables.Property, *tables.Error) {
-		if errors.Is(err, strconv.ErrRange) {
-			return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("An error occurred while processing this request. The value of property %q is beyond the range of %s.", name, edm))
-		}
-		return bad()
-	}
-	badFloat := func(err error) (tables.Property, *tables.Error) { return badNumber(err, "Edm.Double") }
 	switch edm {
 	case "":
-		switch x := v.(type) {
-		case string:
-			return tables.Property{Name: name, Type: tables.EdmString, Value: v}, nil // the value as boxed already, not boxed again
-		case bool:
-			return tables.Bool(name, x), nil
-		case json.Number:
-			s := x.String()
-			if !strings.ContainsAny(s, ".eE") {
-				if n, err := strconv.ParseInt(s, 10, 32); err == nil {
-					return tables.Int32(name, int32(n)), nil
-				}
-				if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-					return tables.Int64(name, n), nil
-				}
-			}
-			f, err := x.Float64()
-			if err != nil {
-				return badFloat(err)
-			}
-			return tables.Double(name, f), nil
-		}
-		return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("Property %q holds a JSON object or array, which a table entity cannot store.", name))
+		return decodeUntyped(name, v)
 	case "Edm.String":
 		if _, ok := v.(string); ok {
 			return tables.Property{Name: name, Type: tables.EdmString, Value: v}, nil
 		}
 	case "Edm.Int32", "Edm.Int64":
-		var s string
-		switch x := v.(type) {
-		case string:
-			s = x
-		case json.Number:
-			s = x.String()
-		default:
-			return bad()
-		}
-		if edm == "Edm.Int32" {
-			n, err := strconv.ParseInt(s, 10, 32)
-			if err != nil {
-				return badNumber(err, edm)
-			}
-			return tables.Int32(name, int32(n)), nil
-		}
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return badNumber(err, edm)
-		}
-		return tables.Int64(name, n), nil
+		return decodeInteger(name, v, edm)
 	case "Edm.Double":
-		switch x := v.(type) {
-		case json.Number:
-			f, err := x.Float64()
-			if err != nil {
-				return badFloat(err)
-			}
-			return tables.Double(name, f), nil
-		case string:
-			switch x {
-			case "NaN":
-				return tables.Double(name, math.NaN()), nil
-			case "Infinity", "INF":
-				return tables.Double(name, math.Inf(1)), nil
-			case "-Infinity", "-INF":
-				return tables.Double(name, math.Inf(-1)), nil
-			}
-			f, err := strconv.ParseFloat(x, 64)
-			if err != nil {
-				return badFloat(err)
-			}
-			return tables.Double(name, f), nil
-		}
+		return decodeDouble(name, v)
 	case "Edm.Boolean":
 		switch x := v.(type) {
 		case bool:
@@ -718,7 +671,7 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 		if s, ok := v.(string); ok {
 			g, err := uuid.Parse(s)
 			if err != nil {
-				return bad()
+				return badValue(name, edm)
 			}
 			return tables.GUID(name, g), nil
 		}
@@ -726,14 +679,115 @@ func decodeValue(name string, v any, edm string) (tables.Property, *tables.Error
 		if s, ok := v.(string); ok {
 			b, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {
-				return bad()
+				return badValue(name, edm)
 			}
 			return tables.Binary(name, b), nil
 		}
 	default:
 		return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("The type %q of property %q is not an Edm type the service knows.", edm, name))
 	}
-	return bad()
+	return badValue(name, edm)
+}
+
+// decodeUntyped reads a value with no @odata.type by its JSON type: a
+// string, a bool, or a number as an Int32, an Int64 or a Double, the first
+// that holds it.
+func decodeUntyped(name string, v any) (tables.Property, *tables.Error) {
+	switch x := v.(type) {
+	case string:
+		return tables.Property{Name: name, Type: tables.EdmString, Value: v}, nil // the value as boxed already, not boxed again
+	case bool:
+		return tables.Bool(name, x), nil
+	case json.Number:
+		s := x.String()
+		if !strings.ContainsAny(s, ".eE") {
+			if n, err := strconv.ParseInt(s, 10, 32); err == nil {
+				return tables.Int32(name, int32(n)), nil
+			}
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return tables.Int64(name, n), nil
+			}
+		}
+		f, err := x.Float64()
+		if err != nil {
+			return badNumber(name, "", "Edm.Double", err)
+		}
+		return tables.Double(name, f), nil
+	}
+	return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("Property %q holds a JSON object or array, which a table entity cannot store.", name))
+}
+
+// decodeInteger reads an Edm.Int32 or Edm.Int64, from a JSON number or a
+// string.
+func decodeInteger(name string, v any, edm string) (tables.Property, *tables.Error) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case json.Number:
+		s = x.String()
+	default:
+		return badValue(name, edm)
+	}
+	if edm == "Edm.Int32" {
+		n, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return badNumber(name, edm, edm, err)
+		}
+		return tables.Int32(name, int32(n)), nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return badNumber(name, edm, edm, err)
+	}
+	return tables.Int64(name, n), nil
+}
+
+// decodeDouble reads an Edm.Double, from a JSON number or a string, which
+// may name a value JSON has no number for.
+func decodeDouble(name string, v any) (tables.Property, *tables.Error) {
+	const edm = "Edm.Double"
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return badNumber(name, edm, edm, err)
+		}
+		return tables.Double(name, f), nil
+	case string:
+		switch x {
+		case "NaN":
+			return tables.Double(name, math.NaN()), nil
+		case "Infinity", "INF":
+			return tables.Double(name, math.Inf(1)), nil
+		case "-Infinity", "-INF":
+			return tables.Double(name, math.Inf(-1)), nil
+		}
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			return badNumber(name, edm, edm, err)
+		}
+		return tables.Double(name, f), nil
+	}
+	return badValue(name, edm)
+}
+
+// badValue refuses the value of property name as not valid for its type
+// edm ("" for a value without one).
+func badValue(name, edm string) (tables.Property, *tables.Error) {
+	return tables.Property{}, tables.BadRequest(tables.CodeInvalidValueType, fmt.Sprintf("The value of property %q is not valid for its type %s.", name, orStr(edm, "in JSON")))
+}
+
+// badNumber refuses a number that its type edm cannot hold. A number beyond
+// the range of the type it was read as, typ (a Double's, an Int64's, an
+// Int32's), is refused as the service refuses it, with InvalidInput rather
+// than InvalidValueType: its reader fails on converting the number. Its
+// message is the service's sentence, which clients match, then the reason.
+func badNumber(name, edm, typ string, err error) (tables.Property, *tables.Error) {
+	if errors.Is(err, strconv.ErrRange) {
+		return tables.Property{}, tables.BadRequest(tables.CodeInvalidInput, fmt.Sprintf("An error occurred while processing this request. The value of property %q is beyond the range of %s.", name, typ))
+	}
+	return badValue(name, edm)
 }
 
 func orStr(s, d string) string {
@@ -746,125 +800,184 @@ func orStr(s, d string) string {
 // WriteEntity writes an entity in the given metadata form. base is the
 // service root URL; sel limits the properties when the query had $select.
 func WriteEntity(b *bytes.Buffer, e *tables.Entity, meta, base, account, table string, element bool, sel []string) {
-	size := 256 + len(base) + len(e.PartitionKey) + len(e.RowKey) // the metadata and keys; then each property's name and value
+	b.Grow(entitySize(e, base))
+	b.WriteByte('{')
+	w := objectWriter{b: b, first: true}
+	if meta != NoMetadata {
+		writeMetadata(&w, e, meta, base, account, table, element)
+	}
+	if selected(sel, "PartitionKey") {
+		w.str("PartitionKey", e.PartitionKey)
+	}
+	if selected(sel, "RowKey") {
+		w.str("RowKey", e.RowKey)
+	}
+	if selected(sel, "Timestamp") {
+		if meta == FullMetadata {
+			w.str("Timestamp@odata.type", "Edm.DateTime")
+		}
+		w.name("Timestamp") // a timestamp needs no escapes
+		b.WriteByte('"')
+		b.Write(tables.AppendTimestamp(b.AvailableBuffer(), e.Timestamp))
+		b.WriteByte('"')
+	}
+	for i := range e.Properties {
+		writeProperty(&w, &e.Properties[i], meta)
+	}
+	b.WriteByte('}')
+}
+
+// entitySize is about what WriteEntity writes of e: the metadata and keys,
+// then each property's name and value.
+func entitySize(e *tables.Entity, base string) int {
+	size := 256 + len(base) + len(e.PartitionKey) + len(e.RowKey)
 	for _, p := range e.Properties {
 		size += 32 + len(p.Name)
 		if v, ok := p.Value.(string); ok {
 			size += len(v)
 		}
 	}
-	b.Grow(size)
-	b.WriteByte('{')
-	first := true
-	field := func(name string, write func()) {
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		WriteString(b, name)
-		b.WriteByte(':')
-		write()
+	return size
+}
+
+// selected reports whether a query's $select, sel, keeps the property
+// name; nil keeps every one.
+func selected(sel []string, name string) bool {
+	if sel == nil {
+		return true
 	}
-	str := func(s string) func() { return func() { WriteString(b, s) } }
-	etag := func() { // written in place, as are the metadata URL and the Timestamp: a point request's response is most of its allocation
-		var tag [64]byte
-		b.WriteByte('"')
-		for _, c := range tables.AppendETag(tag[:0], e.Timestamp) {
-			if c == '"' {
-				b.WriteByte('\\')
-			}
-			b.WriteByte(c)
-		}
-		b.WriteByte('"')
-	}
-	if meta != NoMetadata {
-		if element {
-			field("odata.metadata", func() { b.Write(appendJoined(b.AvailableBuffer(), base, "/$metadata#", table, "/@Element")) })
-		}
-		if meta == FullMetadata {
-			id := fmt.Sprintf("%s(PartitionKey='%s',RowKey='%s')", table, QuoteKey(e.PartitionKey), QuoteKey(e.RowKey))
-			field("odata.type", str(account+"."+table))
-			field("odata.id", str(base+"/"+id))
-			field("odata.etag", etag)
-			field("odata.editLink", str(id))
-		} else {
-			field("odata.etag", etag)
-		}
-	}
-	selected := func(name string) bool {
-		if sel == nil {
+	for _, s := range sel {
+		if s == name {
 			return true
 		}
-		for _, s := range sel {
-			if s == name {
-				return true
-			}
+	}
+	return false
+}
+
+// objectWriter writes the members of a JSON object, with a comma before
+// each but the first.
+type objectWriter struct {
+	b     *bytes.Buffer
+	first bool
+}
+
+// name writes a member's name and colon: its value is written next.
+func (w *objectWriter) name(name string) {
+	if !w.first {
+		w.b.WriteByte(',')
+	}
+	w.first = false
+	WriteString(w.b, name)
+	w.b.WriteByte(':')
+}
+
+// str writes a member whose value is the string s.
+func (w *objectWriter) str(name, s string) {
+	w.name(name)
+	WriteString(w.b, s)
+}
+
+// writeMetadata writes an entity's odata members for the metadata level
+// meta: the metadata URL of a lone entity (element), and the entity's
+// ETag, with its type, id and edit link in full metadata.
+func writeMetadata(w *objectWriter, e *tables.Entity, meta, base, account, table string, element bool) {
+	b := w.b
+	if element {
+		w.name("odata.metadata")
+		b.Write(appendJoined(b.AvailableBuffer(), base, "/$metadata#", table, "/@Element"))
+	}
+	if meta == FullMetadata {
+		id := fmt.Sprintf("%s(PartitionKey='%s',RowKey='%s')", table, QuoteKey(e.PartitionKey), QuoteKey(e.RowKey))
+		w.str("odata.type", account+"."+table)
+		w.str("odata.id", base+"/"+id)
+		w.name("odata.etag")
+		writeETag(b, e.Timestamp)
+		w.str("odata.editLink", id)
+	} else {
+		w.name("odata.etag")
+		writeETag(b, e.Timestamp)
+	}
+}
+
+// writeETag writes the ETag of an entity stored at ts as a JSON string, in
+// place, as are the metadata URL and the Timestamp: a point request's
+// response is most of its allocation.
+func writeETag(b *bytes.Buffer, ts time.Time) {
+	var tag [64]byte
+	b.WriteByte('"')
+	for _, c := range tables.AppendETag(tag[:0], ts) {
+		if c == '"' {
+			b.WriteByte('\\')
 		}
-		return false
+		b.WriteByte(c)
 	}
-	if selected("PartitionKey") {
-		field("PartitionKey", str(e.PartitionKey))
-	}
-	if selected("RowKey") {
-		field("RowKey", str(e.RowKey))
-	}
-	if selected("Timestamp") {
+	b.WriteByte('"')
+}
+
+// writeProperty writes a property, after its type annotation where the
+// metadata level meta asks for one: always in full metadata, else for the
+// types JSON cannot tell apart (an Int64, a whole Double, a DateTime, a
+// Guid, a Binary), never without metadata. A value of no Edm type is left
+// out.
+func writeProperty(w *objectWriter, p *tables.Property, meta string) {
+	typ := ""
+	switch v := p.Value.(type) {
+	case string:
+	case int32:
 		if meta == FullMetadata {
-			field("Timestamp@odata.type", str("Edm.DateTime"))
+			typ = "Edm.Int32"
 		}
-		field("Timestamp", func() { // a timestamp needs no escapes
-			b.WriteByte('"')
-			b.Write(tables.AppendTimestamp(b.AvailableBuffer(), e.Timestamp))
-			b.WriteByte('"')
-		})
+	case int64:
+		typ = "Edm.Int64"
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) || meta == FullMetadata || v == math.Trunc(v) {
+			typ = "Edm.Double"
+		}
+	case bool:
+		if meta == FullMetadata {
+			typ = "Edm.Boolean"
+		}
+	case time.Time:
+		typ = "Edm.DateTime"
+	case uuid.UUID:
+		typ = "Edm.Guid"
+	case []byte:
+		typ = "Edm.Binary"
+	default:
+		return
 	}
-	for _, p := range e.Properties {
-		typ := ""
-		var write func()
-		switch v := p.Value.(type) {
-		case string:
-			write = str(v)
-		case int32:
-			write = func() { b.WriteString(strconv.FormatInt(int64(v), 10)) }
-			if meta == FullMetadata {
-				typ = "Edm.Int32"
-			}
-		case int64:
-			write, typ = str(strconv.FormatInt(v, 10)), "Edm.Int64"
-		case float64:
-			switch {
-			case math.IsNaN(v):
-				write, typ = str("NaN"), "Edm.Double"
-			case math.IsInf(v, 1):
-				write, typ = str("Infinity"), "Edm.Double"
-			case math.IsInf(v, -1):
-				write, typ = str("-Infinity"), "Edm.Double"
-			default:
-				write = func() { b.WriteString(strconv.FormatFloat(v, 'g', -1, 64)) }
-				if meta == FullMetadata || v == math.Trunc(v) {
-					typ = "Edm.Double"
-				}
-			}
-		case bool:
-			write = func() { b.WriteString(strconv.FormatBool(v)) }
-			if meta == FullMetadata {
-				typ = "Edm.Boolean"
-			}
-		case time.Time:
-			write, typ = str(tables.FormatTimestamp(v)), "Edm.DateTime"
-		case uuid.UUID:
-			write, typ = str(v.String()), "Edm.Guid"
-		case []byte:
-			write, typ = str(base64.StdEncoding.EncodeToString(v)), "Edm.Binary"
+	if typ != "" && meta != NoMetadata {
+		w.str(p.Name+"@odata.type", typ)
+	}
+	w.name(p.Name)
+	b := w.b
+	switch v := p.Value.(type) {
+	case string:
+		WriteString(b, v)
+	case int32:
+		b.WriteString(strconv.FormatInt(int64(v), 10))
+	case int64:
+		WriteString(b, strconv.FormatInt(v, 10))
+	case float64:
+		switch {
+		case math.IsNaN(v):
+			WriteString(b, "NaN")
+		case math.IsInf(v, 1):
+			WriteString(b, "Infinity")
+		case math.IsInf(v, -1):
+			WriteString(b, "-Infinity")
 		default:
-			continue
+			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
 		}
-		if typ != "" && meta != NoMetadata {
-			field(p.Name+"@odata.type", str(typ))
-		}
-		field(p.Name, write)
+	case bool:
+		b.WriteString(strconv.FormatBool(v))
+	case time.Time:
+		WriteString(b, tables.FormatTimestamp(v))
+	case uuid.UUID:
+		WriteString(b, v.String())
+	case []byte:
+		WriteString(b, base64.StdEncoding.EncodeToString(v))
 	}
-	b.WriteByte('}')
 }
 
 // appendJoined appends the JSON string of the parts joined, as

@@ -1,7 +1,9 @@
 // Package clock is tablebench's time: a Virtual clock on which time passes
 // only when every participant waits (exact, and as fast as the CPU allows),
 // and a Scaled clock in wall time. The engine models in it, the harness
-// measures in it, and the SDK target runs on a Scaled clock at 1.
+// measures in it, and the SDK target runs on a Scaled clock at 1: each
+// target supplies the clock that a run's coordinator and recorder use, so
+// it sits beneath the data flow, not in the engine.
 package clock
 
 import (
