@@ -107,20 +107,7 @@ func TestK8sManifestIsAJob(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
 		}
-		var doc any
-		if err := yaml.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatal(err)
-		}
-		js, err := json.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(js))
-		dec.DisallowUnknownFields()
-		var job batchv1.Job
-		if err := dec.Decode(&job); err != nil {
-			t.Fatalf("the manifest is not a batch/v1 Job: %v\n%s", err, out)
-		}
+		job := decodeJob(t, out)
 		s := job.Spec
 		if job.Kind != "Job" || s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion || s.Completions == nil || s.Parallelism == nil || *s.Completions != *s.Parallelism {
 			t.Fatalf("not an Indexed Job of N pods: %+v", s)
