@@ -221,6 +221,8 @@ func TestDeterministicRuns(t *testing.T) {
 	}
 }
 
+// TestInterruptKeepsResults: a run interrupted 30 s into an hour's window
+// keeps what it measured and says why it ended.
 func TestInterruptKeepsResults(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		spec := workloads.DefaultSpec()
@@ -237,6 +239,11 @@ func TestInterruptKeepsResults(t *testing.T) {
 		}
 		if !res.Interrupted || res.Totals.Requests == 0 {
 			t.Fatalf("interrupted=%v with %d requests", res.Interrupted, res.Totals.Requests)
+		}
+		// It says it was interrupted and how much it measured, and does not
+		// take the silence after the interrupt for an endpoint that stalled.
+		if hasWarning(res.Warnings, "answered nothing") || !hasWarning(res.Warnings, "interrupted after 30.0 s of the 1h0m0s it was to measure") {
+			t.Fatalf("warnings %q", res.Warnings)
 		}
 		near(t, "measured seconds", res.MeasuredSec, 30, 0.01)
 	})
