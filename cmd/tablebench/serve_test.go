@@ -172,6 +172,19 @@ func csEnv(cs string) func(string) string {
 	}
 }
 
+// serveClient runs `tablebench serve` with args for the test and returns an
+// aztables client of it.
+func serveClient(t *testing.T, args ...string) *aztables.ServiceClient {
+	t.Helper()
+	cs, stop := startServe(t, args...)
+	t.Cleanup(func() { stop() })
+	svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
 // TestServeTableDeleteDelay: a table deleted and created again at once is
 // refused with 409 TableBeingDeleted for --table-delete-delay, whose default
 // is none under --profile none, which models no time, and the service's
@@ -187,12 +200,7 @@ func TestServeTableDeleteDelay(t *testing.T) {
 		{[]string{"--profile", "modern", "--table-delete-delay", "0"}, ""},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			cs, stop := startServe(t, c.args...)
-			defer stop()
-			svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			svc := serveClient(t, c.args...)
 			ctx := context.Background()
 			if _, err := svc.CreateTable(ctx, "again", nil); err != nil {
 				t.Fatal(err)
@@ -200,7 +208,7 @@ func TestServeTableDeleteDelay(t *testing.T) {
 			if _, err := svc.DeleteTable(ctx, "again", nil); err != nil {
 				t.Fatal(err)
 			}
-			_, err = svc.CreateTable(ctx, "again", nil)
+			_, err := svc.CreateTable(ctx, "again", nil)
 			var re *azcore.ResponseError
 			switch {
 			case c.code == "" && err != nil:
@@ -214,8 +222,7 @@ func TestServeTableDeleteDelay(t *testing.T) {
 
 // TestServeUnmodelledPagesAsAStore: under --profile none a table is not
 // pre-split (it models no servers), so a query's pages are cut by $top
-// alone, not at the bound of every range partition; under a modelled
-// profile the split holds, and --presplit says otherwise either way.
+// alone, not at the bound of every range partition.
 func TestServeUnmodelledPagesAsAStore(t *testing.T) {
 	for _, c := range []struct {
 		args  []string
@@ -225,12 +232,7 @@ func TestServeUnmodelledPagesAsAStore(t *testing.T) {
 		{[]string{"--profile", "none", "--presplit=false"}, 3},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			cs, stop := startServe(t, c.args...)
-			defer stop()
-			svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			svc := serveClient(t, c.args...)
 			ctx := context.Background()
 			if _, err := svc.CreateTable(ctx, "pages", nil); err != nil {
 				t.Fatal(err)
