@@ -44,14 +44,25 @@ func (t token) GetToken(context.Context, policy.TokenRequestOptions) (azcore.Acc
 	return azcore.AccessToken{Token: t.tok, ExpiresOn: time.Now().Add(time.Hour)}, nil
 }
 
-func TestBearerTokens(t *testing.T) {
+// bearerServer serves an engine over TLS that takes bearer tokens, for the
+// test, and returns it with its engine and key; both close when the test ends.
+func bearerServer(t *testing.T) (*httptest.Server, *engine.Engine, []byte) {
+	t.Helper()
 	cfg := engine.DefaultConfig()
 	cfg.Profile = engine.None()
-	e, _ := engine.New(cfg)
-	defer e.Close()
+	e, err := engine.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
 	key, _ := base64.StdEncoding.DecodeString(rest.DevKey)
 	srv := httptest.NewTLSServer(rest.New(e, rest.Config{Account: rest.DevAccount, Key: key, TLS: true, Bearer: true}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv, e, key
+}
+
+func TestBearerTokens(t *testing.T) {
+	srv, e, key := bearerServer(t)
 	svc, err := aztables.NewServiceClient(srv.URL+"/"+rest.DevAccount, token{jwt(validClaims())}, &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: srv.Client()}})
 	if err != nil {
 		t.Fatal(err)
@@ -111,13 +122,7 @@ func TestBearerTokens(t *testing.T) {
 // TestBearerAudiencesAndIssuers checks the audiences and issuers the service
 // takes for a Table service token, and some it refuses.
 func TestBearerAudiencesAndIssuers(t *testing.T) {
-	cfg := engine.DefaultConfig()
-	cfg.Profile = engine.None()
-	e, _ := engine.New(cfg)
-	defer e.Close()
-	key, _ := base64.StdEncoding.DecodeString(rest.DevKey)
-	srv := httptest.NewTLSServer(rest.New(e, rest.Config{Account: rest.DevAccount, Key: key, TLS: true, Bearer: true}))
-	defer srv.Close()
+	srv, _, _ := bearerServer(t)
 	endpoint := srv.URL + "/" + rest.DevAccount
 	with := func(claim string, v any) string {
 		c := validClaims()
