@@ -54,6 +54,9 @@ func NewCoordinator(spec Spec, t Target) (*Coordinator, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	if len(spec.Mix) > 0 || spec.Partition == PartitionFixed {
+		return nil, errors.New("this build runs one operation over the case study's partition schemes: mixes and fixed key spaces come with the workload runner")
+	}
 	r := &Coordinator{spec: spec, target: t, cost: vm.DefaultCost()}
 	if spec.Shards > 1 && r.virtual() {
 		return nil, errors.New("a sharded run needs a target in wall time: shards on other machines cannot share a virtual clock")
@@ -513,7 +516,7 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 	}
 	clock := w.r.target.Clock()
 	sess := w.r.target.NewSession(w.rng.Uint64())
-	n := s.EntitiesPerRequest()
+	n := s.EntitiesPerRequest(s.Op)
 	work := w.clientWork(n)
 	// Threads start within 10 ms of each other, not in lockstep.
 	next := start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))

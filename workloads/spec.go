@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -83,7 +84,110 @@ type Spec struct {
 	// setup and cleanup too. 0 waits as long as the service takes (the
 	// service itself ends a request after 30 s).
 	RequestTimeout time.Duration `json:"request_timeout,omitempty"`
+
+	// The fields below describe a workload of the user's own (see
+	// Workload); a spec that leaves them out runs Op alone, the case
+	// study's way, and its record is written as before they existed.
+
+	// Workload names the workload the spec came from, if any.
+	Workload string `json:"workload,omitempty"`
+	// Mix is the operations a thread draws from, by weight; empty means
+	// Op alone. A mix of one operation is that operation alone.
+	Mix []MixOp `json:"mix,omitempty"`
+	// Keys is the key space of the fixed partition scheme.
+	Keys KeySpace `json:"keys,omitzero"`
+	// Rows is how an operation picks among the rows that exist in its
+	// partition; zero walks them in order, as the case study's gets do.
+	Rows Pick `json:"rows,omitzero"`
+	// EntityMax, when above EntitySize, makes each written entity's size
+	// uniform in [EntitySize, EntityMax].
+	EntityMax int `json:"entity_max,omitempty"`
+	// Stages ramp an open load's rate (see Stage); Rate is where it starts.
+	Stages []Stage `json:"stages,omitempty"`
+	// Overload is what open load does with a request due while every
+	// thread is busy; empty is OverloadDrop.
+	Overload OverloadMode `json:"overload,omitempty"`
 }
+
+// MixOp is an operation of a mix and its weight: its share of requests is
+// its weight over the sum of them all.
+type MixOp struct {
+	Op     OpKind  `json:"op"`
+	Weight float64 `json:"weight"`
+}
+
+// Pick is how an operation picks among N keys or rows: a distribution
+// and its parameters.
+type Pick struct {
+	Distribution DistributionName `json:"distribution,omitempty"`
+	Theta        float64          `json:"theta,omitempty"`    // zipfian and latest: the skew
+	HotData      float64          `json:"hot_data,omitempty"` // hotspot: the share of keys that are hot
+	HotOps       float64          `json:"hot_ops,omitempty"`  // hotspot: the share of operations they take
+}
+
+// KeySpace is the fixed scheme's PartitionKeys: Count of them, picked by
+// Pick, spelt by Names, each spread over Buckets partitions.
+type KeySpace struct {
+	Count    int         `json:"count"`
+	Pick     Pick        `json:"pick"`
+	Names    NameStyle   `json:"names"`
+	Buckets  int         `json:"buckets"`
+	BucketAt BucketPlace `json:"bucket_at"`
+}
+
+// Stage is a part of an open load: over For, the rate goes linearly from
+// the one before (Spec.Rate, for the first stage) to Rate, as k6's
+// ramping-arrival-rate executor does; stages start with the warm-up, and
+// after the last the rate holds.
+type Stage struct {
+	For  time.Duration `json:"for"`
+	Rate float64       `json:"rate"`
+}
+
+// MarshalJSON writes For as a string such as "2m0s".
+func (st Stage) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		For  string  `json:"for"`
+		Rate float64 `json:"rate"`
+	}{st.For.String(), st.Rate})
+}
+
+// UnmarshalJSON reads For written as a string such as "2m".
+func (st *Stage) UnmarshalJSON(b []byte) error {
+	var v struct {
+		For  string  `json:"for"`
+		Rate float64 `json:"rate"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	d, err := time.ParseDuration(v.For)
+	st.For, st.Rate = d, v.Rate
+	return err
+}
+
+// Ops returns the spec's operations with their weights: its Mix, or Op
+// alone.
+func (s *Spec) Ops() []MixOp {
+	if len(s.Mix) > 0 {
+		return s.Mix
+	}
+	return []MixOp{{Op: s.Op, Weight: 1}}
+}
+
+// has reports whether the spec issues an operation that satisfies f.
+func (s *Spec) has(f func(OpKind) bool) bool {
+	for _, m := range s.Ops() {
+		if m.Weight > 0 && f(m.Op) {
+			return true
+		}
+	}
+	return false
+}
+
+// Reads reports whether the spec picks among entities that exist, which
+// it loads before it starts.
+func (s *Spec) Reads() bool { return s.has(OpKind.ReadsPreloaded) }
 
 // DefaultRequestTimeout is the client's patience: past the service's own
 // 30 s limit, so every answer the service gives still arrives.
@@ -102,95 +206,220 @@ func DefaultSpec() Spec {
 	}
 }
 
-// EntitiesPerRequest returns how many entities one request carries.
-func (s *Spec) EntitiesPerRequest() int {
-	if s.Op.Batched() {
+// EntitiesPerRequest returns how many entities one request of op carries
+// (at most, for a page).
+func (s *Spec) EntitiesPerRequest(op OpKind) int {
+	if op.Batched() {
 		return s.BatchSize
 	}
 	return 1
 }
 
-// Validate checks a spec; its error names the field and how to fix it.
+// FieldError is a spec's error about one of its fields, named as the
+// spec's JSON names it ("threads", "keys.pick.theta"), so that a workload
+// file can say on which of its lines the mistake is.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// FieldErrors returns the field errors err holds, in order.
+func FieldErrors(err error) []*FieldError {
+	var out []*FieldError
+	var walk func(error)
+	walk = func(err error) {
+		if fe, ok := err.(*FieldError); ok {
+			out = append(out, fe)
+			return
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+	return out
+}
+
+// Validate checks a spec; each of its errors is a *FieldError that names
+// the field and says how to fix it.
 func (s *Spec) Validate() error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if err := Ops().Check(s.Op); err != nil {
-		errs = append(errs, err)
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{field, fmt.Errorf(format, args...)})
 	}
+	vocab := func(field string, err error) {
+		if err != nil {
+			errs = append(errs, &FieldError{field, err})
+		}
+	}
+	if len(s.Mix) == 0 {
+		vocab("op", Ops().Check(s.Op))
+	}
+	s.validateMix(bad, vocab)
 	if s.BatchSize < 1 || s.BatchSize > 100 { // checked whatever the op, so a mistyped flag is never silently ignored
-		bad("batch size %d is out of range: use 1 to 100 entities", s.BatchSize)
+		bad("batch_size", "batch size %d is out of range: use 1 to 100 entities", s.BatchSize)
 	}
 	if s.Rate < 0 {
-		bad("rate %g is negative: use requests per second above 0, or 0 for closed load", s.Rate)
+		bad("rate", "rate %g is negative: use requests per second above 0, or 0 for closed load", s.Rate)
 	}
-	if err := PartitionSchemes().Check(s.Partition); err != nil {
-		errs = append(errs, err)
-	}
+	vocab("partition", PartitionSchemes().Check(s.Partition))
+	s.validateKeys(bad, vocab)
 	if s.VMs < 1 || s.VMs > 1000 {
-		bad("%d VMs is out of range: use 1 to 1000", s.VMs)
+		bad("vms", "%d VMs is out of range: use 1 to 1000", s.VMs)
 	}
 	if s.Threads < 1 || s.Threads > 1000 {
-		bad("%d threads per VM is out of range: use 1 to 1000", s.Threads)
+		bad("threads", "%d threads per VM is out of range: use 1 to 1000", s.Threads)
 	}
 	if s.VMs*s.Threads > 20000 {
-		bad("%d threads in all is too many: keep VMs x threads at most 20000", s.VMs*s.Threads)
+		bad("threads", "%d threads in all is too many: keep VMs x threads at most 20000", s.VMs*s.Threads)
 	}
 	if s.VMSize.Cores < 1 || s.VMSize.SerialFraction < 0 || s.VMSize.SerialFraction > 1 {
-		bad("VM size %q is not valid: use small, xl or cores:N[,serial:F]", s.VMSize.Name)
+		bad("vm_size", "VM size %q is not valid: use small, xl or cores:N[,serial:F]", s.VMSize.Name)
 	}
-	if s.EntitySize < minEntitySize || s.EntitySize > 1<<20 {
-		bad("entity size %d is out of range: use %d to 1048576 bytes", s.EntitySize, minEntitySize)
-	} else if s.Op == OpBatch && s.BatchSize*s.EntitySize > tables.MaxBatchBytes {
-		bad("a batch of %d entities of %d bytes is %.1f MiB, and a batch may carry at most 4 MiB: use --batch-size %d or smaller entities",
-			s.BatchSize, s.EntitySize, float64(s.BatchSize*s.EntitySize)/(1<<20), tables.MaxBatchBytes/s.EntitySize)
+	largest := max(s.EntitySize, s.EntityMax)
+	switch {
+	case s.EntitySize < minEntitySize || s.EntitySize > 1<<20:
+		bad("entity_size", "entity size %d is out of range: use %d to 1048576 bytes", s.EntitySize, minEntitySize)
+	case s.EntityMax != 0 && (s.EntityMax <= s.EntitySize || s.EntityMax > 1<<20):
+		bad("entity_max", "entity size range %d to %d is not valid: give a largest size above the smallest, at most 1048576 bytes", s.EntitySize, s.EntityMax)
+	case s.has(func(o OpKind) bool { return o == OpBatch }) && s.BatchSize*largest > tables.MaxBatchBytes:
+		bad("batch_size", "a batch of %d entities of %d bytes is %.1f MiB, and a batch may carry at most 4 MiB: use --batch-size %d or smaller entities",
+			s.BatchSize, largest, float64(s.BatchSize*largest)/(1<<20), tables.MaxBatchBytes/largest)
 	}
 	if s.Duration <= 0 {
-		bad("duration %v must be positive, as in 60s", s.Duration)
+		bad("duration", "duration %v must be positive, as in 60s", s.Duration)
 	}
 	if s.Warmup < 0 {
-		bad("warm-up %v must not be negative", s.Warmup)
+		bad("warmup", "warm-up %v must not be negative", s.Warmup)
 	}
 	if s.RequestTimeout < 0 {
-		bad("request timeout %v must not be negative: use 0 for none, or a duration such as 40s", s.RequestTimeout)
+		bad("request_timeout", "request timeout %v must not be negative: use 0 for none, or a duration such as 40s", s.RequestTimeout)
 	}
 	switch s.Load {
 	case LoadClosed:
 		if s.Rate > 0 {
-			bad("rate %g with closed load: a closed loop sends when the last answer returns, at no rate; use open load for a rate, or leave the rate out", s.Rate)
+			bad("rate", "rate %g with closed load: a closed loop sends when the last answer returns, at no rate; use open load for a rate, or leave the rate out", s.Rate)
+		}
+		if len(s.Stages) > 0 {
+			bad("stages", "stages ramp an open load's rate: use open load with them, or leave them out")
 		}
 	case LoadOpen:
-		if s.Rate <= 0 {
-			bad("open load needs a rate: give --rate in requests per second, above 0")
+		if s.Rate <= 0 && len(s.Stages) == 0 {
+			bad("rate", "open load needs a rate: give --rate in requests per second, above 0")
 		}
 	default:
-		errs = append(errs, LoadModes().Check(s.Load))
+		vocab("load", LoadModes().Check(s.Load))
 	}
-	if err := RetryPolicies().Check(s.Retry.Policy); err != nil {
-		errs = append(errs, err)
+	for i, st := range s.Stages {
+		field := fmt.Sprintf("stages.%d", i)
+		if st.For <= 0 {
+			bad(field+".for", "stage %d has no duration: give it one, as in {for: 2m, rate: 500}", i+1)
+		}
+		if st.Rate < 0 {
+			bad(field+".rate", "stage %d has a negative rate %g: use requests per second, 0 or more", i+1, st.Rate)
+		}
 	}
+	if s.Overload != "" {
+		vocab("overload", OverloadModes().Check(s.Overload))
+	}
+	vocab("retry", RetryPolicies().Check(s.Retry.Policy))
 	if s.Retry.MaxRetries < 0 || s.Retry.Pause < 0 || s.Retry.Delay < 0 {
-		bad("retry settings must not be negative")
+		bad("retry", "retry settings must not be negative")
 	}
-	if s.Op.ReadsPreloaded() && s.Preload < 1 {
-		bad("preload %d: gets and queries read entities the thread loaded first; use at least 1", s.Preload)
+	if s.Reads() && s.Preload < 1 {
+		bad("preload", "preload %d: gets and queries read entities the thread loaded first; use at least 1", s.Preload)
 	}
 	if s.JobID == "" || strings.ContainsAny(s.JobID, "/\\#?_ ") || len(s.JobID) > 32 {
-		bad("job ID %q is not valid: use 1 to 32 letters and digits", s.JobID)
+		bad("job_id", "job ID %q is not valid: use 1 to 32 letters and digits", s.JobID)
 	}
 	if s.Shards < 0 || s.Shards > 1 && (s.Shard < 0 || s.Shard >= s.Shards) {
-		bad("shard %d of %d is out of range: shards count from 0 to %d", s.Shard, s.Shards, max(s.Shards-1, 0))
+		bad("shards", "shard %d of %d is out of range: shards count from 0 to %d", s.Shard, s.Shards, max(s.Shards-1, 0))
 	}
 	if s.VMs >= 1 && s.Shards > s.VMs {
-		bad("%d shards for %d VMs: a shard runs whole VMs, so use at most %d shards", s.Shards, s.VMs, s.VMs)
+		bad("shards", "%d shards for %d VMs: a shard runs whole VMs, so use at most %d shards", s.Shards, s.VMs, s.VMs)
 	}
 	if s.Shards > 1 && s.JobID == DefaultSpec().JobID {
-		bad("a sharded run needs a job ID of its own, the same in every shard: give --job-id")
+		bad("job_id", "a sharded run needs a job ID of its own, the same in every shard: give --job-id")
 	}
 	if s.Table != "" && !tables.ValidTableName(s.Table) {
-		bad("table %q is not a valid table name: use 3 to 63 letters and digits, starting with a letter", s.Table)
+		bad("table", "table %q is not a valid table name: use 3 to 63 letters and digits, starting with a letter", s.Table)
 	}
 	return errors.Join(errs...)
 }
+
+// validateMix checks the mix's operations and weights.
+func (s *Spec) validateMix(bad func(field, format string, args ...any), vocab func(string, error)) {
+	sum := 0.0
+	for _, m := range s.Mix {
+		field := "mix." + string(m.Op)
+		vocab(field, Ops().Check(m.Op))
+		if m.Weight < 0 || math.IsNaN(m.Weight) || math.IsInf(m.Weight, 0) {
+			bad(field, "mix: %s has weight %g: weights are 0 or more", m.Op, m.Weight)
+			continue
+		}
+		sum += m.Weight
+	}
+	if len(s.Mix) > 0 && sum <= 0 {
+		bad("mix", "mix: the weights sum to 0: give at least one operation a weight above 0, as in {get: 95, update: 5}")
+	}
+}
+
+// validateKeys checks the fixed scheme's key space and the row pick.
+func (s *Spec) validateKeys(bad func(field, format string, args ...any), vocab func(string, error)) {
+	k := &s.Keys
+	if s.Partition != PartitionFixed {
+		if k.Count != 0 || k.Pick != (Pick{}) || k.Buckets > 1 || k.Names != "" {
+			bad("keys", "partition scheme %s has no key space to pick from: count, distribution, names and buckets go with the fixed scheme", s.Partition)
+		}
+	} else {
+		if k.Count < 1 || k.Count > 100_000_000 {
+			bad("keys.count", "the fixed scheme needs a count of keys from 1 to 100000000, not %d", k.Count)
+		}
+		validatePick("keys.pick", k.Pick, bad, vocab)
+		vocab("keys.names", NameStyles().Check(k.Names))
+		vocab("keys.bucket_at", BucketPlaces().Check(k.BucketAt))
+		if k.Buckets < 1 || k.Buckets > 1000 {
+			bad("keys.buckets", "buckets %d is out of range: use 1 to 1000 partitions per key", k.Buckets)
+		} else if k.Buckets > 1 && s.has(func(o OpKind) bool { return o == OpBatch }) {
+			bad("keys.buckets", "batch with %d buckets: a batch's entities share one partition, and buckets spread a key's rows over %d; use buckets: 1, or leave batch out of the mix", k.Buckets, k.Buckets)
+		}
+	}
+	if s.Rows != (Pick{}) {
+		validatePick("rows", s.Rows, bad, vocab)
+	}
+}
+
+// validatePick checks a distribution and its parameters.
+func validatePick(field string, p Pick, bad func(field, format string, args ...any), vocab func(string, error)) {
+	vocab(field+".distribution", Distributions().Check(p.Distribution))
+	switch p.Distribution {
+	case DistZipfian, DistLatest:
+		if !(p.Theta > 0 && p.Theta <= MaxTheta) {
+			bad(field+".theta", "theta %g is out of range: zipfian skew is above 0 and at most %g (0.99 is YCSB's)", p.Theta, float64(MaxTheta))
+		}
+	case DistHotspot:
+		if !(p.HotData > 0 && p.HotData < 1) {
+			bad(field+".hot_data", "hot_data %g is out of range: the share of keys that are hot is between 0 and 1, as in 0.2", p.HotData)
+		}
+		if !(p.HotOps > 0 && p.HotOps < 1) {
+			bad(field+".hot_ops", "hot_ops %g is out of range: the share of operations the hot keys take is between 0 and 1, as in 0.8", p.HotOps)
+		}
+	}
+	if p.Distribution != DistZipfian && p.Distribution != DistLatest && p.Theta != 0 {
+		bad(field+".theta", "theta goes with the zipfian and latest distributions, not %s: leave it out", p.Distribution)
+	}
+	if p.Distribution != DistHotspot && (p.HotData != 0 || p.HotOps != 0) {
+		bad(field+".hot_data", "hot_data and hot_ops go with the hotspot distribution, not %s: leave them out", p.Distribution)
+	}
+}
+
+// MaxTheta is the largest zipfian skew a spec takes.
+const MaxTheta = 10
 
 // MarshalJSON writes durations as strings such as "60s".
 func (s Spec) MarshalJSON() ([]byte, error) {

@@ -18,6 +18,10 @@ const (
 	OpBatch  OpKind = "batch"
 	OpUpsert OpKind = "upsert"
 	OpQuery  OpKind = "query"
+	OpUpdate OpKind = "update"
+	OpDelete OpKind = "delete"
+	OpRange  OpKind = "range"
+	OpScan   OpKind = "scan"
 )
 
 // PartitionScheme is how a run's threads choose PartitionKeys.
@@ -29,6 +33,49 @@ const (
 	PartitionShared  PartitionScheme = "shared"
 	PartitionAppend  PartitionScheme = "append"
 	PartitionPrepend PartitionScheme = "prepend"
+	PartitionFixed   PartitionScheme = "fixed"
+)
+
+// DistributionName is how a workload picks among keys: which of its
+// PartitionKeys an operation goes to, and which existing row it reads.
+// The package workloads/keyspace draws them.
+type DistributionName string
+
+// Distributions; distributionTable describes each.
+const (
+	DistUniform    DistributionName = "uniform"
+	DistZipfian    DistributionName = "zipfian"
+	DistHotspot    DistributionName = "hotspot"
+	DistLatest     DistributionName = "latest"
+	DistSequential DistributionName = "sequential"
+)
+
+// NameStyle is how a fixed key space spells its keys.
+type NameStyle string
+
+// Name styles; nameTable describes each.
+const (
+	NamesRandom     NameStyle = "random"
+	NamesSequential NameStyle = "sequential"
+)
+
+// BucketPlace is where a synthetic key puts its hash bucket.
+type BucketPlace string
+
+// Bucket places; bucketTable describes each.
+const (
+	BucketPrefix BucketPlace = "prefix"
+	BucketSuffix BucketPlace = "suffix"
+)
+
+// OverloadMode is what open load does with a request that falls due while
+// every thread is busy.
+type OverloadMode string
+
+// Overload modes; overloadTable describes each.
+const (
+	OverloadDrop  OverloadMode = "drop"
+	OverloadQueue OverloadMode = "queue"
 )
 
 // LoadMode is when a run's threads send their requests.
@@ -58,16 +105,21 @@ const (
 
 type opRow struct {
 	Term[OpKind]
-	batched bool // one request carries BatchSize entities
-	reads   bool // reads entities the thread loaded first (Preload)
+	batched bool // one request carries BatchSize entities (at most)
+	reads   bool // picks among entities that exist: loaded first (Preload), or written earlier in the run
+	writes  int  // rows one request adds: 1, BatchSize (-1), or 0
 }
 
 var opTable = []opRow{
-	{Term[OpKind]{OpInsert, "single-entity inserts"}, false, false},
-	{Term[OpKind]{OpGet, "point gets of entities the thread loaded first"}, false, true},
-	{Term[OpKind]{OpBatch, "entity group transactions of batch-size inserts"}, true, false},
-	{Term[OpKind]{OpUpsert, "single-entity insert-or-replace"}, false, false},
-	{Term[OpKind]{OpQuery, "pages of batch-size entities of the thread's partition"}, true, true},
+	{Term[OpKind]{OpInsert, "single-entity inserts"}, false, false, 1},
+	{Term[OpKind]{OpGet, "point gets of entities that exist"}, false, true, 0},
+	{Term[OpKind]{OpBatch, "entity group transactions of batch-size inserts"}, true, false, -1},
+	{Term[OpKind]{OpUpsert, "single-entity insert-or-replace"}, false, false, 1},
+	{Term[OpKind]{OpQuery, "pages of batch-size entities of one partition"}, true, true, 0},
+	{Term[OpKind]{OpUpdate, "read-modify-write: a get, then a merge with If-Match, 412 counted as a conflict"}, false, true, 0},
+	{Term[OpKind]{OpDelete, "deletes of the oldest entity that exists"}, false, true, 0},
+	{Term[OpKind]{OpRange, "a RowKey range of 1 to batch-size entities within one partition"}, true, true, 0},
+	{Term[OpKind]{OpScan, "a page of batch-size entities across partitions, from a PartitionKey on"}, true, true, 0},
 }
 
 var partitionTable = []Term[PartitionScheme]{
@@ -75,6 +127,30 @@ var partitionTable = []Term[PartitionScheme]{
 	{PartitionShared, "one GUID PartitionKey for every thread of every VM"},
 	{PartitionAppend, "time-ordered, increasing keys: the append-only hot spot"},
 	{PartitionPrepend, "time-ordered, decreasing keys: the prepend hot spot"},
+	{PartitionFixed, "a fixed set of count PartitionKeys shared by every thread, picked by a distribution"},
+}
+
+var distributionTable = []Term[DistributionName]{
+	{DistUniform, "every key equally likely"},
+	{DistZipfian, "key i of N with probability (1/i^theta)/H(N,theta): a few keys take most operations"},
+	{DistHotspot, "a hot_data share of the keys takes a hot_ops share of the operations, uniform within each set"},
+	{DistLatest, "zipfian over recency: the newest keys most likely"},
+	{DistSequential, "each thread walks the keys in order, round and round"},
+}
+
+var nameTable = []Term[NameStyle]{
+	{NamesRandom, "keys spread over the key space like GUIDs"},
+	{NamesSequential, "keys adjacent in key order: p000001, p000002, ..."},
+}
+
+var bucketTable = []Term[BucketPlace]{
+	{BucketPrefix, "the bucket leads the key: a key's buckets spread over the key space"},
+	{BucketSuffix, "the bucket ends the key: a key's buckets stay adjacent"},
+}
+
+var overloadTable = []Term[OverloadMode]{
+	{OverloadDrop, "a request due while every thread is busy is dropped and counted, never sent (k6's arrival-rate executors)"},
+	{OverloadQueue, "it waits for a thread and its wait counts in its latency (wrk2)"},
 }
 
 var loadTable = []Term[LoadMode]{
@@ -131,6 +207,26 @@ func PartitionSchemes() Vocabulary[PartitionScheme] {
 // LoadModes returns the load modes.
 func LoadModes() Vocabulary[LoadMode] {
 	return Vocabulary[LoadMode]{Noun: "load mode", Terms: slices.Clone(loadTable)}
+}
+
+// Distributions returns the key distributions.
+func Distributions() Vocabulary[DistributionName] {
+	return Vocabulary[DistributionName]{Noun: "distribution", Terms: slices.Clone(distributionTable)}
+}
+
+// NameStyles returns the styles of a fixed key space's names.
+func NameStyles() Vocabulary[NameStyle] {
+	return Vocabulary[NameStyle]{Noun: "names", Terms: slices.Clone(nameTable)}
+}
+
+// BucketPlaces returns where a synthetic key may put its bucket.
+func BucketPlaces() Vocabulary[BucketPlace] {
+	return Vocabulary[BucketPlace]{Noun: "bucket_at", Terms: slices.Clone(bucketTable)}
+}
+
+// OverloadModes returns what open load may do when its threads are busy.
+func OverloadModes() Vocabulary[OverloadMode] {
+	return Vocabulary[OverloadMode]{Noun: "overload mode", Terms: slices.Clone(overloadTable)}
 }
 
 // RetryPolicies returns the retry policies.
@@ -190,9 +286,19 @@ func orList(items []string) string {
 // entities (a batch, or a query page) rather than one.
 func (o OpKind) Batched() bool { return o.row().batched }
 
-// ReadsPreloaded reports whether the operation reads entities each thread
-// loads, unmeasured, before the run (Spec.Preload of them).
+// ReadsPreloaded reports whether the operation picks among entities that
+// exist, which a run loads, unmeasured, before it starts (Spec.Preload of
+// them for each thread, or for each key of a fixed key space).
 func (o OpKind) ReadsPreloaded() bool { return o.row().reads }
+
+// Writes reports how many rows one request of the operation adds when it
+// carries n entities.
+func (o OpKind) Writes(n int) int {
+	if w := o.row().writes; w >= 0 {
+		return w
+	}
+	return n
+}
 
 // row returns the operation's row of opTable; an unknown one has no
 // abilities.

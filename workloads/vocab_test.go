@@ -75,8 +75,8 @@ func TestUnknownNamesListTheKnownOnes(t *testing.T) {
 		spoil func(*workloads.Spec)
 		want  string
 	}{
-		{"op", func(s *workloads.Spec) { s.Op = "fly" }, `op "fly" is not known: use insert, get, batch, upsert or query`},
-		{"partition", func(s *workloads.Spec) { s.Partition = "range" }, `partition scheme "range" is not known: use guid, shared, append or prepend`},
+		{"op", func(s *workloads.Spec) { s.Op = "fly" }, `op "fly" is not known: use insert, get, batch, upsert, query, update, delete, range or scan`},
+		{"partition", func(s *workloads.Spec) { s.Partition = "range" }, `partition scheme "range" is not known: use guid, shared, append, prepend or fixed`},
 		{"load", func(s *workloads.Spec) { s.Load = "burst" }, `load mode "burst" is not known: use closed or open`},
 		{"retry", func(s *workloads.Spec) { s.Retry.Policy = "often" }, `retry policy "often" is not known: use none, fixed, exponential, sdk or storage2010`},
 	} {
@@ -121,8 +121,8 @@ func TestEveryRetryPolicyHasDefaults(t *testing.T) {
 // it would have made.
 func TestSweepNamesAnUnknownValueOnce(t *testing.T) {
 	for _, c := range []struct{ name, file, want string }{
-		{"op", "op: fly\nvms: [1, 2, 4]\n", `op "fly" is not known: use insert, get, batch, upsert or query`},
-		{"partition", "partition: [guid, range]\nvms: [1, 2]\n", `partition scheme "range" is not known: use guid, shared, append or prepend`},
+		{"op", "op: fly\nvms: [1, 2, 4]\n", `op "fly" is not known: use insert, get, batch, upsert, query, update, delete, range or scan`},
+		{"partition", "partition: [guid, range]\nvms: [1, 2]\n", `partition scheme "range" is not known: use guid, shared, append, prepend or fixed`},
 		{"retry", "retry: often\nvms: [1, 2]\n", `retry policy "often" is not known: use none, fixed, exponential, sdk or storage2010`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

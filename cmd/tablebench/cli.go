@@ -49,7 +49,8 @@ type command struct {
 // commands returns the commands in the order they are listed.
 func commands() []command {
 	return []command{
-		{"run", "one run: VMs x threads of one operation against the engine or a Table endpoint", runCmd},
+		{"run", "one run: VMs x threads of one operation or a workload against the engine or a Table endpoint", runCmd},
+		{"workloads", "list the preset workloads (YCSB A-F, the case study's loads), or show one as a file", workloadsCmd},
 		{"figures", "reproduce Figures 3-15 and check every published claim", figuresCmd},
 		{"experiments", "test the case study's advice its figures never test: retries, keys, balancing, conflicts, today", experimentsCmd},
 		{"sweep", "a figure of your own: any run parameters as lists", sweepCmd},

@@ -150,7 +150,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--vms=x"}, `invalid value "x" for flag -vms`},
 		{[]string{"run", "--nosuch"}, "flag provided but not defined: -nosuch"},
 		{[]string{"run", "stray"}, `unexpected argument "stray"`},
-		{[]string{"run", "--op=delete"}, `op "delete" is not known`},
+		{[]string{"run", "--op=fly"}, `op "fly" is not known`},
 		{[]string{"run", "--op=batch", "--batch-size=101"}, "batch size 101 is out of range"},
 		{[]string{"run", "--partition=range"}, `partition scheme "range" is not known`},
 		{[]string{"run", "--vms=0"}, "0 VMs is out of range"},

@@ -1,7 +1,8 @@
 // Command tablebench benchmarks table stores with the Azure Table service's
 // model and reproduces the published case study of Azure Table storage.
 //
-//	tablebench run          one run: VMs x threads of one operation against the engine or a Table endpoint
+//	tablebench run          one run: VMs x threads of one operation or a workload against the engine or a Table endpoint
+//	tablebench workloads    list the preset workloads (YCSB A-F, the case study's loads), or show one as a file
 //	tablebench figures      reproduce Figures 3-15 and check every published claim
 //	tablebench experiments  test the case study's advice its figures never test: retries, keys, balancing, conflicts, today
 //	tablebench sweep        a figure of your own: any run parameters as lists

@@ -5,11 +5,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
@@ -19,10 +23,12 @@ import (
 
 // specFlags binds a run spec's flags.
 type specFlags struct {
-	spec   workloads.Spec
-	vmSize string
-	retry  workloads.RetryPolicy
-	jobID  string
+	spec     workloads.Spec
+	vmSize   string
+	retry    workloads.RetryPolicy
+	jobID    string
+	workload string
+	stdin    io.Reader // what --workload - reads
 }
 
 // nameFlag binds a flag to a spec field named from a workloads
@@ -60,20 +66,23 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.jobID, "job-id", "", "job ID, the first part of every RowKey (default tb, or a fresh one with --table)")
 	fs.StringVar(&s.spec.Table, "table", "", "a table to share with other runs: created if absent, never deleted; runs with the same --seed and --partition shared then load one partition together (default: a fresh table per run, deleted at its end)")
 	fs.DurationVar(&s.spec.RequestTimeout, "request-timeout", d.RequestTimeout, "how long a request may wait for its answer before it counts as a client timeout (target time); it bounds table setup too; 0 waits forever")
+	fs.StringVar(&s.workload, "workload", "", "a workload `file` (YAML or JSON; - reads standard input) or preset name (tablebench workloads lists them): the run's operations, keys, rows, entities and load; flags given beside it override its fields")
+	fs.Var(nameFlag[workloads.OverloadMode]{&s.spec.Overload}, "overload", "open load: what a request due while every thread is busy does: "+workloads.OverloadModes().Help()+" (default drop)")
 }
 
 // contradictions refuses spec flags that the other flags make meaningless.
 func (s *specFlags) contradictions(fs *flag.FlagSet) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["batch-size"] && !s.spec.Op.Batched() {
+	if set["batch-size"] && s.workload == "" && !s.spec.Op.Batched() {
 		return usagef("--batch-size %d does nothing with --op %s: it sets the entities of a batch (--op batch) or of a query page (--op query); leave it out, or change --op", s.spec.BatchSize, s.spec.Op)
 	}
 	return nil
 }
 
-// resolve finishes the spec after parsing and validates it.
-func (s *specFlags) resolve() (workloads.Spec, error) {
+// resolve finishes the spec after parsing and validates it: the flags', or
+// the workload's with the flags given beside it.
+func (s *specFlags) resolve(fs *flag.FlagSet) (workloads.Spec, error) {
 	sz, err := vm.ParseSize(s.vmSize)
 	if err != nil {
 		return s.spec, usagef("--vm-size: %v", err)
@@ -98,10 +107,106 @@ func (s *specFlags) resolve() (workloads.Spec, error) {
 			s.spec.Load = workloads.LoadOpen
 		}
 	}
+	if s.workload != "" {
+		return s.fromWorkload(fs)
+	}
 	if err := s.spec.Validate(); err != nil {
 		return s.spec, usagef("%v", err)
 	}
 	return s.spec, nil
+}
+
+// fromWorkload returns the workload's spec with the spec flags the command
+// line set, and the settings a workload does not hold (seed, job, table,
+// shard, request timeout), as the flags give them.
+func (s *specFlags) fromWorkload(fs *flag.FlagSet) (workloads.Spec, error) {
+	parsed, err := readWorkload(s.workload, s.stdin)
+	if err != nil {
+		return s.spec, usagef("--workload: %v", err)
+	}
+	f := &s.spec
+	base := workloads.DefaultSpec()
+	base.Seed, base.JobID, base.Table, base.RequestTimeout = f.Seed, f.JobID, f.Table, f.RequestTimeout
+	base.Shard, base.Shards, base.StartAt, base.Rendezvous = f.Shard, f.Shards, f.StartAt, f.Rendezvous
+	w, err := parsed.Workload.Spec(base)
+	if err != nil {
+		return s.spec, usagef("--workload: %v", parsed.Located(err))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	for name, apply := range overrides {
+		if set[name] {
+			apply(&w, f)
+		}
+	}
+	if set["rate"] && !set["load"] && f.Rate > 0 {
+		w.Load, w.Stages = workloads.LoadOpen, nil
+	}
+	if err := w.Validate(); err != nil {
+		if set := flagsSet(set); len(set) > 0 {
+			return w, usagef("--workload with %s: %v", strings.Join(set, " "), err)
+		}
+		return w, usagef("--workload: %v", parsed.Located(err))
+	}
+	return w, nil
+}
+
+// flagsSet lists the spec flags that were set, as --name.
+func flagsSet(set map[string]bool) []string {
+	var out []string
+	for name := range overrides {
+		if set[name] {
+			out = append(out, "--"+name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// overrides copy a spec flag's value over a workload's, for the flags the
+// command line sets beside --workload.
+var overrides = map[string]func(w, f *workloads.Spec){
+	"op":          func(w, f *workloads.Spec) { w.Op, w.Mix = f.Op, nil },
+	"batch-size":  func(w, f *workloads.Spec) { w.BatchSize = f.BatchSize },
+	"partition":   func(w, f *workloads.Spec) { w.Partition = f.Partition },
+	"vms":         func(w, f *workloads.Spec) { w.VMs = f.VMs },
+	"threads":     func(w, f *workloads.Spec) { w.Threads = f.Threads },
+	"vm-size":     func(w, f *workloads.Spec) { w.VMSize = f.VMSize },
+	"entity-size": func(w, f *workloads.Spec) { w.EntitySize, w.EntityMax = f.EntitySize, 0 },
+	"duration":    func(w, f *workloads.Spec) { w.Duration = f.Duration },
+	"warmup":      func(w, f *workloads.Spec) { w.Warmup = f.Warmup },
+	"retry":       func(w, f *workloads.Spec) { w.Retry = f.Retry },
+	"load":        func(w, f *workloads.Spec) { w.Load = f.Load },
+	"rate":        func(w, f *workloads.Spec) { w.Rate = f.Rate },
+	"preload":     func(w, f *workloads.Spec) { w.Preload = f.Preload },
+	"overload":    func(w, f *workloads.Spec) { w.Overload = f.Overload },
+}
+
+// readWorkload reads --workload's argument: - is standard input, a preset's
+// name a preset, anything else a file.
+func readWorkload(arg string, stdin io.Reader) (*workloads.ParsedWorkload, error) {
+	var data []byte
+	var err error
+	switch {
+	case arg == "-":
+		if stdin == nil {
+			return nil, fmt.Errorf("no standard input to read")
+		}
+		data, err = io.ReadAll(stdin)
+	default:
+		data, err = os.ReadFile(arg)
+		if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(arg, "/.") {
+			p, perr := workloads.LookupPreset(arg)
+			if perr != nil {
+				return nil, perr
+			}
+			return p.Workload()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return workloads.ParseWorkload(data)
 }
 
 // runFlags are run's flags: a spec, a target, a shard and what to do with
@@ -128,7 +233,7 @@ func newRunFlags(e *env) (*flagSet, *runFlags) {
 }
 
 // resolve checks the flags against one another and returns the run's spec.
-func (r *runFlags) resolve(fs *flagSet, getenv func(string) string) (workloads.Spec, error) {
+func (r *runFlags) resolve(fs *flagSet, getenv func(string) string, stdin io.Reader) (workloads.Spec, error) {
 	if err := r.target.contradictions(fs.FlagSet); err != nil {
 		return workloads.Spec{}, err
 	}
@@ -140,7 +245,8 @@ func (r *runFlags) resolve(fs *flagSet, getenv func(string) string) (workloads.S
 		return workloads.Spec{}, usagef("shards meet in the service's table: a sharded run needs --target table (a served engine will do)")
 	}
 	r.shard.apply(&r.spec.spec, k, n, startAt)
-	spec, err := r.spec.resolve()
+	r.spec.stdin = stdin
+	spec, err := r.spec.resolve(fs.FlagSet)
 	if err != nil {
 		return spec, err
 	}
@@ -161,7 +267,7 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	spec, err := r.resolve(fs, e.getenv)
+	spec, err := r.resolve(fs, e.getenv, e.stdin)
 	if err != nil {
 		return err
 	}

@@ -89,7 +89,7 @@ func (t *targetFlags) confirm(e *env, endpoint string, specs []workloads.Spec) e
 			n = s.Rate * secs
 		}
 		requests += n
-		entities += n * float64(s.EntitiesPerRequest())
+		entities += n * float64(s.EntitiesPerRequest(s.Op))
 		if s.Op == workloads.OpGet || s.Op == workloads.OpQuery {
 			loaded := float64(s.VMs * s.Threads * s.Preload)
 			entities += loaded
