@@ -95,7 +95,7 @@ func TestSequentialKeysSortInItemOrder(t *testing.T) {
 // 0..items-1 in every bucket, in key order.
 func sortedItems(names Names, items int) (item, bucket []int) {
 	type kb struct {
-		key     string
+		key  string
 		i, b int
 	}
 	var all []kb
