@@ -12,6 +12,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/tables"
+	"github.com/tablebench/tablebench/workloads/keyspace"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
@@ -53,9 +55,6 @@ type Identity struct {
 func NewCoordinator(spec Spec, t Target) (*Coordinator, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
-	}
-	if len(spec.Mix) > 0 || spec.Partition == PartitionFixed {
-		return nil, errors.New("this build runs one operation over the case study's partition schemes: mixes and fixed key spaces come with the workload runner")
 	}
 	r := &Coordinator{spec: spec, target: t, cost: vm.DefaultCost()}
 	if spec.Shards > 1 && r.virtual() {
@@ -113,6 +112,10 @@ type worker struct {
 	machine *vm.VM // nil when the target is a real client
 	rng     *mrand.Rand
 	keys    *keys
+	fixed   *fixedKeys // the fixed scheme's key space, shared by every thread
+	mix     mixer
+	keyPick keyspace.Chooser // the fixed scheme's: which key
+	rowPick keyspace.Chooser // which existing row
 	pay     payloads
 	rec     *results.Recorder
 	op      Op
@@ -141,8 +144,8 @@ func (r *Coordinator) Run(ctx context.Context) (*results.Run, error) {
 		defer r.dropTable(ctx, table)
 	}
 	workers, machines := r.buildWorkers(table)
-	if s.Op.ReadsPreloaded() {
-		r.announce(false, "loading %d entities for the threads to read (not measured)", len(workers)*s.Preload)
+	if s.Reads() {
+		r.announce(false, "loading %d entities for the threads to read (not measured)", r.loading(len(workers)))
 		if err := r.preload(ctx, table, workers); err != nil {
 			return nil, fmt.Errorf("loading the entities to read: %w", timeoutHint(err, r.spec.RequestTimeout))
 		}
@@ -253,6 +256,10 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 	}
 	var workers []*worker
 	var machines []*vm.VM
+	var fixed *fixedKeys
+	if s.Partition == PartitionFixed {
+		fixed = newFixedKeys(s)
+	}
 	for v := 1; v <= s.VMs; v++ {
 		if s.Shards > 1 && (v-1)%s.Shards != s.Shard { // another shard's VM
 			continue
@@ -264,10 +271,14 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 		}
 		for th := 1; th <= s.Threads; th++ {
 			rng := mrand.New(mrand.NewPCG(threadSeed, uint64(v)<<32|uint64(th)))
-			w := &worker{r: r, vmID: v, id: th, machine: machine, rng: rng}
+			w := &worker{r: r, vmID: v, id: th, machine: machine, rng: rng, fixed: fixed, mix: newMixer(s), rowPick: chooser(s.Rows)}
 			w.keys = newKeys(s, sharedPK, v, th, rng)
-			pkLen := len(w.keys.partitionKey(clock.Now().UnixNano()))
-			w.pay = newPayloads(rng, s.EntitySize, pkLen, len(w.keys.prefix)+10)
+			pkLen, rkLen := len(w.keys.partitionKey(clock.Now().UnixNano())), len(w.keys.prefix)+10
+			if fixed != nil {
+				w.keyPick = chooser(s.Keys.Pick)
+				pkLen, rkLen = fixed.names.KeyLen(), len(fixed.rowPrefix)+10
+			}
+			w.pay = newPayloads(rng, s.EntitySize, s.EntityMax, pkLen, rkLen)
 			w.op.Table = table
 			workers = append(workers, w)
 		}
@@ -461,11 +472,22 @@ func alnum(job string) string {
 	}, job)
 }
 
-// preload stores the entities each thread of a get or query run reads back;
-// it is not measured.
+// loading returns how many entities the run loads before it starts.
+func (r *Coordinator) loading(threads int) int {
+	if r.spec.Partition == PartitionFixed {
+		return r.spec.Keys.Count * r.spec.Preload
+	}
+	return threads * r.spec.Preload
+}
+
+// preload stores the entities that the run's reads pick among before it
+// starts: each thread's own, or, for a fixed key space, Preload rows of
+// every key; it is not measured.
 func (r *Coordinator) preload(ctx context.Context, table string, workers []*worker) error {
 	clock := r.target.Clock()
-	loader, direct := r.target.(Loader)
+	if f := workers[0].fixed; f != nil {
+		return r.preloadFixed(ctx, table, f, workers[0])
+	}
 	for _, w := range workers {
 		for range r.spec.Preload {
 			w.keys.loaded = append(w.keys.loaded, tables.Entity{
@@ -473,31 +495,60 @@ func (r *Coordinator) preload(ctx context.Context, table string, workers []*work
 				Properties: w.pay.nextProps(),
 			})
 		}
-		if direct {
-			if err := loader.Load(ctx, table, w.keys.loaded); err != nil {
-				return err
-			}
-			continue
+		if err := r.store(ctx, table, w.keys.loaded, func() uint64 { return w.rng.Uint64() }); err != nil {
+			return err
 		}
-		sess := r.target.NewSession(w.rng.Uint64())
-		ents := w.keys.loaded
-		for len(ents) > 0 {
-			n := 1
-			for n < len(ents) && n < 100 && ents[n].PartitionKey == ents[0].PartitionKey {
-				n++
-			}
-			op := Op{Kind: OpBatch, Table: table}
-			for _, e := range ents[:n] {
-				op.Batch = append(op.Batch, tables.BatchOp{Kind: tables.BatchUpsertReplace, Entity: e})
-			}
-			rctx, cancel := r.requestContext(ctx)
-			_, err := sess.Do(rctx, &op)
-			cancel()
-			if err != nil {
-				return err
-			}
-			ents = ents[n:]
+		if !w.keys.timeOrdered() {
+			w.keys.loaded = nil // their keys are known from their numbers
 		}
+	}
+	return nil
+}
+
+// preloadFixed stores Preload rows in every key of a fixed key space, a
+// thousand keys at a time, and counts them as existing.
+func (r *Coordinator) preloadFixed(ctx context.Context, table string, f *fixedKeys, w *worker) error {
+	var ents []tables.Entity
+	for lo := int64(0); lo < f.count; lo += 1000 {
+		ents = ents[:0]
+		for item := lo; item < min(lo+1000, f.count); item++ {
+			first := f.claim(item, r.spec.Preload)
+			for i := range int64(r.spec.Preload) {
+				rk := f.rowKey(first + i)
+				ents = append(ents, tables.Entity{PartitionKey: f.place(item, rk), RowKey: rk, Properties: w.pay.nextProps()})
+			}
+		}
+		slices.SortStableFunc(ents, func(a, b tables.Entity) int { return strings.Compare(a.PartitionKey, b.PartitionKey) })
+		if err := r.store(ctx, table, ents, func() uint64 { return w.rng.Uint64() }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// store stores entities before the run, directly where the target can,
+// else in batches of the entities of one partition that lie together.
+func (r *Coordinator) store(ctx context.Context, table string, ents []tables.Entity, seed func() uint64) error {
+	if loader, ok := r.target.(Loader); ok {
+		return loader.Load(ctx, table, ents)
+	}
+	sess := r.target.NewSession(seed())
+	for len(ents) > 0 {
+		n := 1
+		for n < len(ents) && n < 100 && ents[n].PartitionKey == ents[0].PartitionKey {
+			n++
+		}
+		op := Op{Kind: OpBatch, Table: table}
+		for _, e := range ents[:n] {
+			op.Batch = append(op.Batch, tables.BatchOp{Kind: tables.BatchUpsertReplace, Entity: e})
+		}
+		rctx, cancel := r.requestContext(ctx)
+		_, err := sess.Do(rctx, &op)
+		cancel()
+		if err != nil {
+			return err
+		}
+		ents = ents[n:]
 	}
 	return nil
 }
@@ -516,8 +567,6 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 	}
 	clock := w.r.target.Clock()
 	sess := w.r.target.NewSession(w.rng.Uint64())
-	n := s.EntitiesPerRequest(s.Op)
-	work := w.clientWork(n)
 	// Threads start within 10 ms of each other, not in lockstep.
 	next := start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
 	var interval time.Duration
@@ -546,10 +595,22 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 			due = intended
 			lag = max(0, now.Sub(intended))
 		}
-		w.prepare(clock)
+		kind := w.mix.next(w.rng)
+		w.prepare(clock, kind)
 		var ok bool
-		if next, ok = w.request(ctx, stop, sess, n, work, due, sent, lag); !ok {
+		var err error
+		if next, err, ok = w.request(ctx, stop, sess, due, sent, lag); !ok {
 			break
+		}
+		if kind == OpUpdate && err == nil { // the read succeeded: now its write
+			if clock.SleepUntil(stop, next) != nil {
+				break
+			}
+			w.prepareWrite()
+			sent = clock.Now()
+			if next, _, ok = w.request(ctx, stop, sess, sent, sent, 0); !ok {
+				break
+			}
 		}
 		if open { // a pause after an error still holds the thread
 			intended = intended.Add(interval)
@@ -561,6 +622,7 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 	if open && ctx.Err() == nil {
 		// Requests due in the window that the thread never got to send.
 		end := clock.Now()
+		n := s.EntitiesPerRequest(s.Op)
 		for ; intended.Before(to); intended = intended.Add(interval) {
 			if !intended.Before(from) {
 				w.rec.Record(string(s.Op), n, intended, end, results.OutcomeNotSent, max(0, end.Sub(intended)), false)
@@ -570,26 +632,30 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 	return nil
 }
 
-// clientWork is the client CPU one request of n entities costs the
+// clientWork is the client CPU the request in the worker's Op costs the
 // modelled VM.
-func (w *worker) clientWork(n int) time.Duration {
-	switch w.r.spec.Op {
-	case OpGet:
-		return w.r.cost.Get
-	case OpQuery:
-		return w.r.cost.Get + time.Duration(n)*w.r.cost.PerEntity
+func (w *worker) clientWork() time.Duration {
+	c := &w.r.cost
+	switch w.op.Kind {
+	case OpGet, OpDelete:
+		return c.Get
+	case OpQuery, OpRange, OpScan:
+		return c.Get + time.Duration(w.op.Query.Top)*c.PerEntity
+	case OpBatch:
+		return c.Write(len(w.op.Batch))
 	default:
-		return w.r.cost.Write(n)
+		return c.Write(1)
 	}
 }
 
 // request sends the prepared operation, and retries it as the policy says,
 // recording each attempt; it returns when the thread may send its next
-// request, or false once the run is over: at the deadline, or interrupted
-// (an interrupted request is not a result).
-func (w *worker) request(ctx, stop context.Context, sess Session, n int, work time.Duration, due, sent time.Time, lag time.Duration) (time.Time, bool) {
+// request and the last attempt's error, or false once the run is over: at
+// the deadline, or interrupted (an interrupted request is not a result).
+func (w *worker) request(ctx, stop context.Context, sess Session, due, sent time.Time, lag time.Duration) (time.Time, error, bool) {
 	s := &w.r.spec
 	clock := w.r.target.Clock()
+	work := w.clientWork()
 	for attempt := 0; ; attempt++ {
 		w.op.Ready = time.Time{}
 		if w.machine != nil {
@@ -599,7 +665,7 @@ func (w *worker) request(ctx, stop context.Context, sess Session, n int, work ti
 		done, err := sess.Do(rctx, &w.op)
 		cancel()
 		if err != nil && ctx.Err() != nil {
-			return time.Time{}, false // interrupted: the run is marked so, and this request is not a result
+			return time.Time{}, err, false // interrupted: the run is marked so, and this request is not a result
 		}
 		if attempt > 0 && s.TxnID && Outcome(err) == tables.CodeEntityAlreadyExists {
 			// A retried insert that conflicts may be our own earlier
@@ -609,31 +675,35 @@ func (w *worker) request(ctx, stop context.Context, sess Session, n int, work ti
 				done, err = at, nil
 			}
 		}
-		w.record(n, due, done, err, lag, attempt > 0)
+		w.record(due, done, err, lag, attempt > 0)
 		if err == nil {
-			return done, true
+			return done, nil, true
 		}
 		if s.Retry.Policy == RetryNone {
-			return done.Add(s.Retry.Pause), true
+			return done.Add(s.Retry.Pause), err, true
 		}
 		if !retriable(err) || attempt >= s.Retry.MaxRetries {
-			return done, true
+			return done, err, true
 		}
 		if clock.SleepUntil(stop, done.Add(w.backoff(attempt+1))) != nil {
-			return time.Time{}, false
+			return time.Time{}, err, false
 		}
 		sent = clock.Now()
 		due, lag = sent, 0
 	}
 }
 
-// record records an attempt of n entities (a query's: those it returned).
-func (w *worker) record(n int, due, done time.Time, err error, lag time.Duration, retry bool) {
-	s := &w.r.spec
-	if s.Op == OpQuery {
+// record records an attempt of the worker's Op: the entities it carried,
+// or a page the entities it returned.
+func (w *worker) record(due, done time.Time, err error, lag time.Duration, retry bool) {
+	n := 1
+	switch w.op.Kind {
+	case OpBatch:
+		n = len(w.op.Batch)
+	case OpQuery, OpRange, OpScan:
 		n = w.op.Returned
 	}
-	w.rec.Record(string(s.Op), n, due, done, Outcome(err), lag, retry)
+	w.rec.Record(string(w.op.Kind), n, due, done, Outcome(err), lag, retry)
 }
 
 // backoff returns the delay before retry number try (1-based).
@@ -656,36 +726,6 @@ func (w *worker) backoff(try int) time.Duration {
 		return d
 	}
 	return r.Delay
-}
-
-// prepare fills the worker's Op with its next request.
-func (w *worker) prepare(clock clock.Clock) {
-	s := &w.r.spec
-	op := &w.op
-	op.Kind = s.Op
-	switch s.Op {
-	case OpInsert, OpUpsert:
-		pk := w.keys.partitionKey(clock.Now().UnixNano())
-		op.Entity = tables.Entity{PartitionKey: pk, RowKey: w.keys.rowKey(), Properties: w.props()}
-		if s.TxnID {
-			w.txn = fmt.Sprintf("%016x", w.rng.Uint64())
-			op.Entity.Properties = append(op.Entity.Properties[:len(op.Entity.Properties):len(op.Entity.Properties)], tables.String(TxnProperty, w.txn))
-		}
-	case OpBatch:
-		pk := w.keys.partitionKey(clock.Now().UnixNano())
-		w.batch, w.rks = w.batch[:0], w.keys.rowKeys(w.rks[:0], s.BatchSize)
-		for _, rk := range w.rks {
-			w.batch = append(w.batch, tables.BatchOp{Kind: tables.BatchInsert, Entity: tables.Entity{PartitionKey: pk, RowKey: rk, Properties: w.props()}})
-		}
-		op.Batch = w.batch
-	case OpGet:
-		e := w.keys.nextRead()
-		op.PartitionKey, op.RowKey = e.PartitionKey, e.RowKey
-	case OpQuery:
-		e := w.keys.nextRead()
-		q := fmt.Sprintf("PartitionKey eq '%s' and RowKey ge '%s'", strings.ReplaceAll(e.PartitionKey, "'", "''"), strings.ReplaceAll(e.RowKey, "'", "''"))
-		op.Query = tables.Query{Filter: q, Top: s.BatchSize}
-	}
 }
 
 func (w *worker) props() []tables.Property { return w.pay.nextProps() }

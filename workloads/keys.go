@@ -31,15 +31,15 @@ func guidFrom(rng *rand.Rand) string {
 
 // keys generates one thread's keys.
 type keys struct {
-	scheme  PartitionScheme
-	pk      string // guid and shared
-	prefix  string // JobID_VMID_WorkerID_
-	index   int
-	suffix  string // makes time-ordered keys of different threads distinct
-	rowBuf  []byte
-	ends    []int           // rowKeys: where each key ends in rowBuf
-	loaded  []tables.Entity // get and query: what the thread loaded, in RowKey order
-	readPos int
+	scheme PartitionScheme
+	pk     string // guid and shared
+	prefix string // JobID_VMID_WorkerID_
+	index  int
+	suffix string // makes time-ordered keys of different threads distinct
+	rowBuf []byte
+	ends   []int           // rowKeys: where each key ends in rowBuf
+	loaded []tables.Entity // what the thread loaded for its reads, in RowKey order
+	low    int             // the oldest of its rows that exists: deletes take them in order
 }
 
 func newKeys(spec *Spec, sharedPK string, vmID, worker int, rng *rand.Rand) *keys {
@@ -92,25 +92,43 @@ func (k *keys) rowKeys(dst []string, n int) []string {
 
 // appendRowKey appends the next RowKey to b.
 func (k *keys) appendRowKey(b []byte) []byte {
-	b = append(b, k.prefix...)
-	if i := k.index; i >= 0 && i < 1e10 { // ten digits, written in place
-		b = append(b, "0000000000"...)
-		for j := len(b) - 1; i > 0; j-- {
-			b[j] = byte('0' + i%10)
-			i /= 10
-		}
-	} else {
-		b = strconv.AppendInt(b, int64(i), 10)
-	}
+	b = appendIndex(append(b, k.prefix...), int64(k.index))
 	k.index++
 	return b
 }
 
-// nextRead returns the next loaded entity to read back, in RowKey order.
-func (k *keys) nextRead() *tables.Entity {
-	e := &k.loaded[k.readPos]
-	k.readPos = (k.readPos + 1) % len(k.loaded)
-	return e
+// timeOrdered reports whether the scheme's PartitionKeys follow the clock,
+// so that a row's key is known only if the thread kept it.
+func (k *keys) timeOrdered() bool {
+	return k.scheme == PartitionAppend || k.scheme == PartitionPrepend
+}
+
+// readable is where the thread's rows that a read may pick end: every row
+// it wrote to its own or the shared partition, or, where keys follow the
+// clock, the rows it loaded and kept.
+func (k *keys) readable() int {
+	if k.timeOrdered() {
+		return len(k.loaded)
+	}
+	return k.index
+}
+
+// row returns the thread's row number i, and where the range of span rows
+// from it ends when that is known.
+func (k *keys) row(i, span int, ok bool) row {
+	if k.timeOrdered() {
+		if i >= len(k.loaded) { // none left to read: a key no row has
+			return row{pk: k.partitionKey(0), rk: k.rowKeyAt(k.index), ok: false}
+		}
+		e := &k.loaded[i]
+		return row{pk: e.PartitionKey, rk: e.RowKey, ok: ok}
+	}
+	return row{pk: k.pk, rk: k.rowKeyAt(i), next: k.rowKeyAt(i + span), ok: ok}
+}
+
+// rowKeyAt returns the thread's RowKey number i.
+func (k *keys) rowKeyAt(i int) string {
+	return string(appendIndex(append(make([]byte, 0, len(k.prefix)+10), k.prefix...), int64(i)))
 }
 
 // payloads holds a thread's random payloads, made once so that the
@@ -129,7 +147,24 @@ const payloadAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 // Payload string while a string property holds them (32K characters, some
 // 64 KiB of entity), and into Payload, Payload2, Payload3, ... of nearly
 // equal lengths beyond that, as a writer of larger entities must.
-func newPayloads(rng *rand.Rand, size, pkLen, rkLen int) payloads {
+//
+// With a largest size above size, the entities' sizes are drawn uniformly
+// from size to largest: 64 of them, which the thread's writes cycle
+// through.
+func newPayloads(rng *rand.Rand, size, largest, pkLen, rkLen int) payloads {
+	if largest <= size {
+		return newPayloadsOf(rng, size, pkLen, rkLen, 8)
+	}
+	var p payloads
+	for range 64 {
+		one := newPayloadsOf(rng, size+rng.IntN(largest-size+1), pkLen, rkLen, 1)
+		p.props = append(p.props, one.props...)
+	}
+	return p
+}
+
+// newPayloadsOf makes n payloads of one size.
+func newPayloadsOf(rng *rand.Rand, size, pkLen, rkLen, count int) payloads {
 	room := size - 4 - 2*(pkLen+rkLen) // for the properties
 	names := []string{"Payload"}
 	chars := func() int { // the characters the properties' values can hold
@@ -144,7 +179,7 @@ func newPayloads(rng *rand.Rand, size, pkLen, rkLen int) payloads {
 	}
 	n := chars()
 	var p payloads
-	for range 8 {
+	for range count {
 		props := make([]tables.Property, len(names))
 		for j, name := range names {
 			length := n / len(names)

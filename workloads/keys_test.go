@@ -54,7 +54,7 @@ func TestPayloadSizes(t *testing.T) {
 	pk := uuid.NewString()
 	const rk = "tb_1_7_0000000001"
 	for _, size := range []int{minEntitySize, 1023, 1024, 65_536, 65_600, 65_700, 131_200, 200_001, 1 << 20} {
-		p := newPayloads(rand.New(rand.NewPCG(1, 2)), size, len(pk), len(rk))
+		p := newPayloads(rand.New(rand.NewPCG(1, 2)), size, 0, len(pk), len(rk))
 		for range 3 {
 			ent := tables.Entity{PartitionKey: pk, RowKey: rk, Properties: p.nextProps()}
 			if got := ent.Size(); got != size && got != size-1 {

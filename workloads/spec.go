@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/tables"
+	"github.com/tablebench/tablebench/workloads/keyspace"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
@@ -377,14 +378,14 @@ func (s *Spec) validateKeys(bad func(field, format string, args ...any), vocab f
 			bad("keys", "partition scheme %s has no key space to pick from: count, distribution, names and buckets go with the fixed scheme", s.Partition)
 		}
 	} else {
-		if k.Count < 1 || k.Count > 100_000_000 {
-			bad("keys.count", "the fixed scheme needs a count of keys from 1 to 100000000, not %d", k.Count)
+		if k.Count < 1 || k.Count > MaxKeys {
+			bad("keys.count", "the fixed scheme needs a count of keys from 1 to %d, not %d", MaxKeys, k.Count)
 		}
 		validatePick("keys.pick", k.Pick, bad, vocab)
 		vocab("keys.names", NameStyles().Check(k.Names))
 		vocab("keys.bucket_at", BucketPlaces().Check(k.BucketAt))
-		if k.Buckets < 1 || k.Buckets > 1000 {
-			bad("keys.buckets", "buckets %d is out of range: use 1 to 1000 partitions per key", k.Buckets)
+		if k.Buckets < 1 || k.Buckets > keyspace.MaxBuckets {
+			bad("keys.buckets", "buckets %d is out of range: use 1 to %d partitions per key", k.Buckets, keyspace.MaxBuckets)
 		} else if k.Buckets > 1 && s.has(func(o OpKind) bool { return o == OpBatch }) {
 			bad("keys.buckets", "batch with %d buckets: a batch's entities share one partition, and buckets spread a key's rows over %d; use buckets: 1, or leave batch out of the mix", k.Buckets, k.Buckets)
 		}
@@ -418,8 +419,9 @@ func validatePick(field string, p Pick, bad func(field, format string, args ...a
 	}
 }
 
-// MaxTheta is the largest zipfian skew a spec takes.
-const MaxTheta = 10
+// MaxTheta is the largest zipfian skew a spec takes: past it the top key
+// takes nearly every operation, so a larger one is a typo.
+const MaxTheta = keyspace.MaxTheta
 
 // MarshalJSON writes durations as strings such as "60s".
 func (s Spec) MarshalJSON() ([]byte, error) {

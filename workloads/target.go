@@ -61,11 +61,18 @@ type Describer interface {
 type Op struct {
 	Kind         OpKind
 	Table        string
-	Entity       tables.Entity    // insert and upsert
+	Entity       tables.Entity    // insert, upsert and update
 	Batch        []tables.BatchOp // batch
-	PartitionKey string           // get
-	RowKey       string           // get
-	Query        tables.Query     // query
+	PartitionKey string           // get and delete
+	RowKey       string           // get and delete
+	Query        tables.Query     // query, range and scan
+	// Merge makes an upsert insert-or-merge; without it, insert-or-replace.
+	Merge bool
+	// IfMatch is the version an update or a delete requires: an ETag a
+	// get returned, or "*" for any.
+	IfMatch string
+	// ETag is set by a get that succeeded: the entity's version.
+	ETag string
 	// Ready is when the client's own work on the request is done and it
 	// leaves the client; zero means now. Set by the harness's client model.
 	Ready time.Time

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/keyspace"
 )
 
 // lists are each vocabulary's names, by the flag and sweep key that take
@@ -134,5 +135,13 @@ func TestSweepNamesAnUnknownValueOnce(t *testing.T) {
 				t.Fatalf("got %v, want %s", err, c.want)
 			}
 		})
+	}
+}
+
+// TestDistributionsAreTheKeyspaces: the distributions a spec names are
+// the ones package keyspace draws, in its order.
+func TestDistributionsAreTheKeyspaces(t *testing.T) {
+	if got, want := strs(workloads.Distributions().Names()), keyspace.Distributions(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("the table has %v, keyspace %v", got, want)
 	}
 }

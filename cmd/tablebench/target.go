@@ -90,8 +90,11 @@ func (t *targetFlags) confirm(e *env, endpoint string, specs []workloads.Spec) e
 		}
 		requests += n
 		entities += n * float64(s.EntitiesPerRequest(s.Op))
-		if s.Op == workloads.OpGet || s.Op == workloads.OpQuery {
+		if s.Reads() {
 			loaded := float64(s.VMs * s.Threads * s.Preload)
+			if s.Partition == workloads.PartitionFixed {
+				loaded = float64(s.Keys.Count * s.Preload)
+			}
 			entities += loaded
 			requests += loaded / 100 // loaded in batches
 		}

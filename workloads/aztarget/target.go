@@ -388,10 +388,24 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (done time.Time, err
 		_, err = c.AddEntity(ctx, s.buf, nil)
 	case workloads.OpUpsert:
 		s.buf = odata.AppendEntity(s.buf[:0], &op.Entity)
-		_, err = c.UpsertEntity(ctx, s.buf, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace})
+		mode := aztables.UpdateModeReplace
+		if op.Merge {
+			mode = aztables.UpdateModeMerge
+		}
+		_, err = c.UpsertEntity(ctx, s.buf, &aztables.UpsertEntityOptions{UpdateMode: mode})
+	case workloads.OpUpdate:
+		s.buf = odata.AppendEntity(s.buf[:0], &op.Entity)
+		etag := azcore.ETag(op.IfMatch)
+		_, err = c.UpdateEntity(ctx, s.buf, &aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeMerge, IfMatch: &etag})
+	case workloads.OpDelete:
+		etag := azcore.ETag(op.IfMatch)
+		_, err = c.DeleteEntity(ctx, op.PartitionKey, op.RowKey, &aztables.DeleteEntityOptions{IfMatch: &etag})
 	case workloads.OpGet:
 		var resp aztables.GetEntityResponse
 		resp, err = c.GetEntity(ctx, op.PartitionKey, op.RowKey, nil)
+		if err == nil {
+			op.ETag = string(resp.ETag)
+		}
 		if err == nil && op.Read != nil {
 			e, derr := odata.DecodeEntity(resp.Value, nil)
 			if derr != nil {
@@ -406,7 +420,7 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (done time.Time, err
 		}
 		_, err = c.SubmitTransaction(ctx, actions, nil)
 		return time.Time{}, s.t.convert(err, true)
-	case workloads.OpQuery:
+	case workloads.OpQuery, workloads.OpRange, workloads.OpScan:
 		top := int32(op.Query.Top)
 		opts := &aztables.ListEntitiesOptions{Filter: &op.Query.Filter}
 		if top > 0 {

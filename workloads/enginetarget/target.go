@@ -126,17 +126,28 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
 	case workloads.OpInsert:
 		_, err = s.cl.Insert(ctx, op.Table, op.Entity)
 	case workloads.OpUpsert:
-		_, err = s.cl.Upsert(ctx, op.Table, op.Entity, tables.Replace)
+		mode := tables.Replace
+		if op.Merge {
+			mode = tables.Merge
+		}
+		_, err = s.cl.Upsert(ctx, op.Table, op.Entity, mode)
+	case workloads.OpUpdate:
+		_, err = s.cl.Update(ctx, op.Table, op.Entity, tables.Merge, op.IfMatch)
+	case workloads.OpDelete:
+		err = s.cl.Delete(ctx, op.Table, op.PartitionKey, op.RowKey, op.IfMatch)
 	case workloads.OpGet:
 		var e tables.Entity
 		e, err = s.cl.Get(ctx, op.Table, op.PartitionKey, op.RowKey, nil)
-		if err == nil && op.Read != nil {
-			*op.Read = e
+		if err == nil {
+			op.ETag = e.ETag()
+			if op.Read != nil {
+				*op.Read = e
+			}
 		}
 	case workloads.OpBatch:
 		s.stored, err = s.cl.BatchAppend(ctx, op.Table, op.Batch, s.stored[:0])
 		clear(s.stored) // nothing kept from the collector between batches
-	case workloads.OpQuery:
+	case workloads.OpQuery, workloads.OpRange, workloads.OpScan:
 		var p tables.Page
 		p, err = s.cl.QueryEntities(ctx, op.Table, op.Query)
 		op.Returned, op.Next = len(p.Entities), p.Continuation

@@ -1,0 +1,123 @@
+package workloads_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablebench/tablebench/clock"
+	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads"
+)
+
+// mixSpec is a workload over a fixed key space with every operation.
+func mixSpec(mix ...workloads.MixOp) workloads.Spec {
+	s := workloads.DefaultSpec()
+	s.Mix = mix
+	s.Partition = workloads.PartitionFixed
+	s.Keys = workloads.KeySpace{Count: 200, Pick: workloads.Pick{Distribution: workloads.DistZipfian, Theta: 0.99},
+		Names: workloads.NamesRandom, Buckets: 1, BucketAt: workloads.BucketPrefix}
+	s.Rows = workloads.Pick{Distribution: workloads.DistUniform}
+	s.Preload, s.BatchSize = 5, 10
+	s.VMs, s.Threads = 2, 4
+	s.Duration, s.Warmup = 20*time.Second, 2*time.Second
+	return s
+}
+
+// requestsOf counts the measured requests of an operation, by outcome,
+// from the record's histograms.
+func requestsOf(t *testing.T, res *results.Run, op string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for name := range res.Histograms {
+		o, outcome, _ := strings.Cut(name, "/")
+		if o != op || outcome == "per-entity" {
+			continue
+		}
+		h, err := res.Histogram(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[outcome] = h.TotalCount()
+	}
+	return out
+}
+
+// TestMixRunsEachOperationByWeight: a mix sends each of its operations in
+// the share its weight gives it, over keys that exist: no read of a
+// preloaded or written row misses while nothing deletes.
+func TestMixRunsEachOperationByWeight(t *testing.T) {
+	mix := []workloads.MixOp{{Op: workloads.OpGet, Weight: 40}, {Op: workloads.OpInsert, Weight: 10}, {Op: workloads.OpUpsert, Weight: 10},
+		{Op: workloads.OpQuery, Weight: 10}, {Op: workloads.OpUpdate, Weight: 10}, {Op: workloads.OpRange, Weight: 10}, {Op: workloads.OpScan, Weight: 5}, {Op: workloads.OpBatch, Weight: 5}}
+	res := run(t, mixSpec(mix...), virtualEngine(t))
+	total := 0.0
+	ops := map[string]int64{}
+	for _, m := range mix {
+		c := requestsOf(t, res, string(m.Op))
+		for _, n := range c {
+			ops[string(m.Op)] += n
+		}
+		if c["ResourceNotFound"] > 0 {
+			t.Errorf("%s: %d reads of rows that exist missed", m.Op, c["ResourceNotFound"])
+		}
+	}
+	updates := ops["update"]
+	ops["get"] -= updates // an update reads first, and its read is a get
+	for _, n := range ops {
+		total += float64(n)
+	}
+	for _, m := range mix {
+		if got, want := float64(ops[string(m.Op)])/total, m.Weight/100; got < want*0.85 || got > want*1.15 {
+			t.Errorf("%s: %.3f of operations, want %.3f", m.Op, got, want)
+		}
+	}
+	if res.Totals.Entities == 0 || res.Totals.Requests != sum(ops)+updates {
+		t.Fatalf("totals %+v, operations %v", res.Totals, ops)
+	}
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// TestDeletesTakeTheOldestRows: deletes remove each key's rows oldest
+// first, so that with as many rows loaded as deletes the run sends, none
+// misses; reads then pick among the rows left.
+func TestDeletesTakeTheOldestRows(t *testing.T) {
+	s := mixSpec(workloads.MixOp{Op: workloads.OpDelete, Weight: 1})
+	s.Keys.Pick = workloads.Pick{Distribution: workloads.DistSequential}
+	s.Preload = 50
+	res := run(t, s, virtualEngine(t))
+	c := requestsOf(t, res, "delete")
+	if c["ok"] == 0 || c["ResourceNotFound"] != 0 {
+		t.Fatalf("deletes: %v", c)
+	}
+}
+
+// TestMixRepeatsForItsSeed: a workload over shared keys, on the engine in
+// virtual time, gives the same record for the same seed.
+func TestMixRepeatsForItsSeed(t *testing.T) {
+	s := mixSpec(workloads.MixOp{Op: workloads.OpGet, Weight: 5}, workloads.MixOp{Op: workloads.OpUpdate, Weight: 3}, workloads.MixOp{Op: workloads.OpDelete, Weight: 1}, workloads.MixOp{Op: workloads.OpInsert, Weight: 1})
+	a, b := run(t, s, virtualEngine(t)), run(t, s, virtualEngine(t))
+	if a.Totals.Requests != b.Totals.Requests || a.LatencyMs != b.LatencyMs || len(a.Errors) != len(b.Errors) {
+		t.Fatalf("two runs of one seed differ: %+v / %+v", a.Totals, b.Totals)
+	}
+	for k, v := range a.Errors {
+		if b.Errors[k] != v {
+			t.Fatalf("errors differ: %v / %v", a.Errors, b.Errors)
+		}
+	}
+}
+
+// virtualEngine is the engine in virtual time: fast, and a run repeats
+// for its seed.
+func virtualEngine(t *testing.T, mod ...func(*engine.Config)) workloads.Target {
+	return engineTarget(t, append([]func(*engine.Config){func(c *engine.Config) {
+		c.Clock = clock.NewVirtual(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
+	}}, mod...)...)
+}
