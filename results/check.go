@@ -46,7 +46,74 @@ func (r *Run) Check() error {
 	c.merged()
 	c.counts()
 	c.rates()
+	c.ops()
 	return c.err
+}
+
+// ops checks each operation's part of the run: together they are the
+// run's totals, each matches its own histograms, and its rates and missed
+// reads match its counts.
+func (c *checker) ops() {
+	r := c.r
+	if len(r.Ops) == 0 {
+		return
+	}
+	var sum Counts
+	for _, op := range slices.Sorted(maps.Keys(r.Ops)) {
+		s := r.Ops[op]
+		sum.add(&s.Counts)
+		field := "ops." + op
+		if s.Missed != s.Errors[OutcomeMissed] {
+			c.failf(field+".missed", "is %d, but %s.errors counts %d %s", s.Missed, field, s.Errors[OutcomeMissed], OutcomeMissed)
+		}
+		var share float64
+		if r.Totals.Entities > 0 {
+			share = r.EntitiesPerSec * float64(s.Entities) / float64(r.Totals.Entities)
+		}
+		if !near(s.EntitiesPerSec, share) {
+			c.failf(field+".entities_per_sec", "is %v, but its %d of the run's %d entities at %v/s make %v", s.EntitiesPerSec, s.Entities, r.Totals.Entities, r.EntitiesPerSec, share)
+		}
+		if len(r.Histograms) == 0 {
+			continue
+		}
+		all := NewHistogram()
+		byOutcome := map[string]int64{}
+		for name := range r.Histograms {
+			o, outcome, _ := strings.Cut(name, "/")
+			if o != op || outcome == perEntityOutcome {
+				continue
+			}
+			h, err := r.Histogram(name)
+			if err != nil {
+				return // histograms() names it
+			}
+			all.Merge(h)
+			byOutcome[outcome] = h.TotalCount()
+		}
+		if all.TotalCount() != s.Requests {
+			c.failf(field+".requests", "is %d, but its histograms hold %d requests", s.Requests, all.TotalCount())
+		}
+		for code, n := range byOutcome {
+			if code != OutcomeOK && s.Errors[code] != n {
+				c.failf(field+".errors."+code, "is %d, but its histograms hold %d such requests", s.Errors[code], n)
+			}
+		}
+		c.percentiles(field+".latency_ms", s.LatencyMs, s.Requests, all)
+	}
+	t := r.Totals
+	switch {
+	case sum.Requests != t.Requests:
+		c.failf("ops", "count %d requests in all, but totals.requests is %d", sum.Requests, t.Requests)
+	case sum.Entities != t.Entities || sum.EntitiesSent != t.EntitiesSent:
+		c.failf("ops", "count %d entities (%d sent) in all, but the totals are %d (%d sent)", sum.Entities, sum.EntitiesSent, t.Entities, t.EntitiesSent)
+	case sum.Throttled != t.Throttled || sum.TimedOut != t.TimedOut || sum.Retries != t.Retries:
+		c.failf("ops", "count %d throttled, %d timed out and %d retries in all, but the totals are %d, %d and %d", sum.Throttled, sum.TimedOut, sum.Retries, t.Throttled, t.TimedOut, t.Retries)
+	}
+	for _, code := range slices.Sorted(maps.Keys(t.Errors)) {
+		if sum.Errors[code] != t.Errors[code] {
+			c.failf("ops", "count %d %s in all, but totals.errors counts %d", sum.Errors[code], code, t.Errors[code])
+		}
+	}
 }
 
 type checker struct {

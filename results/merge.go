@@ -58,9 +58,10 @@ func MergeRuns(shards []*Run) (*Run, error) {
 	if err := g.throughput(); err != nil {
 		return nil, err
 	}
-	if err := summarize(g.m, g.totals, g.hists); err != nil {
+	if err := summarize(g.m, g.totals, g.hists, g.ops); err != nil {
 		return nil, fmt.Errorf("run %s: %w", g.m.ID, err)
 	}
+	g.m.opRates()
 	g.clientCPU()
 	return g.m, nil
 }
@@ -122,6 +123,7 @@ type merger struct {
 	allHlogs bool        // every shard kept its per-second histograms
 	worstLag *Percentiles
 	totals   Counts
+	ops      map[string]Counts // each operation's, when the shards record them
 }
 
 // mergedSecond is one second of the merged run, on the agreed clock.
@@ -135,6 +137,14 @@ type mergedSecond struct {
 func (g *merger) add(i int, r *Run) error {
 	m := g.m
 	g.totals.add(&r.Totals)
+	for op, s := range r.Ops {
+		if g.ops == nil {
+			g.ops = map[string]Counts{}
+		}
+		o := g.ops[op]
+		o.add(&s.Counts)
+		g.ops[op] = o
+	}
 	m.Interrupted = m.Interrupted || r.Interrupted
 	m.Refused = m.Refused || r.Refused
 	m.MaxStartLagMs = math.Max(m.MaxStartLagMs, r.MaxStartLagMs)

@@ -115,8 +115,9 @@ type Recorder struct {
 	keys            *histKeys
 
 	Totals Counts
-	last   *histKey // the key of the last request in the window, which most often the next one shares
-	lastPE *histKey // and of its per-entity latency
+	ops    map[string]*Counts // the measured window's requests by operation
+	last   *histKey           // the key of the last request in the window, which most often the next one shares
+	lastPE *histKey           // and of its per-entity latency
 	maxLag time.Duration
 	wake   *hdr.Histogram // how late the thread woke for each request, in target time
 	onTime int64          // wakes not late by a microsecond, kept out of wake: in virtual time all are
@@ -202,6 +203,15 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 	sm := Sample{US: us}
 	if !due.Before(r.from) && due.Before(r.to) {
 		count(&r.Totals, n, outcome, lag, retry)
+		oc := r.ops[op]
+		if oc == nil {
+			if r.ops == nil {
+				r.ops = map[string]*Counts{}
+			}
+			oc = &Counts{}
+			r.ops[op] = oc
+		}
+		count(oc, n, outcome, lag, retry)
 		r.maxLag = max(r.maxLag, lag)
 		if r.last == nil || r.last.op != op || r.last.outcome != outcome {
 			r.last = r.keys.key(op, outcome)

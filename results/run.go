@@ -56,7 +56,11 @@ type Run struct {
 	LatencyMs          Percentiles      `json:"latency_ms"`            // every request
 	SuccessLatencyMs   Percentiles      `json:"success_latency_ms"`    // successful requests
 	PerEntityMs        Percentiles      `json:"per_entity_latency_ms"` // successful requests' latency / entities
-	MaxStartLagMs      float64          `json:"max_start_lag_ms,omitempty"`
+	// Ops is each operation's part of a run of a workload's mix, by the
+	// operation's name; a run of one operation, as the case study's, has
+	// none: its totals are its operation's.
+	Ops           map[string]OpStats `json:"ops,omitempty"`
+	MaxStartLagMs float64            `json:"max_start_lag_ms,omitempty"`
 	// HarnessLagMs is how late, in the target's time, threads woke to send
 	// their requests: timers and scheduling on the client machine. Zero in
 	// virtual time; in wall time it says whether the numbers hold.
@@ -169,7 +173,12 @@ type Collector struct {
 	secs            map[int]*IntervalDelta
 	hists           map[*histKey]*hdr.Histogram // the measured window's, by operation and outcome
 	done            chan struct{}
+	perOp           bool // see PerOperation
 }
+
+// PerOperation has the run's record hold each operation's counts, rates
+// and latency (Run.Ops), as a workload's mix needs. Call it before Close.
+func (c *Collector) PerOperation() { c.perOp = true }
 
 // NewCollector starts the collector of a run that starts at start and is
 // measured in [from, to).
@@ -249,8 +258,19 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	var wake histSum
 	var lag time.Duration
 	var onTime int64
+	var ops map[string]Counts
+	if c.perOp {
+		ops = map[string]Counts{}
+	}
 	for _, r := range c.recs {
 		totals.add(&r.Totals)
+		for op, n := range r.ops {
+			if ops != nil {
+				o := ops[op]
+				o.add(n)
+				ops[op] = o
+			}
+		}
 		lag = max(lag, r.maxLag)
 		onTime += r.onTime
 		if r.wake != nil {
@@ -261,7 +281,7 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	for k, h := range c.hists {
 		hists[k.name()] = h
 	}
-	if err := summarize(run, totals, hists); err != nil {
+	if err := summarize(run, totals, hists, ops); err != nil {
 		return nil, err
 	}
 	if end.After(c.to) {
@@ -273,6 +293,7 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 		run.EntitiesSentPerSec = float64(totals.EntitiesSent) / s
 		run.RequestsPerSec = float64(totals.Requests) / s
 	}
+	run.opRates()
 	run.MaxStartLagMs = float64(lag) / float64(time.Millisecond)
 	if w := wake.hist(); w.TotalCount() > 0 && w.Max() > histMin {
 		w.RecordValues(histMin, onTime)
@@ -311,7 +332,9 @@ func (d *IntervalDelta) otherErrors() int64 {
 // are both summarized here, so that they cannot disagree on what the
 // numbers mean. Rates are not: a merged run measures them over the window
 // its shards share.
-func summarize(run *Run, totals Counts, hists map[string]*hdr.Histogram) error {
+//
+// ops, when not nil, are each operation's counts, for the run's Ops.
+func summarize(run *Run, totals Counts, hists map[string]*hdr.Histogram, ops map[string]Counts) error {
 	run.Totals = totals
 	run.Billable = totals.Requests
 	if totals.Requests > 0 {
@@ -342,6 +365,7 @@ func summarize(run *Run, totals Counts, hists map[string]*hdr.Histogram) error {
 	run.LatencyMs = PercentilesOf(all.hist())
 	run.SuccessLatencyMs = PercentilesOf(ok.hist())
 	run.PerEntityMs = PercentilesOf(perEntity.hist())
+	summarizeOps(run, ops, hists)
 	return nil
 }
 

@@ -20,6 +20,63 @@ type RunSpec struct {
 	Duration   time.Duration `json:"-"`    // measured, after the warm-up
 	Load       string        `json:"load"` // closed or open
 	Rate       float64       `json:"rate,omitempty"`
+
+	// A workload's fields, which a run of one operation leaves out.
+
+	Workload  string             `json:"workload,omitempty"`  // its name
+	Mix       map[string]float64 `json:"mix,omitempty"`       // operation -> weight
+	Keys      KeySpace           `json:"keys,omitzero"`       // the fixed scheme's key space
+	Rows      Pick               `json:"rows,omitzero"`       // how reads pick among existing rows; absent: in order
+	RowsEach  int                `json:"rows_each,omitempty"` // rows each key (fixed) or thread holds before the run
+	EntityMax int                `json:"entity_max,omitempty"`
+	Stages    []Stage            `json:"stages,omitempty"`
+	Overload  string             `json:"overload,omitempty"` // open load: drop or queue
+}
+
+// KeySpace is a fixed key space as a record describes it.
+type KeySpace struct {
+	Count    int    `json:"count"`
+	Pick     Pick   `json:"pick"`
+	Names    string `json:"names"`
+	Buckets  int    `json:"buckets"`
+	BucketAt string `json:"bucket_at"`
+}
+
+// Pick is a distribution over keys or rows and its parameters.
+type Pick struct {
+	Distribution string  `json:"distribution"`
+	Theta        float64 `json:"theta,omitempty"`
+	HotData      float64 `json:"hot_data,omitempty"`
+	HotOps       float64 `json:"hot_ops,omitempty"`
+}
+
+// Stage is a part of an open load that ramps its rate to Rate over For.
+type Stage struct {
+	For  time.Duration `json:"-"`
+	Rate float64       `json:"rate"`
+}
+
+// MarshalJSON writes For as a string such as "2m0s".
+func (st Stage) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		For  string  `json:"for"`
+		Rate float64 `json:"rate"`
+	}{st.For.String(), st.Rate})
+}
+
+// UnmarshalJSON reads For as a string such as "2m0s", or nanoseconds.
+func (st *Stage) UnmarshalJSON(b []byte) error {
+	var v struct {
+		For  json.RawMessage `json:"for"`
+		Rate float64         `json:"rate"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	var err error
+	st.For, err = jsonDuration(v.For)
+	st.Rate = v.Rate
+	return err
 }
 
 // MultiEntity reports whether each request of the run carries many

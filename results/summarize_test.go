@@ -108,7 +108,7 @@ func TestReadersReadTheSetupNotTheArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.MeasuredSec != want.MeasuredSec || got.EntitiesPerSec != want.EntitiesPerSec || got.Setup != want.Setup {
+	if got.MeasuredSec != want.MeasuredSec || got.EntitiesPerSec != want.EntitiesPerSec || !reflect.DeepEqual(got.Setup, want.Setup) {
 		t.Fatalf("merged over %v s at %v entities/s with setup %+v; want %v s at %v with %+v", got.MeasuredSec, got.EntitiesPerSec, got.Setup, want.MeasuredSec, want.EntitiesPerSec, want.Setup)
 	}
 	var js bytes.Buffer
@@ -119,7 +119,7 @@ func TestReadersReadTheSetupNotTheArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Setup != want.Setup {
+	if !reflect.DeepEqual(back.Setup, want.Setup) {
 		t.Fatalf("read back setup %+v, want %+v", back.Setup, want.Setup)
 	}
 	if err := back.Check(); err != nil {
@@ -143,11 +143,11 @@ func TestOldRecordsReadTheirSetupFromTheSpec(t *testing.T) {
 	}
 	want := results.RunSpec{Op: "batch", BatchSize: 20, Partition: "shared", VMs: 3, Threads: 10, VMSize: "small", EntitySize: 1024,
 		Warmup: 5 * time.Second, Duration: 30 * time.Second, Load: "open", Rate: 250}
-	if r.Setup != want {
+	if !reflect.DeepEqual(r.Setup, want) {
 		t.Fatalf("setup %+v, want %+v", r.Setup, want)
 	}
 	var set results.Set
-	if err := json.Unmarshal([]byte(`{"runs":[`+old+`]}`), &set); err != nil || set.Runs[0].Setup != want {
+	if err := json.Unmarshal([]byte(`{"runs":[`+old+`]}`), &set); err != nil || !reflect.DeepEqual(set.Runs[0].Setup, want) {
 		t.Fatalf("in a set: %v %+v", err, set.Runs)
 	}
 }

@@ -32,6 +32,7 @@ func WriteSummary(w io.Writer, r *Run) {
 		fmt.Fprintf(w, "  late starts      %d (at most %.1f ms late)\n", r.Totals.LateStarts, r.MaxStartLagMs)
 	}
 	writeLatency(w, "latency ms", r.LatencyMs)
+	writeOps(w, r)
 	if l := r.HarnessLagMs; l != nil {
 		fmt.Fprintf(w, "  harness lag ms   p50 %.2f, p99 %.2f, max %.2f (how late threads sent, in target time)\n", l.P50, l.P99, l.Max)
 	}
@@ -56,4 +57,49 @@ func WriteSummary(w io.Writer, r *Run) {
 
 func writeLatency(w io.Writer, name string, p Percentiles) {
 	fmt.Fprintf(w, "  %-16s p50 %.1f  p90 %.1f  p95 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n", name, p.P50, p.P90, p.P95, p.P99, p.P999, p.Max, p.Mean)
+}
+
+// writeOps writes a line for each operation of a mix: its share of
+// requests, its rate, its throttling and misses, and its latency.
+func writeOps(w io.Writer, r *Run) {
+	if len(r.Ops) == 0 {
+		return
+	}
+	width := 0
+	for op := range r.Ops {
+		width = max(width, len(op))
+	}
+	for _, op := range r.OpNames() {
+		s := r.Ops[op]
+		share := 0.0
+		if r.Totals.Requests > 0 {
+			share = 100 * float64(s.Requests) / float64(r.Totals.Requests)
+		}
+		extra := ""
+		if n := s.Throttled + s.TimedOut; n > 0 {
+			extra += fmt.Sprintf(", %d throttled", n)
+		}
+		if s.Missed > 0 {
+			extra += fmt.Sprintf(", %d missed", s.Missed)
+		}
+		if n := s.Errors[OutcomeConflict]; n > 0 {
+			extra += fmt.Sprintf(", %d conflicts", n)
+		}
+		if other := otherErrors(s.Counts); other > 0 {
+			extra += fmt.Sprintf(", %d other errors", other)
+		}
+		fmt.Fprintf(w, "  %-*s %*s %5.1f%% of requests, %.1f entities/s%s; ms p50 %.1f  p99 %.1f  max %.1f\n",
+			width, op, 15-width, "", share, s.EntitiesPerSec, extra, s.LatencyMs.P50, s.LatencyMs.P99, s.LatencyMs.Max)
+	}
+}
+
+// otherErrors counts the errors that are neither throttling nor misses.
+func otherErrors(c Counts) int64 {
+	var n int64
+	for code, v := range c.Errors {
+		if code != OutcomeThrottled && code != OutcomeTimedOut && code != OutcomeMissed && code != OutcomeConflict {
+			n += v
+		}
+	}
+	return n
 }

@@ -303,6 +303,9 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 		m.Window(from, to) // client CPU is judged over what was measured
 	}
 	collector := results.NewCollector(start, from, to)
+	if s.IsWorkload() {
+		collector.PerOperation()
+	}
 	for _, w := range workers {
 		w.rec = collector.Recorder(r.live[w.vmID-1])
 	}
@@ -389,11 +392,36 @@ func archive(s *Spec) json.RawMessage {
 
 // setup is what readers of the run's record need of its spec.
 func setup(s *Spec) results.RunSpec {
-	return results.RunSpec{
+	rs := results.RunSpec{
 		Op: string(s.Op), BatchSize: s.BatchSize, Partition: string(s.Partition), VMs: s.VMs, Threads: s.Threads,
 		VMSize: s.VMSize.Name, EntitySize: s.EntitySize, Warmup: s.Warmup, Duration: s.Duration,
 		Load: string(s.Load), Rate: s.Rate,
 	}
+	if !s.IsWorkload() {
+		return rs
+	}
+	rs.Workload, rs.EntityMax, rs.Overload = s.Workload, s.EntityMax, string(s.Overload)
+	rs.Mix = map[string]float64{}
+	for _, m := range s.Ops() {
+		rs.Mix[string(m.Op)] = m.Weight
+	}
+	pick := func(p Pick) results.Pick {
+		return results.Pick{Distribution: string(p.Distribution), Theta: p.Theta, HotData: p.HotData, HotOps: p.HotOps}
+	}
+	if s.Partition == PartitionFixed {
+		k := s.Keys
+		rs.Keys = results.KeySpace{Count: k.Count, Pick: pick(k.Pick), Names: string(k.Names), Buckets: k.Buckets, BucketAt: string(k.BucketAt)}
+	}
+	if s.Rows != (Pick{}) {
+		rs.Rows = pick(s.Rows)
+	}
+	if s.Reads() {
+		rs.RowsEach = s.Preload
+	}
+	for _, st := range s.Stages {
+		rs.Stages = append(rs.Stages, results.Stage{For: st.For, Rate: st.Rate})
+	}
+	return rs
 }
 
 func (r *Coordinator) environment() results.Environment {

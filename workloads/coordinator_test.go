@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -452,7 +453,7 @@ func TestRecordSaysWhatRan(t *testing.T) {
 		}
 		want := results.RunSpec{Op: string(workloads.OpBatch), BatchSize: 20, Partition: string(workloads.PartitionShared), VMs: 2, Threads: 3, VMSize: vm.Small.Name,
 			EntitySize: spec.EntitySize, Warmup: time.Second, Duration: 4 * time.Second, Load: string(workloads.LoadClosed)}
-		if res.Setup != want {
+		if !reflect.DeepEqual(res.Setup, want) {
 			t.Errorf("setup %+v, want %+v", res.Setup, want)
 		}
 		if res := run(t, spec, engineTarget(t)); !strings.HasPrefix(res.ID, "tb") {

@@ -176,6 +176,14 @@ func (s *Spec) Ops() []MixOp {
 	return []MixOp{{Op: s.Op, Weight: 1}}
 }
 
+// IsWorkload reports whether the spec is a workload's (see Workload): a
+// named one, a mix, or a fixed key space. Its record holds each
+// operation's numbers and the workload's fields; a spec of one operation
+// is recorded as the case study's runs always were.
+func (s *Spec) IsWorkload() bool {
+	return s.Workload != "" || len(s.Mix) > 0 || s.Partition == PartitionFixed
+}
+
 // has reports whether the spec issues an operation that satisfies f.
 func (s *Spec) has(f func(OpKind) bool) bool {
 	for _, m := range s.Ops() {
