@@ -73,3 +73,24 @@ func TestRunTakesServesBudgets(t *testing.T) {
 		t.Fatalf("under a budget of 100 entities/s: %.0f entities/s, %.1f%% throttled", res.EntitiesPerSec, res.ThrottledPct)
 	}
 }
+
+// TestRUFlagsAreChecked: --ru and --ru-max take the documented range,
+// one at a time, and only under the cosmos profile; each mistake is one
+// line and exit 2.
+func TestRUFlagsAreChecked(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ru", "1000"}, "use them with --profile cosmos"},
+		{[]string{"--profile", "cosmos", "--ru", "100"}, "--ru 100 is out of range: use 400 to 1000000 RU/s"},
+		{[]string{"--profile", "cosmos", "--ru", "NaN"}, "--ru NaN is out of range"},
+		{[]string{"--profile", "cosmos", "--ru-max", "500"}, "--ru-max 500 is out of range: use 1000 to 1000000 RU/s"},
+		{[]string{"--profile", "cosmos", "--ru", "1000", "--ru-max", "2000"}, "give one"},
+	} {
+		code, _, errOut := tb(t, context.Background(), nil, append([]string{"run", "--duration", "1s"}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 1 {
+			t.Errorf("run %v: exit %d, %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
