@@ -94,3 +94,34 @@ func TestRUFlagsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestRunUnderCosmosRecordsRequestUnits: a hot key under --profile cosmos
+// --ru 1000 is held to its 1,000 RU/s (200 writes of 1 KB a second), and
+// the record says so: request units per second, 429s counted as
+// throttled, their retry-afters; the summary names them.
+func TestRunUnderCosmosRecordsRequestUnits(t *testing.T) {
+	code, out, errOut := tb(t, context.Background(), nil, "run", "--json", "--profile", "cosmos", "--ru", "1000", "--partition", "shared", "--threads", "10", "--duration", "5s", "--warmup", "1s", "--retry", "sdk")
+	var res struct {
+		EntitiesPerSec     float64          `json:"entities_per_sec"`
+		ThrottledPct       float64          `json:"throttled_pct"`
+		RequestUnitsPerSec float64          `json:"request_units_per_sec"`
+		Errors             map[string]int64 `json:"errors"`
+		RetryAfterMs       *struct {
+			Count int64   `json:"count"`
+			Max   float64 `json:"max"`
+		} `json:"retry_after_ms"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !strings.Contains(errOut, "1000 RU/s per table") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if res.RequestUnitsPerSec < 950 || res.RequestUnitsPerSec > 1050 || res.EntitiesPerSec < 190 || res.EntitiesPerSec > 210 {
+		t.Errorf("%.0f RU/s, %.0f entities/s: want the provisioned 1,000 RU/s, 200 writes/s", res.RequestUnitsPerSec, res.EntitiesPerSec)
+	}
+	if res.Errors["RequestRateTooLarge"] == 0 || res.ThrottledPct == 0 || res.RetryAfterMs == nil || res.RetryAfterMs.Count != res.Errors["RequestRateTooLarge"] || res.RetryAfterMs.Max > 1000 {
+		t.Errorf("429s: errors %v, %.2f%% throttled, retry-after %+v", res.Errors, res.ThrottledPct, res.RetryAfterMs)
+	}
+	code, out, _ = tb(t, context.Background(), nil, "run", "--profile", "cosmos", "--ru", "1000", "--partition", "shared", "--threads", "10", "--duration", "3s", "--warmup", "0s")
+	if code != 0 || !strings.Contains(out, "RequestRateTooLarge") || !strings.Contains(out, "RU/s (") || !strings.Contains(out, "retry-after ms") {
+		t.Errorf("the summary does not show request units and 429s:\n%s", out)
+	}
+}
