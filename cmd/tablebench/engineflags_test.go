@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/tablebench/tablebench/workloads"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +124,33 @@ func TestRunUnderCosmosRecordsRequestUnits(t *testing.T) {
 	code, out, _ = tb(t, context.Background(), nil, "run", "--profile", "cosmos", "--ru", "1000", "--partition", "shared", "--threads", "10", "--duration", "3s", "--warmup", "0s")
 	if code != 0 || !strings.Contains(out, "RequestRateTooLarge") || !strings.Contains(out, "RU/s (") || !strings.Contains(out, "retry-after ms") {
 		t.Errorf("the summary does not show request units and 429s:\n%s", out)
+	}
+}
+
+// TestSuiteRunsTakeTheirOwnThroughput: in a suite, --ru provisions the
+// runs on the cosmos profile; a run whose figure provisions its own keeps
+// it, and a run an experiment puts on another profile has none to
+// provision, so the flag does not refuse it.
+func TestSuiteRunsTakeTheirOwnThroughput(t *testing.T) {
+	s := &suiteFlags{tf: targetFlags{target: "engine", engineFlags: engineFlags{profile: "cosmos", ru: 20000, latencyScale: 1, balancer: "default"}}}
+	for _, c := range []struct {
+		setup  workloads.EngineSetup
+		wantRU float64
+	}{
+		{workloads.EngineSetup{}, 20000},
+		{workloads.EngineSetup{Profile: "cosmos", RU: 50000}, 50000},
+		{workloads.EngineSetup{Profile: "wa2010"}, 0},
+	} {
+		tf, err := s.targetFor(workloads.PlannedRun{Engine: c.setup})
+		if err != nil {
+			t.Fatalf("%+v: %v", c.setup, err)
+		}
+		cfg, err := tf.config(1)
+		if err != nil {
+			t.Fatalf("%+v: %v", c.setup, err)
+		}
+		if tf.ru != c.wantRU || (c.wantRU > 0 && cfg.Profile.RU != c.wantRU) {
+			t.Errorf("%+v: --ru %v, profile RU %v; want %v", c.setup, tf.ru, cfg.Profile.RU, c.wantRU)
+		}
 	}
 }
