@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -841,14 +842,31 @@ func figurePage(f *figureView, nav [][]link) *page {
 			section{Heading: "Latency percentiles", Note: "Successful requests, from each run's HDR histogram.", Chart: percentileChart(jsName(fig.Name)+"_pct", f)},
 			section{Heading: "Throughput over time", Note: strings.TrimSpace(perRun), Chart: overTimeChart(jsName(fig.Name)+"_tput", "Successful entities per second", "entities/s", f,
 				func(iv results.Interval) float64 { return float64(iv.Entities) })},
-			section{Heading: "Throttling over time", Note: "Requests answered 503 ServerBusy or 500 OperationTimedOut, per second." + perRun,
+			section{Heading: "Throttling over time", Note: "Requests answered 503 ServerBusy, 429 RequestRateTooLarge or 500 OperationTimedOut, per second." + perRun,
 				Chart: overTimeChart(jsName(fig.Name)+"_thr", "Throttled requests per second", "requests/s", f,
 					func(iv results.Interval) float64 { return float64(iv.Throttled) })})
+		if chargesRU(f.Runs) {
+			p.Sections = append(p.Sections, section{Heading: "Request units over time", Note: "Request units the service charged per second (x-ms-request-charge), refused requests' included." + perRun,
+				Chart: overTimeChart(jsName(fig.Name)+"_ru", "Request units charged per second", "RU/s", f,
+					func(iv results.Interval) float64 { return iv.RequestUnits })})
+		}
 	}
 	t := table{Caption: "Runs", Head: []string{"series", "x", "entities/s", "requests/s", "throttled", "p50 ms", "p99 ms", "errors", "run"}}
+	ru := chargesRU(f.Runs)
+	if ru {
+		t.Head = slices.Insert(t.Head, 5, "RU/s", "retry-after p99 ms")
+	}
 	for _, r := range f.Runs {
-		t.Rows = append(t.Rows, []string{r.Series, strconv.FormatFloat(r.X, 'g', -1, 64), fmt.Sprintf("%.1f", r.EntitiesPerSec), fmt.Sprintf("%.1f", r.RequestsPerSec),
-			fmt.Sprintf("%.4f%%", r.ThrottledPct), fmt.Sprintf("%.1f", r.LatencyMs.P50), fmt.Sprintf("%.1f", r.LatencyMs.P99), errorsText(r.Errors), r.ID})
+		row := []string{r.Series, strconv.FormatFloat(r.X, 'g', -1, 64), fmt.Sprintf("%.1f", r.EntitiesPerSec), fmt.Sprintf("%.1f", r.RequestsPerSec),
+			fmt.Sprintf("%.4f%%", r.ThrottledPct), fmt.Sprintf("%.1f", r.LatencyMs.P50), fmt.Sprintf("%.1f", r.LatencyMs.P99), errorsText(r.Errors), r.ID}
+		if ru {
+			ra := "-"
+			if r.RetryAfterMs != nil {
+				ra = fmt.Sprintf("%.0f", r.RetryAfterMs.P99)
+			}
+			row = slices.Insert(row, 5, fmt.Sprintf("%.1f", r.RequestUnitsPerSec), ra)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	p.Tables = append(p.Tables, t)
 	return p
@@ -1227,4 +1245,15 @@ func jsName(name string) string {
 		}
 		return '_'
 	}, name)
+}
+
+// chargesRU reports whether any run was charged request units: their
+// charts and columns appear only then.
+func chargesRU(runs []*results.Run) bool {
+	for _, r := range runs {
+		if r.Totals.RequestUnits > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -161,6 +161,7 @@ func (c *checker) counts() {
 		{"totals.requests", float64(t.Requests)}, {"totals.entities", float64(t.Entities)}, {"totals.entities_sent", float64(t.EntitiesSent)},
 		{"totals.throttled", float64(t.Throttled)}, {"totals.timed_out", float64(t.TimedOut)}, {"totals.retries", float64(t.Retries)},
 		{"totals.late_starts", float64(t.LateStarts)}, {"max_start_lag_ms", r.MaxStartLagMs},
+		{"totals.request_units", t.RequestUnits}, {"request_units_per_sec", r.RequestUnitsPerSec},
 	} {
 		c.nonNegative(f.name, f.v)
 	}
@@ -179,8 +180,8 @@ func (c *checker) counts() {
 		c.failf("totals.errors", "count %d failed requests, more than the %d requests", errs, t.Requests)
 	case t.Retries > t.Requests:
 		c.failf("totals.retries", "is %d, more than the %d requests", t.Retries, t.Requests)
-	case t.Errors[OutcomeThrottled] != t.Throttled:
-		c.failf("totals.throttled", "is %d, but totals.errors counts %d %s", t.Throttled, t.Errors[OutcomeThrottled], OutcomeThrottled)
+	case t.Errors[OutcomeThrottled]+t.Errors[OutcomeRateLimited] != t.Throttled:
+		c.failf("totals.throttled", "is %d, but totals.errors counts %d %s and %d %s", t.Throttled, t.Errors[OutcomeThrottled], OutcomeThrottled, t.Errors[OutcomeRateLimited], OutcomeRateLimited)
 	case t.Errors[OutcomeTimedOut] != t.TimedOut:
 		c.failf("totals.timed_out", "is %d, but totals.errors counts %d %s", t.TimedOut, t.Errors[OutcomeTimedOut], OutcomeTimedOut)
 	case r.Billable != t.Requests:
@@ -203,6 +204,29 @@ func (c *checker) counts() {
 	if !near(r.ThrottledPct, want) {
 		c.failf("throttled_pct", "is %v, but totals say %d of %d requests were throttled (%v%%)", r.ThrottledPct, t.Throttled+t.TimedOut, t.Requests, want)
 	}
+	c.retryAfter()
+}
+
+// retryAfter checks the retry-afters the service asked for: one at most
+// for each throttled request, summarized from their histogram.
+func (c *checker) retryAfter() {
+	r := c.r
+	if r.RetryAfterMs == nil {
+		if r.RetryAfter != "" {
+			c.failf("retry_after_ms", "is missing, but retry_after_hist holds a histogram")
+		}
+		return
+	}
+	if r.RetryAfterMs.Count > r.Totals.Throttled+r.Totals.TimedOut {
+		c.failf("retry_after_ms.count", "is %d, more than the %d throttled requests", r.RetryAfterMs.Count, r.Totals.Throttled+r.Totals.TimedOut)
+		return
+	}
+	h, err := r.RetryAfterHistogram()
+	if err != nil || h == nil {
+		c.failf("retry_after_hist", "cannot be decoded: %v", err)
+		return
+	}
+	c.percentiles("retry_after_ms", *r.RetryAfterMs, h.TotalCount(), h)
 }
 
 // near compares a stored number with the one its counts give, allowing
@@ -236,6 +260,13 @@ func (c *checker) rates() {
 		if !near(f.rate, want) {
 			c.failf(f.name, "is %v, but %s is %d over %v measured seconds (%v)", f.rate, f.what, f.count, r.MeasuredSec, want)
 		}
+	}
+	want := 0.0
+	if r.MeasuredSec > 0 {
+		want = r.Totals.RequestUnits / r.MeasuredSec
+	}
+	if !near(r.RequestUnitsPerSec, want) {
+		c.failf("request_units_per_sec", "is %v, but totals.request_units is %v over %v measured seconds (%v)", r.RequestUnitsPerSec, r.Totals.RequestUnits, r.MeasuredSec, want)
 	}
 }
 
@@ -366,6 +397,7 @@ func (c *checker) intervals() {
 		}
 		c.nonNegative(f+".p50_ms", iv.P50Ms)
 		c.nonNegative(f+".p99_ms", iv.P99Ms)
+		c.nonNegative(f+".request_units", iv.RequestUnits)
 		switch {
 		case i > 0 && iv.Second <= r.Intervals[i-1].Second:
 			c.failf(f+".second", "is %d, not after the second before it (%d)", iv.Second, r.Intervals[i-1].Second)
@@ -379,6 +411,7 @@ func (c *checker) intervals() {
 		all.Requests += iv.Requests
 		all.Entities += iv.Entities
 		all.Throttled += iv.Throttled
+		all.RequestUnits += iv.RequestUnits
 		if iv.Second >= first && iv.Second < last {
 			measured.Requests += iv.Requests
 			measured.Entities += iv.Entities
@@ -392,6 +425,8 @@ func (c *checker) intervals() {
 		c.failf("totals.entities", "is %d, but the intervals hold %d entities", t.Entities, all.Entities)
 	case all.Throttled < t.Throttled+t.TimedOut:
 		c.failf("totals.throttled", "is %d, but the intervals hold %d throttled requests", t.Throttled+t.TimedOut, all.Throttled)
+	case all.RequestUnits < t.RequestUnits*(1-1e-9)-1e-9:
+		c.failf("totals.request_units", "is %v, but the intervals hold %v request units", t.RequestUnits, all.RequestUnits)
 	}
 	// A merged second is the shards' seconds, each on its own clock.
 	if len(r.MergedFrom) > 0 || s.VMs <= 0 || s.Threads <= 0 || duration <= 0 {
@@ -437,21 +472,23 @@ func (c *checker) merged() {
 		c.failf("measured_sec", "is %v; a merged run measures whole seconds", r.MeasuredSec)
 		return
 	}
-	ents, reqsAt := map[int]int64{}, map[int]int64{}
+	ents, reqsAt, rus := map[int]int64{}, map[int]int64{}, map[int]float64{}
 	for _, iv := range r.Intervals {
-		ents[iv.Second], reqsAt[iv.Second] = iv.Entities, iv.Requests
+		ents[iv.Second], reqsAt[iv.Second], rus[iv.Second] = iv.Entities, iv.Requests, iv.RequestUnits
 	}
-	wantE, wantR := r.EntitiesPerSec*r.MeasuredSec, r.RequestsPerSec*r.MeasuredSec
+	wantE, wantR, wantU := r.EntitiesPerSec*r.MeasuredSec, r.RequestsPerSec*r.MeasuredSec, r.RequestUnitsPerSec*r.MeasuredSec
 	for k := r.Intervals[0].Second; k+n <= r.Intervals[len(r.Intervals)-1].Second+1; k++ {
 		var e, q int64
+		var u float64
 		for s := k; s < k+n; s++ {
-			e, q = e+ents[s], q+reqsAt[s]
+			e, q, u = e+ents[s], q+reqsAt[s], u+rus[s]
 		}
-		if near(float64(e), wantE) && near(float64(q), wantR) {
+		// Request units are fractions, added in another order here.
+		if near(float64(e), wantE) && near(float64(q), wantR) && math.Abs(u-wantU) <= 1e-6*math.Max(u, wantU)+1e-6 {
 			return
 		}
 	}
-	c.failf("entities_per_sec", "is %v and requests_per_sec %v, but no %d-second window of its intervals holds %v entities and %v requests", r.EntitiesPerSec, r.RequestsPerSec, n, wantE, wantR)
+	c.failf("entities_per_sec", "is %v, requests_per_sec %v and request_units_per_sec %v, but no %d-second window of its intervals holds %v entities, %v requests and %v request units", r.EntitiesPerSec, r.RequestsPerSec, r.RequestUnitsPerSec, n, wantE, wantR, wantU)
 }
 
 // Check reports whether a result set holds each run once and every run's

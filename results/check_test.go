@@ -127,6 +127,15 @@ func TestCheckRefusesTamperedRecords(t *testing.T) {
 		{"measured time", func(r *results.Run) { r.MeasuredSec /= 2 }, "entities_per_sec"},
 		{"negative count", func(r *results.Run) { r.Totals.Retries = -1 }, "totals.retries"},
 		{"throttled percentage", func(r *results.Run) { r.ThrottledPct = 0 }, "throttled_pct"},
+		{"request units rate against its counts", func(r *results.Run) { r.RequestUnitsPerSec = 1 }, "request_units_per_sec"},
+		{"request units beyond the intervals", func(r *results.Run) {
+			r.Totals.RequestUnits = 100
+			r.RequestUnitsPerSec = 100 / r.MeasuredSec
+		}, "totals.request_units"},
+		{"more retry-afters than throttled requests", func(r *results.Run) {
+			r.RetryAfterMs = &results.Percentiles{Count: r.Totals.Throttled + r.Totals.TimedOut + 1}
+		}, "retry_after_ms.count"},
+		{"a retry-after summary without its histogram", func(r *results.Run) { r.RetryAfterMs = &results.Percentiles{Count: 1} }, "retry_after_hist"},
 		{"throttling hidden", func(r *results.Run) {
 			r.Totals.Throttled = 0
 			delete(r.Totals.Errors, results.OutcomeThrottled)

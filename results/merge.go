@@ -62,6 +62,9 @@ func MergeRuns(shards []*Run) (*Run, error) {
 		return nil, fmt.Errorf("run %s: %w", g.m.ID, err)
 	}
 	g.m.opRates()
+	if err := g.m.setRetryAfter(g.retryAfter); err != nil {
+		return nil, fmt.Errorf("run %s: %w", g.m.ID, err)
+	}
 	g.clientCPU()
 	return g.m, nil
 }
@@ -124,6 +127,9 @@ type merger struct {
 	worstLag *Percentiles
 	totals   Counts
 	ops      map[string]Counts // each operation's, when the shards record them
+	// retryAfter is the shards' retry-after histograms added; nil if none
+	// had one.
+	retryAfter *hdr.Histogram
 }
 
 // mergedSecond is one second of the merged run, on the agreed clock.
@@ -174,6 +180,16 @@ func (g *merger) add(i int, r *Run) error {
 		}
 		g.hists[name].Merge(h)
 	}
+	if r.RetryAfter != "" {
+		h, err := r.RetryAfterHistogram()
+		if err != nil {
+			return fmt.Errorf("run %s, shard %d: retry-after histogram: %w", r.ID, i, err)
+		}
+		if g.retryAfter == nil {
+			g.retryAfter = NewHistogram()
+		}
+		g.retryAfter.Merge(h)
+	}
 	g.addSeconds(r)
 	return nil
 }
@@ -207,6 +223,7 @@ func (g *merger) addSeconds(r *Run) {
 		s.iv.Throttled += iv.Throttled
 		s.iv.Errors += iv.Errors
 		s.iv.NoAnswer += iv.NoAnswer
+		s.iv.RequestUnits += iv.RequestUnits
 		if j < len(r.IntervalHists) {
 			s.hist.Merge(r.IntervalHists[j])
 			s.hs++
@@ -243,15 +260,18 @@ func (g *merger) throughput() error {
 		return fmt.Errorf("run %s: the shards' measured windows share less than a second (%.1f s to %.1f s from the start): were they started together?", m.ID, g.lo, g.hi)
 	}
 	var ents, reqs int64
+	var ru float64
 	for k := first0; k < last; k++ {
 		if s := g.secs[k]; s != nil {
 			ents += s.iv.Entities
 			reqs += s.iv.Requests
+			ru += s.iv.RequestUnits
 		}
 	}
 	m.MeasuredSec = float64(last - first0)
 	m.EntitiesPerSec = float64(ents) / m.MeasuredSec
 	m.RequestsPerSec = float64(reqs) / m.MeasuredSec
+	m.RequestUnitsPerSec = ru / m.MeasuredSec
 	m.EntitiesSentPerSec = g.sent // each shard's over its own window; they ran together
 	return nil
 }

@@ -16,6 +16,9 @@ const (
 	OutcomeOK        = "ok"
 	OutcomeThrottled = tables.CodeServerBusy        // 503
 	OutcomeTimedOut  = tables.CodeOperationTimedOut // 500
+	// OutcomeRateLimited is Cosmos DB's throttling answer, 429
+	// RequestRateTooLarge; it counts as throttled, beside ServerBusy.
+	OutcomeRateLimited = tables.CodeRequestRateTooLarge
 	// Outcomes without an answer from the endpoint.
 	OutcomeTransport     = "transport"     // the connection failed
 	OutcomeClientTimeout = "ClientTimeout" // the client stopped waiting
@@ -25,6 +28,12 @@ const (
 	// was due to the end, so a stalled endpoint cannot hide in the tail.
 	OutcomeNotSent = "NotSent"
 )
+
+// Throttling reports whether an outcome is the service refusing for load:
+// 503 ServerBusy, 429 RequestRateTooLarge or 500 OperationTimedOut.
+func Throttling(outcome string) bool {
+	return outcome == OutcomeThrottled || outcome == OutcomeRateLimited || outcome == OutcomeTimedOut
+}
 
 // NoAnswer reports whether an outcome is a request the endpoint never
 // answered.
@@ -82,11 +91,14 @@ type Counts struct {
 	Requests     int64            `json:"requests"`
 	Entities     int64            `json:"entities"`      // entities written or read successfully
 	EntitiesSent int64            `json:"entities_sent"` // entities in every request, refused or not
-	Throttled    int64            `json:"throttled"`     // 503 ServerBusy
+	Throttled    int64            `json:"throttled"`     // 503 ServerBusy and 429 RequestRateTooLarge
 	TimedOut     int64            `json:"timed_out"`     // 500 OperationTimedOut
 	Errors       map[string]int64 `json:"errors,omitempty"`
 	Retries      int64            `json:"retries"`
 	LateStarts   int64            `json:"late_starts"` // open loop: requests that could not start on time
+	// RequestUnits are the request units the service charged (Cosmos DB's
+	// x-ms-request-charge), refused requests' included.
+	RequestUnits float64 `json:"request_units,omitempty"`
 }
 
 func (c *Counts) add(o *Counts) {
@@ -97,6 +109,7 @@ func (c *Counts) add(o *Counts) {
 	c.TimedOut += o.TimedOut
 	c.Retries += o.Retries
 	c.LateStarts += o.LateStarts
+	c.RequestUnits += o.RequestUnits
 	for k, v := range o.Errors {
 		if c.Errors == nil {
 			c.Errors = map[string]int64{}
@@ -125,6 +138,8 @@ type Recorder struct {
 	sec     int
 	secCnt  Counts
 	secVals []Sample
+
+	retryAfter *hdr.Histogram // what the service's 429s asked to wait, in µs
 }
 
 // histKey names a run histogram: an operation and an outcome, or the
@@ -190,7 +205,7 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 	switch {
 	case ok:
 		r.live.Entities.Add(int64(n))
-	case outcome == OutcomeThrottled || outcome == OutcomeTimedOut:
+	case Throttling(outcome):
 		r.live.Throttled.Add(1)
 	default:
 		r.live.Errors.Add(1)
@@ -227,13 +242,31 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 	r.secVals = append(r.secVals, sm)
 }
 
+// Charge records what the service said of the request Record last
+// recorded, which was due at due: the request units it charged (0 when it
+// did not say) and, for a throttled answer, how long it asked the client
+// to wait (0 when it did not say). Call it right after Record.
+func (r *Recorder) Charge(due time.Time, ru float64, retryAfter time.Duration) {
+	r.secCnt.RequestUnits += ru
+	if due.Before(r.from) || !due.Before(r.to) {
+		return
+	}
+	r.Totals.RequestUnits += ru
+	if retryAfter > 0 {
+		if r.retryAfter == nil {
+			r.retryAfter = NewHistogram()
+		}
+		r.retryAfter.RecordValue(max(retryAfter.Microseconds(), histMin))
+	}
+}
+
 func count(c *Counts, n int, outcome string, lag time.Duration, retry bool) {
 	c.Requests++
 	c.EntitiesSent += int64(n)
 	switch outcome {
 	case OutcomeOK:
 		c.Entities += int64(n)
-	case OutcomeThrottled:
+	case OutcomeThrottled, OutcomeRateLimited:
 		c.Throttled++
 	case OutcomeTimedOut:
 		c.TimedOut++

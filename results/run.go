@@ -50,7 +50,7 @@ type Run struct {
 	EntitiesSentPerSec float64          `json:"entities_sent_per_sec"`
 	RequestsPerSec     float64          `json:"requests_per_sec"`
 	Billable           int64            `json:"billable_transactions"` // a batch is one; throttled requests are billed too
-	ThrottledPct       float64          `json:"throttled_pct"`         // % of requests answered 503 ServerBusy or 500 OperationTimedOut
+	ThrottledPct       float64          `json:"throttled_pct"`         // % of requests answered 503 ServerBusy, 429 RequestRateTooLarge or 500 OperationTimedOut
 	Errors             map[string]int64 `json:"errors"`                // error code -> count, throttling included
 	Totals             Counts           `json:"totals"`
 	LatencyMs          Percentiles      `json:"latency_ms"`            // every request
@@ -60,7 +60,17 @@ type Run struct {
 	// operation's name; a run of one operation, as the case study's, has
 	// none: its totals are its operation's.
 	Ops           map[string]OpStats `json:"ops,omitempty"`
-	MaxStartLagMs float64            `json:"max_start_lag_ms,omitempty"`
+	MaxStartLagMs      float64          `json:"max_start_lag_ms,omitempty"`
+	// RequestUnitsPerSec is the request units the service charged per
+	// second of the measured window (Cosmos DB's x-ms-request-charge);
+	// Totals.RequestUnits holds their sum. Zero when the service charges
+	// none.
+	RequestUnitsPerSec float64 `json:"request_units_per_sec,omitempty"`
+	// RetryAfterMs summarizes how long the service's throttling answers
+	// asked clients to wait (x-ms-retry-after-ms), and RetryAfter is their
+	// compressed histogram in µs; absent when no answer said.
+	RetryAfterMs *Percentiles `json:"retry_after_ms,omitempty"`
+	RetryAfter   string       `json:"retry_after_hist,omitempty"`
 	// HarnessLagMs is how late, in the target's time, threads woke to send
 	// their requests: timers and scheduling on the client machine. Zero in
 	// virtual time; in wall time it says whether the numbers hold.
@@ -135,11 +145,13 @@ type Interval struct {
 	Warmup    bool    `json:"warmup,omitempty"`
 	Requests  int64   `json:"requests"`
 	Entities  int64   `json:"entities"`
-	Throttled int64   `json:"throttled"`           // 503 and 500-timeout
+	Throttled int64   `json:"throttled"`           // 503, 429 and 500-timeout
 	Errors    int64   `json:"errors"`              // other errors
 	NoAnswer  int64   `json:"no_answer,omitempty"` // of the errors, requests the endpoint never answered
 	P50Ms     float64 `json:"p50_ms"`
 	P99Ms     float64 `json:"p99_ms"`
+	// RequestUnits are the request units charged in the second: RU/s.
+	RequestUnits float64 `json:"request_units,omitempty"`
 }
 
 // Event is something the target did during a run, such as a partition split.
@@ -247,7 +259,7 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 		run.Intervals = append(run.Intervals, Interval{
 			Second: sec, Warmup: sec < warmupSecs, Requests: s.Counts.Requests, Entities: s.Counts.Entities,
 			Throttled: s.Counts.Throttled + s.Counts.TimedOut, Errors: s.otherErrors(), NoAnswer: s.noAnswer(),
-			P50Ms: p.P50, P99Ms: p.P99,
+			P50Ms: p.P50, P99Ms: p.P99, RequestUnits: s.Counts.RequestUnits,
 		})
 		s.Hist.SetStartTimeMs(c.start.Add(time.Duration(sec) * time.Second).UnixMilli())
 		s.Hist.SetEndTimeMs(c.start.Add(time.Duration(sec+1) * time.Second).UnixMilli())
@@ -255,7 +267,7 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	}
 
 	var totals Counts
-	var wake histSum
+	var wake, retryAfter histSum
 	var lag time.Duration
 	var onTime int64
 	var ops map[string]Counts
@@ -276,6 +288,9 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 		if r.wake != nil {
 			wake.add(r.wake)
 		}
+		if r.retryAfter != nil {
+			retryAfter.add(r.retryAfter)
+		}
 	}
 	hists := make(map[string]*hdr.Histogram, len(c.hists))
 	for k, h := range c.hists {
@@ -283,6 +298,11 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	}
 	if err := summarize(run, totals, hists, ops); err != nil {
 		return nil, err
+	}
+	if retryAfter.snap != nil {
+		if err := run.setRetryAfter(retryAfter.hist()); err != nil {
+			return nil, err
+		}
 	}
 	if end.After(c.to) {
 		end = c.to
@@ -292,6 +312,7 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 		run.EntitiesPerSec = float64(totals.Entities) / s
 		run.EntitiesSentPerSec = float64(totals.EntitiesSent) / s
 		run.RequestsPerSec = float64(totals.Requests) / s
+		run.RequestUnitsPerSec = totals.RequestUnits / s
 	}
 	run.opRates()
 	run.MaxStartLagMs = float64(lag) / float64(time.Millisecond)
@@ -318,7 +339,7 @@ func (d *IntervalDelta) noAnswer() int64 {
 func (d *IntervalDelta) otherErrors() int64 {
 	var n int64
 	for code, v := range d.Counts.Errors {
-		if code != OutcomeThrottled && code != OutcomeTimedOut {
+		if !Throttling(code) {
 			n += v
 		}
 	}
@@ -464,4 +485,30 @@ func SortedErrors(m map[string]int64) []string {
 		return keys[i] < keys[j]
 	})
 	return keys
+}
+
+// setRetryAfter keeps h, the retry-afters the service asked for in µs, in
+// the record: summarized and encoded.
+func (r *Run) setRetryAfter(h *hdr.Histogram) error {
+	if h == nil || h.TotalCount() == 0 {
+		r.RetryAfterMs, r.RetryAfter = nil, ""
+		return nil
+	}
+	var enc hlogEncoder
+	b, err := enc.encode(h)
+	if err != nil {
+		return fmt.Errorf("encoding the retry-after histogram: %w", err)
+	}
+	p := PercentilesOf(h)
+	r.RetryAfterMs, r.RetryAfter = &p, string(b)
+	return nil
+}
+
+// RetryAfterHistogram decodes the record's retry-after histogram (µs);
+// nil when it has none.
+func (r *Run) RetryAfterHistogram() (*hdr.Histogram, error) {
+	if r.RetryAfter == "" {
+		return nil, nil
+	}
+	return hdr.Decode([]byte(r.RetryAfter))
 }

@@ -15,7 +15,17 @@ func WriteSummary(w io.Writer, r *Run) {
 	fmt.Fprintf(w, ": %.1f s measured\n", r.MeasuredSec)
 	fmt.Fprintf(w, "  entities/s       %.1f (%.1f sent)\n", r.EntitiesPerSec, r.EntitiesSentPerSec)
 	fmt.Fprintf(w, "  requests/s       %.1f (%d billable transactions)\n", r.RequestsPerSec, r.Billable)
-	fmt.Fprintf(w, "  throttled        %.4f%% (%d ServerBusy, %d OperationTimedOut)\n", r.ThrottledPct, r.Totals.Throttled, r.Totals.TimedOut)
+	if n := r.Totals.Errors[OutcomeRateLimited]; n > 0 {
+		fmt.Fprintf(w, "  throttled        %.4f%% (%d RequestRateTooLarge, %d ServerBusy, %d OperationTimedOut)\n", r.ThrottledPct, n, r.Totals.Throttled-n, r.Totals.TimedOut)
+	} else {
+		fmt.Fprintf(w, "  throttled        %.4f%% (%d ServerBusy, %d OperationTimedOut)\n", r.ThrottledPct, r.Totals.Throttled, r.Totals.TimedOut)
+	}
+	if r.Totals.RequestUnits > 0 {
+		fmt.Fprintf(w, "  request units    %.1f RU/s (%.1f RU charged)\n", r.RequestUnitsPerSec, r.Totals.RequestUnits)
+	}
+	if p := r.RetryAfterMs; p != nil {
+		fmt.Fprintf(w, "  retry-after ms   p50 %.0f  p99 %.0f  max %.0f (what %d throttling answers asked to wait)\n", p.P50, p.P99, p.Max, p.Count)
+	}
 	if len(r.Errors) == 0 {
 		fmt.Fprintln(w, "  errors           none")
 	} else {

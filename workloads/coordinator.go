@@ -713,7 +713,16 @@ func (w *worker) request(ctx, stop context.Context, sess Session, due, sent time
 		if !retriable(err) || attempt >= s.Retry.MaxRetries {
 			return done, err, true
 		}
-		if clock.SleepUntil(stop, done.Add(w.backoff(attempt+1))) != nil {
+		wait := w.backoff(attempt + 1)
+		if ra := retryAfter(err); ra > 0 && s.Retry.Policy == RetrySDK {
+			// As azcore's retry policy: it waits what x-ms-retry-after-ms
+			// says, and gives up on a wait longer than its maximum.
+			if s.Retry.MaxBackoff > 0 && ra > s.Retry.MaxBackoff {
+				return done, err, true
+			}
+			wait = ra
+		}
+		if clock.SleepUntil(stop, done.Add(wait)) != nil {
 			return time.Time{}, err, false
 		}
 		sent = clock.Now()
@@ -732,6 +741,7 @@ func (w *worker) record(due, done time.Time, err error, lag time.Duration, retry
 		n = w.op.Returned
 	}
 	w.rec.Record(string(w.op.Kind), n, due, done, Outcome(err), lag, retry)
+	w.rec.Charge(due, w.op.Charge, retryAfter(err))
 }
 
 // backoff returns the delay before retry number try (1-based).

@@ -30,6 +30,8 @@ type engineFlags struct {
 	// budgets: registered where a single engine is configured (run and
 	// serve); a suite's claims hold for the profile's own budgets.
 	partitionRate, accountRate, latencyScale float64
+	// ru and ruMax provision the cosmos profile's throughput.
+	ru, ruMax float64
 
 	use engineUse
 	fs  *flag.FlagSet // where --presplit was or was not given
@@ -37,13 +39,15 @@ type engineFlags struct {
 
 // engineFlagNames are the flags engineFlags may register: they configure
 // the in-tree engine and nothing else.
-var engineFlagNames = []string{"profile", "time-scale", "presplit", "balancer", "partition-rate", "account-rate", "latency-scale"}
+var engineFlagNames = []string{"profile", "time-scale", "presplit", "balancer", "partition-rate", "account-rate", "latency-scale", "ru", "ru-max"}
 
 // register binds the engine's flags for a command that runs it as use
 // says; budgets adds the rates and the latency scale.
 func (f *engineFlags) register(fs *flag.FlagSet, use engineUse, budgets bool) {
 	f.use, f.fs, f.latencyScale = use, fs, 1
-	fs.StringVar(&f.profile, "profile", "wa2010", "engine model: wa2010 (the 2010 case study), modern (today's targets) or none (no latency, no throttling)")
+	fs.StringVar(&f.profile, "profile", "wa2010", "engine model: wa2010 (the 2010 case study), modern (today's targets), cosmos (Cosmos DB for Table, in request units; docs/cosmos.md) or none (no latency, no throttling)")
+	fs.Float64Var(&f.ru, "ru", 0, "engine, profile cosmos: provisioned throughput of each table in RU/s, 400 to 1,000,000 (default: 100,000, the Table service's 20,000 entities/s of 1 KB writes)")
+	fs.Float64Var(&f.ruMax, "ru-max", 0, "engine, profile cosmos: autoscale instead, with this maximum in RU/s, 1,000 to 1,000,000: each table scales between 10% and 100% of it at once")
 	switch use {
 	case served:
 		fs.Float64Var(&f.timeScale, "time-scale", 1, "engine: model seconds per wall second, above 0 up to 1000; serve answers clients in wall time, so its default is 1, as the service would, and 0 (virtual time) is refused")
@@ -92,7 +96,24 @@ func (f *engineFlags) config(seed uint64) (engine.Config, error) {
 		return cfg, usagef("--latency-scale %g is out of range: use a factor above 0 up to 1000", f.latencyScale)
 	}
 	if f.latencyScale != 1 && !p.Model {
-		return cfg, usagef("--latency-scale: profile %s models no latency; use wa2010 or modern", p.Name)
+		return cfg, usagef("--latency-scale: profile %s models no latency; use wa2010, modern or cosmos", p.Name)
+	}
+	if f.ru != 0 || f.ruMax != 0 {
+		if !p.RequestUnits() {
+			return cfg, usagef("--ru and --ru-max provision request units: use them with --profile cosmos")
+		}
+		switch {
+		case f.ru != 0 && f.ruMax != 0:
+			return cfg, usagef("--ru and --ru-max: give one, manual throughput or an autoscale maximum")
+		case f.ru != 0 && !(f.ru >= engine.MinRU && f.ru <= engine.MaxRU):
+			return cfg, usagef("--ru %g is out of range: use %d to %d RU/s", f.ru, engine.MinRU, engine.MaxRU)
+		case f.ruMax != 0 && !(f.ruMax >= engine.MinRUMax && f.ruMax <= engine.MaxRU):
+			return cfg, usagef("--ru-max %g is out of range: use %d to %d RU/s", f.ruMax, engine.MinRUMax, engine.MaxRU)
+		case f.ru != 0:
+			p.RU = f.ru
+		default:
+			p.RU, p.RUMax = 0, f.ruMax
+		}
 	}
 	cfg.Profile, cfg.TimeScale, cfg.Seed = p, f.timeScale, seed
 	if f.latencyScale != 1 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/tablebench/tablebench/engine"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -139,6 +140,14 @@ func (s *suiteFlags) targetFor(pr workloads.PlannedRun) (targetFlags, error) {
 	}
 	if b := pr.Engine.Balancer; b != "" {
 		tf.balancer = b
+	}
+	if ru := pr.Engine.RU; ru > 0 {
+		tf.ru, tf.ruMax = ru, 0
+	}
+	// --ru and --ru-max provision the cosmos profile's runs; an
+	// experiment's run that chose another profile has none to provision.
+	if p, err := engine.ProfileByName(tf.profile); err == nil && !p.RequestUnits() {
+		tf.ru, tf.ruMax = 0, 0
 	}
 	// A suite of profile none would run for hours of wall time; say so
 	// rather than start it.

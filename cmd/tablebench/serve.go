@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
@@ -160,7 +161,11 @@ func (s *serveFlags) announce(e *env, eng *engine.Engine, addr net.Addr, keyShow
 	rates := eng.Rates()
 	fmt.Fprintf(e.stdout, "serving the engine (profile %s) at %s\n", eng.Config().Profile.Name, endpoint)
 	fmt.Fprintf(e.stdout, "connection string: %s\n", rest.ConnectionString(scheme, s.account, keyShown, endpoint))
-	fmt.Fprintf(e.stdout, "budgets: %s entities/s per PartitionKey, %s per account; metrics at %s://%s%s\n", rateText(rates.Partition), rateText(rates.Account), scheme, addr, rest.MetricsPath)
+	if p := eng.Config().Profile; p.RequestUnits() {
+		fmt.Fprintf(e.stdout, "throughput: %s per table, answered as Cosmos DB for Table (docs/cosmos.md); metrics at %s://%s%s\n", strings.TrimPrefix(s.eng.describeRU(), ", "), scheme, addr, rest.MetricsPath)
+	} else {
+		fmt.Fprintf(e.stdout, "budgets: %s entities/s per PartitionKey, %s per account; metrics at %s://%s%s\n", rateText(rates.Partition), rateText(rates.Account), scheme, addr, rest.MetricsPath)
+	}
 	fmt.Fprintf(e.stdout, "a deleted table's name can be created again after %v (--table-delete-delay)\n", s.deleteDelay)
 	if rules != nil {
 		fmt.Fprintf(e.stdout, "faults: %d rules from %s, reloaded when it changes\n", len(rules.Rules()), s.faultsFile)

@@ -251,5 +251,20 @@ func (f *engineFlags) describeBudgets() string {
 	if f.latencyScale != 1 && f.latencyScale != 0 {
 		fmt.Fprintf(&b, ", latencies x%g", f.latencyScale)
 	}
+	b.WriteString(f.describeRU())
 	return b.String()
+}
+
+// describeRU names the throughput provisioned under the cosmos profile.
+func (f *engineFlags) describeRU() string {
+	p, err := engine.ProfileByName(f.profile)
+	switch {
+	case err != nil || !p.RequestUnits():
+		return ""
+	case f.ruMax > 0:
+		return fmt.Sprintf(", autoscale to %g RU/s per table", f.ruMax)
+	case f.ru > 0:
+		return fmt.Sprintf(", %g RU/s per table", f.ru)
+	}
+	return fmt.Sprintf(", %g RU/s per table", p.RU)
 }

@@ -154,6 +154,7 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
 	default:
 		return time.Time{}, fmt.Errorf("operation %q is not known", op.Kind)
 	}
+	op.Charge = s.call.Timing.Charge
 	done := s.call.Timing.Done
 	if done.IsZero() { // no model, or refused before it: now
 		done = s.e.Clock().Now()
