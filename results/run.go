@@ -60,7 +60,7 @@ type Run struct {
 	// operation's name; a run of one operation, as the case study's, has
 	// none: its totals are its operation's.
 	Ops           map[string]OpStats `json:"ops,omitempty"`
-	MaxStartLagMs      float64          `json:"max_start_lag_ms,omitempty"`
+	MaxStartLagMs float64            `json:"max_start_lag_ms,omitempty"`
 	// RequestUnitsPerSec is the request units the service charged per
 	// second of the measured window (Cosmos DB's x-ms-request-charge);
 	// Totals.RequestUnits holds their sum. Zero when the service charges
