@@ -42,6 +42,13 @@ type Profile struct {
 	SplitPauseMin        time.Duration
 	SplitPauseMax        time.Duration
 	MoveMin, MoveMax     time.Duration // how long a moved partition is unavailable
+
+	// Client is the client VM (a workloads/vm size) that runs and
+	// experiments model against this service unless told another: the
+	// 2010 case study's clients were as slow as its service, today's are
+	// not. Empty is today's client, so a profile of a service of today
+	// need not name it.
+	Client string
 }
 
 // WA2010 returns the profile calibrated to the 2010 case study: a single
@@ -73,6 +80,7 @@ func WA2010() Profile {
 		ServerTimeout: 30 * time.Second, HoldMax: 3 * time.Second,
 		SplitPauseMin: 200 * time.Millisecond, SplitPauseMax: time.Second,
 		MoveMin: 10 * time.Second, MoveMax: 20 * time.Second,
+		Client: "xl",
 	}
 }
 
@@ -100,6 +108,7 @@ func Modern() Profile {
 		ServerTimeout: 30 * time.Second, HoldMax: 3 * time.Second,
 		SplitPauseMin: 200 * time.Millisecond, SplitPauseMax: time.Second,
 		MoveMin: time.Second, MoveMax: 5 * time.Second,
+		Client: "modern",
 	}
 }
 
