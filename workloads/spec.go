@@ -136,7 +136,7 @@ func (s *Spec) Validate() error {
 		bad("%d threads in all is too many: keep VMs x threads at most 20000", s.VMs*s.Threads)
 	}
 	if s.VMSize.Cores < 1 || s.VMSize.SerialFraction < 0 || s.VMSize.SerialFraction > 1 {
-		bad("VM size %q is not valid: use small, xl or cores:N[,serial:F]", s.VMSize.Name)
+		bad("VM size %q is not valid: use small, xl, modern or cores:N[,serial:F]", s.VMSize.Name)
 	}
 	if s.EntitySize < minEntitySize || s.EntitySize > 1<<20 {
 		bad("entity size %d is out of range: use %d to 1048576 bytes", s.EntitySize, minEntitySize)
