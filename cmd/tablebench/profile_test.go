@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/results"
@@ -188,5 +189,26 @@ func TestResumeRefusesAnotherProfileOfTheSameName(t *testing.T) {
 	suite(t, sweep("1,2", "--resume", "--profile", same)...)
 	if set := readSet(t, out); len(set.Runs) != 2 || set.Settings["profile"] != "mine" {
 		t.Errorf("resumed set: %d runs, settings %v", len(set.Runs), set.Settings)
+	}
+}
+
+// serve answers under a profile file's model and says which file it is.
+func TestServeTakesAProfileFile(t *testing.T) {
+	file := writeProfile(t, t.TempDir(), "slow.yaml", "name: slowpk\nbase: modern\npartition_rate: 123\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--profile", file}, strings.NewReader(""), &out, &errOut, func(string) string { return "" })
+	}()
+	for i := 0; i < 1000 && !strings.Contains(out.String(), "budgets:"); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exited %d: %s", code, errOut.String())
+	}
+	if s := out.String(); !strings.Contains(s, "serving the engine (profile slowpk from "+file+", sha256 ") || !strings.Contains(s, "budgets: 123 entities/s per PartitionKey") {
+		t.Errorf("serve says:\n%s", s)
 	}
 }
