@@ -86,6 +86,13 @@ type Profile struct {
 	// UnsortedQueries returns a query page's entities in no key order, as
 	// the Table API does; pages still cover the range once.
 	UnsortedQueries bool
+
+	// Client is the client VM (a workloads/vm size) that runs and
+	// experiments model against this service unless told another: the
+	// 2010 case study's clients were as slow as its service, today's are
+	// not. Empty is today's client, so a profile of a service of today
+	// need not name it.
+	Client string
 }
 
 // WA2010 returns the profile calibrated to the 2010 case study: a single
@@ -117,6 +124,7 @@ func WA2010() Profile {
 		ServerTimeout: 30 * time.Second, HoldMax: 3 * time.Second,
 		SplitPauseMin: 200 * time.Millisecond, SplitPauseMax: time.Second,
 		MoveMin: 10 * time.Second, MoveMax: 20 * time.Second,
+		Client: "xl",
 	}
 }
 
@@ -144,6 +152,7 @@ func Modern() Profile {
 		ServerTimeout: 30 * time.Second, HoldMax: 3 * time.Second,
 		SplitPauseMin: 200 * time.Millisecond, SplitPauseMax: time.Second,
 		MoveMin: time.Second, MoveMax: 5 * time.Second,
+		Client: "modern",
 	}
 }
 

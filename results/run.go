@@ -106,14 +106,19 @@ type Run struct {
 
 // Environment is where a run ran.
 type Environment struct {
-	Tablebench string  `json:"tablebench"`
-	GoVersion  string  `json:"go"`
-	OS         string  `json:"os"`
-	CPUs       int     `json:"cpus"`
-	Target     string  `json:"target"`
-	Endpoint   string  `json:"endpoint,omitempty"` // with any secret removed
-	Profile    string  `json:"profile,omitempty"`
-	TimeScale  float64 `json:"time_scale,omitempty"`
+	Tablebench string `json:"tablebench"`
+	GoVersion  string `json:"go"`
+	OS         string `json:"os"`
+	CPUs       int    `json:"cpus"`
+	Target     string `json:"target"`
+	Endpoint   string `json:"endpoint,omitempty"` // with any secret removed
+	Profile    string `json:"profile,omitempty"`
+	// ProfileFile and ProfileSHA256 say that the profile was read from a
+	// file and is not the built-in one of its name: the file as given, and
+	// the hash of its parameters, which tells two files of one name apart.
+	ProfileFile   string  `json:"profile_file,omitempty"`
+	ProfileSHA256 string  `json:"profile_sha256,omitempty"`
+	TimeScale     float64 `json:"time_scale,omitempty"`
 }
 
 // Shard says which shard of a run a record is, when the run was sharded.

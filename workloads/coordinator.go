@@ -56,7 +56,7 @@ func NewCoordinator(spec Spec, t Target) (*Coordinator, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Coordinator{spec: spec, target: t, cost: vm.DefaultCost()}
+	r := &Coordinator{spec: spec, target: t, cost: spec.VMSize.ClientCost()}
 	if spec.Shards > 1 && r.virtual() {
 		return nil, errors.New("a sharded run needs a target in wall time: shards on other machines cannot share a virtual clock")
 	}
@@ -429,6 +429,7 @@ func (r *Coordinator) environment() results.Environment {
 	if d, ok := r.target.(Describer); ok {
 		t := d.Describe()
 		env.Target, env.Endpoint, env.Profile, env.TimeScale = t.Target, t.Endpoint, t.Profile, t.TimeScale
+		env.ProfileFile, env.ProfileSHA256 = t.ProfileFile, t.ProfileSHA256
 	}
 	return env
 }

@@ -59,6 +59,7 @@ func commands() []command {
 		{"merge", "combine the shards of a run or suite into one", mergeCmd},
 		{"k8s", "print a Kubernetes Indexed Job that runs a run's shards", k8sCmd},
 		{"serve", "serve the engine as an Azure Table endpoint", serveCmd},
+		{"profile", "list the engine's service models, or print one as a file to change and load with --profile", profileCmd},
 		{"admin", "change a served engine's fault rules and rates while it runs", adminCmd},
 		{"version", "print the version", versionCmd},
 	}

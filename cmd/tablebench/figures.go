@@ -151,8 +151,10 @@ func (s *suiteFlags) targetFor(pr workloads.PlannedRun) (targetFlags, error) {
 	}
 	// A suite of profile none would run for hours of wall time; say so
 	// rather than start it.
-	if tf.timeScale == 0 && tf.profile == "none" {
-		return tf, usagef("--profile none has no modelled time to run virtually: give --time-scale 1 to run the suite in wall time")
+	if p, _, err := tf.resolveProfile(); err != nil {
+		return tf, err
+	} else if tf.timeScale == 0 && !p.Model {
+		return tf, usagef("--profile %s has no modelled time to run virtually: give --time-scale 1 to run the suite in wall time", tf.profile)
 	}
 	return tf, nil
 }
@@ -199,7 +201,14 @@ func (s *suiteFlags) settings(figures bool, getenv func(string) string) (results
 	set := results.Settings{results.SettingTarget: s.tf.target, "seed": strconv.FormatUint(s.seed, 10)}
 	switch s.tf.target {
 	case "engine":
-		set["profile"], set["time-scale"], set["presplit"], set["balancer"] = s.tf.profile, strconv.FormatFloat(s.tf.timeScale, 'g', -1, 64), strconv.FormatBool(s.tf.presplit), s.tf.balancer
+		p, file, err := s.tf.resolveProfile()
+		if err != nil {
+			return nil, err
+		}
+		set["profile"], set["time-scale"], set["presplit"], set["balancer"] = p.Name, strconv.FormatFloat(s.tf.timeScale, 'g', -1, 64), strconv.FormatBool(s.tf.presplit), s.tf.balancer
+		if file != nil && !file.Builtin { // two files may give one name to two models
+			set[settingProfileSHA] = file.SHA256
+		}
 	default:
 		set["endpoint"] = s.endpoint
 	}
@@ -280,7 +289,22 @@ func sameSuite(out string, set *results.Set, mode string, settings results.Setti
 	if !differ {
 		return nil
 	}
+	if name == settingProfileSHA {
+		return usagef("--out %s was made with %s, and this --profile gives other parameters under its name (sha256 %.12s, not %.12s): the set would mix two models as one; %srerun with the file it was made with", out, profileText(set.Settings["profile"], stored), given, stored, fix)
+	}
 	return usagef("--out %s was made %s, and this one uses %s: the set would mix both; %srerun with %s", out, withFlag(name, stored), flagText(name, given), fix, flagText(name, stored))
+}
+
+// settingProfileSHA is the setting that holds the hash of a profile read
+// from a file, when it is not the built-in profile of its name.
+const settingProfileSHA = "profile-sha256"
+
+// profileText names a suite's profile and whether it came from a file.
+func profileText(name, sha string) string {
+	if sha == "" {
+		return "profile " + name
+	}
+	return fmt.Sprintf("profile %s from a file (sha256 %.12s)", name, sha)
 }
 
 func suiteKind(mode string) string {
@@ -702,16 +726,20 @@ func sameProfile(set *results.Set, figs []workloads.Figure) error {
 	for _, pr := range workloads.Plan(figs, workloads.QuickMode()) {
 		chosen[pr.ID] = pr.Engine.Profile != ""
 	}
-	want, from := set.Settings["profile"], "the set was made with --profile "+set.Settings["profile"]
+	want, wantSHA := set.Settings["profile"], set.Settings[settingProfileSHA]
+	from := "the set was made with --profile " + want
+	if wantSHA != "" {
+		from = "the set was made with " + profileText(want, wantSHA)
+	}
 	for _, r := range set.Runs {
 		if r.Env.Target != "engine" || chosen[r.ID] {
 			continue
 		}
 		if want == "" { // a set that does not record its settings: the first run's
-			want, from = r.Env.Profile, "run "+r.ID+" ran on profile "+r.Env.Profile
+			want, wantSHA, from = r.Env.Profile, r.Env.ProfileSHA256, "run "+r.ID+" ran on "+profileText(r.Env.Profile, r.Env.ProfileSHA256)
 		}
-		if r.Env.Profile != want {
-			return usagef("run %s ran on profile %s, but %s: the set mixes two engine models; run them again into one --out", r.ID, r.Env.Profile, from)
+		if r.Env.Profile != want || r.Env.ProfileSHA256 != wantSHA {
+			return usagef("run %s ran on %s, but %s: the set mixes two engine models; run them again into one --out", r.ID, profileText(r.Env.Profile, r.Env.ProfileSHA256), from)
 		}
 	}
 	return nil

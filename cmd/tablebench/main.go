@@ -11,6 +11,7 @@
 //	tablebench merge        combine the shards of a run or suite into one
 //	tablebench k8s          print a Kubernetes Indexed Job that runs a run's shards
 //	tablebench serve        serve the engine as an Azure Table endpoint
+//	tablebench profile      list the engine's service models, or print one as a file to change and load with --profile
 //	tablebench admin        change a served engine's fault rules and rates while it runs
 //	tablebench version      print the version
 //

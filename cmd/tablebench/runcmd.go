@@ -17,6 +17,7 @@ import (
 
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/enginetarget"
 	"github.com/tablebench/tablebench/workloads/gctune"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
@@ -52,7 +53,7 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	fs.Var(nameFlag[workloads.PartitionScheme]{&s.spec.Partition}, "partition", "the `scheme` of PartitionKeys: "+workloads.PartitionSchemes().Help())
 	fs.IntVar(&s.spec.VMs, "vms", d.VMs, "client VMs")
 	fs.IntVar(&s.spec.Threads, "threads", d.Threads, "worker threads per VM")
-	fs.StringVar(&s.vmSize, "vm-size", "xl", "VM size: small (1 core), xl (8 cores) or cores:N[,serial:F]; the engine's client model uses it")
+	fs.StringVar(&s.vmSize, "vm-size", "xl", "VM size the engine's client model charges: small (1 core) and xl (8 cores) with the 2010 client, modern (4 vCPUs with today's SDK), or cores:N[,serial:F] (default: the profile's client, xl under wa2010, modern under modern)")
 	fs.IntVar(&s.spec.EntitySize, "entity-size", d.EntitySize, "bytes per entity by the service's size formula, one random Payload string (Payload, Payload2, ... beyond the 32K characters one string holds)")
 	fs.DurationVar(&s.spec.Duration, "duration", d.Duration, "measured time, after the warm-up (model time on the engine)")
 	fs.DurationVar(&s.spec.Warmup, "warmup", d.Warmup, "warm-up before measuring; 0 measures from the start")
@@ -246,6 +247,15 @@ func (r *runFlags) resolve(fs *flagSet, getenv func(string) string, stdin io.Rea
 	}
 	r.shard.apply(&r.spec.spec, k, n, startAt)
 	r.spec.stdin = stdin
+	if !given(fs.FlagSet, "vm-size") && r.target.target == "engine" {
+		p, _, err := r.target.resolveProfile()
+		if err != nil {
+			return workloads.Spec{}, err
+		}
+		if p.Model { // only a model charges the client
+			r.spec.vmSize = enginetarget.ClientSize(p).Name
+		}
+	}
 	spec, err := r.spec.resolve(fs.FlagSet)
 	if err != nil {
 		return spec, err
