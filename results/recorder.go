@@ -75,6 +75,10 @@ type Sample struct {
 	// The run's histograms the sample counts in: nil for a request due
 	// outside the measured window.
 	key, perEntityKey *histKey
+	// pk is the request's PartitionKey ("" for none), which the collector
+	// counts in the heat map and, in the measured window, the hottest keys.
+	pk    string
+	class outcomeClass
 }
 
 // Counts are the counters of a run or of a part of it.
@@ -176,12 +180,13 @@ func (r *Recorder) Wake(late time.Duration) {
 	r.wake.RecordValue(late.Microseconds() + histMin)
 }
 
-// Record records one request (one attempt) of op carrying n entities that
-// was due at due, completed at done, with the given outcome (OutcomeOK, a
-// throttling outcome, or an error code). lag is how late it started. A
-// request belongs to the measured window when it was due in it, however
-// late it completed: a request in flight at the end is recorded, not lost.
-func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
+// Record records one request (one attempt) of op to PartitionKey pk ("" for
+// a request of no one partition) carrying n entities that was due at due,
+// completed at done, with the given outcome (OutcomeOK, a throttling
+// outcome, or an error code). lag is how late it started. A request belongs
+// to the measured window when it was due in it, however late it completed:
+// a request in flight at the end is recorded, not lost.
+func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
 	lat := done.Sub(due)
 	us := max(lat.Microseconds(), histMin)
 	ok := outcome == OutcomeOK
@@ -199,7 +204,7 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 		r.sec = sec
 	}
 	count(&r.secCnt, n, outcome, lag, retry)
-	sm := Sample{US: us}
+	sm := Sample{US: us, pk: pk, class: classOf(outcome)}
 	if !due.Before(r.from) && due.Before(r.to) {
 		count(&r.Totals, n, outcome, lag, retry)
 		r.maxLag = max(r.maxLag, lag)
