@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -252,5 +253,30 @@ func TestHeatmapColumnsDoubleForLateRequests(t *testing.T) {
 	h := r.Heatmap
 	if h.ColumnSec != 4 || h.Columns != 100 {
 		t.Errorf("400 s of requests in a run of 100 s: %d columns of %d s, want 100 of 4 s", h.Columns, h.ColumnSec)
+	}
+}
+
+// TestSummaryNamesTheHottestKeys: a run's printed summary says how many
+// keys it touched and where its requests landed most.
+func TestSummaryNamesTheHottestKeys(t *testing.T) {
+	// p000017 gets 31 of 100 requests, 4 of them throttled; p000003 9.
+	r := recordAll(t, 0, 10*time.Second, 100, func(i int) request {
+		q := request{pk: fmt.Sprintf("p%06d", 20+i%60), at: time.Duration(i) * 50 * time.Millisecond, outcome: results.OutcomeOK}
+		switch {
+		case i < 31:
+			q.pk = "p000017"
+			if i < 4 {
+				q.outcome = results.OutcomeThrottled
+			}
+		case i < 40:
+			q.pk = "p000003"
+		}
+		return q
+	})
+	var b strings.Builder
+	results.WriteSummary(&b, r)
+	want := "  partitions       62 touched (exact); hottest p000017: 31% of requests, 13% of them throttled; next p000003 9.0%, p000020 1.0%\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("summary:\n%s\nwant the line\n%s", b.String(), want)
 	}
 }

@@ -361,6 +361,9 @@ func (r *Coordinator) describe(ctx context.Context, run *results.Run, table stri
 	if es, ok := r.target.(EventSource); ok {
 		run.Events = es.Events(win.start)
 	}
+	if rr, ok := r.target.(RangeReporter); ok {
+		run.RangePartitions = rr.RangePartitions(table)
+	}
 	run.Warnings, run.Notes, run.Refused = r.check(run)
 }
 
