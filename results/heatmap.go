@@ -231,21 +231,21 @@ func halve(cs []heatCounts) []heatCounts {
 	return cs[:n]
 }
 
-// add counts one request to key in column col.
-func (b *heatBuilder) add(col int, key string, class outcomeClass) {
+// add counts n requests to key in column col.
+func (b *heatBuilder) add(col int, key string, class outcomeClass, n int64) {
 	r := &b.noKey
 	if key != "" {
 		r = b.row(key)
 	}
 	c := r.at(col)
-	c.req++
+	c.req += n
 	switch class {
 	case classOK:
-		c.ok++
+		c.ok += n
 	case classThrottled:
-		c.thr++
+		c.thr += n
 	}
-	r.total++
+	r.total += n
 }
 
 // row returns the row that counts key, making one if none does.
@@ -253,7 +253,7 @@ func (b *heatBuilder) row(key string) *heatRow {
 	if r := b.last; r != nil && (key == r.lo || (key > r.lo && key <= r.hi)) {
 		return r
 	}
-	i, found := slices.BinarySearchFunc(b.rows, key, func(r *heatRow, k string) int { return cmp.Compare(r.lo, k) })
+	i, found := slices.BinarySearchFunc(b.rows, key, func(r *heatRow, k string) int { return strings.Compare(r.lo, k) })
 	switch {
 	case found:
 		b.last = b.rows[i]

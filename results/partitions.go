@@ -2,7 +2,6 @@ package results
 
 import (
 	"cmp"
-	"container/heap"
 	"encoding/base64"
 	"fmt"
 	"slices"
@@ -84,8 +83,8 @@ func newKeyCounter() *keyCounter {
 	return &keyCounter{byKey: map[string]*keyEntry{}, hll: sk}
 }
 
-// add counts one request to key, throttled or not.
-func (c *keyCounter) add(key string, throttled bool) {
+// add counts n requests to key, throttled or not.
+func (c *keyCounter) add(key string, throttled bool, n int64) {
 	e := c.last
 	if e == nil || e.key != key {
 		if e = c.byKey[key]; e == nil {
@@ -93,11 +92,11 @@ func (c *keyCounter) add(key string, throttled bool) {
 		}
 		c.last = e
 	}
-	e.n++
+	e.n += n
 	if throttled {
-		e.thr++
+		e.thr += n
 	}
-	heap.Fix(&c.heap, e.pos)
+	c.heap.down(e.pos)
 }
 
 // insert gives key a counter: a new one while there are fewer than
@@ -107,8 +106,9 @@ func (c *keyCounter) insert(key string) *keyEntry {
 	c.hll.Insert([]byte(key))
 	var e *keyEntry
 	if len(c.heap) < TrackedKeys {
-		e = &keyEntry{key: key}
-		heap.Push(&c.heap, e)
+		e = &keyEntry{key: key, pos: len(c.heap)}
+		c.heap = append(c.heap, e) // with no count yet, the least: the heap holds
+		c.heap.up(e.pos)
 	} else {
 		c.evicted = true
 		e = c.heap[0]
@@ -260,23 +260,43 @@ func mergePartitions(ps []*Partitions) (*Partitions, error) {
 	return m, nil
 }
 
-// keyHeap is a min-heap of counters by count.
+// keyHeap is a min-heap of counters by count. A count only grows, so
+// that a counter only moves down; its own methods spare the request path
+// container/heap's interface calls.
 type keyHeap []*keyEntry
 
-func (h keyHeap) Len() int           { return len(h) }
-func (h keyHeap) Less(i, j int) bool { return h[i].n < h[j].n }
-func (h keyHeap) Swap(i, j int) {
+// down moves the counter at i below the counters it outgrew.
+func (h keyHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].n < h[l].n {
+			m = r
+		}
+		if h[i].n <= h[m].n {
+			return
+		}
+		h.swap(i, m)
+		i = m
+	}
+}
+
+// up moves the counter at i above the counters it is below.
+func (h keyHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].n <= h[i].n {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h keyHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].pos, h[j].pos = i, j
-}
-func (h *keyHeap) Push(x any) {
-	e := x.(*keyEntry)
-	e.pos = len(*h)
-	*h = append(*h, e)
-}
-func (h *keyHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
 }

@@ -222,22 +222,31 @@ func NewCollector(start, from, to time.Time) *Collector {
 				c.secs[d.Second] = s
 			}
 			s.Counts.add(&d.Counts)
-			col := c.heat.column(d.Second)
 			for _, v := range d.Samples {
 				s.Hist.RecordValue(v.US)
-				c.heat.add(col, v.pk, v.class)
 				if v.key != nil {
 					hist(v.key).RecordValue(v.US)
-					if v.pk != "" {
-						c.pks.add(v.pk, v.class == classThrottled)
-					}
 				}
 				if v.perEntityKey != nil {
 					hist(v.perEntityKey).RecordValue(v.PerEntity)
 				}
 			}
-			clear(d.Samples) // a pooled slice pins no request's PartitionKey
+			col, i := c.heat.column(d.Second), 0
+			for _, k := range d.keys {
+				c.heat.add(col, k.pk, k.class, int64(k.n))
+				var measured int64 // the run's samples in the measured window
+				for _, v := range d.Samples[i : i+k.n] {
+					if v.key != nil {
+						measured++
+					}
+				}
+				if measured > 0 && k.pk != "" {
+					c.pks.add(k.pk, k.class == classThrottled, measured)
+				}
+				i += k.n
+			}
 			putSamples(d.Samples)
+			putKeyRuns(d.keys)
 		}
 	}()
 	return c
