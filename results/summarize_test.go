@@ -3,6 +3,7 @@ package results_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,6 +33,7 @@ func shardedRun(t *testing.T, n int) (shards []*results.Run, whole *results.Run)
 			if j%3 == 0 {
 				op, ents = "insert", 1
 			}
+			pk := fmt.Sprintf("p%02d", (j+3*i)%17) // shards share keys
 			outcome := results.OutcomeOK
 			switch (j + i) % 50 {
 			case 3:
@@ -47,9 +49,9 @@ func shardedRun(t *testing.T, n int) (shards []*results.Run, whole *results.Run)
 			if outcome == results.OutcomeRateLimited {
 				ru, wait = 0, time.Duration(100+j%900)*time.Millisecond
 			}
-			rec.Record(op, ents, due, done, outcome, 0, false)
+			rec.Record(op, pk, ents, due, done, outcome, 0, false)
 			rec.Charge(due, ru, wait)
-			allRec.Record(op, ents, due, done, outcome, 0, false)
+			allRec.Record(op, pk, ents, due, done, outcome, 0, false)
 			allRec.Charge(due, ru, wait)
 		}
 		r, err := col.Close(to)
@@ -91,6 +93,8 @@ func TestMergedShardsSummarizeAsTheirUnion(t *testing.T) {
 			{"histograms", merged.Histograms, whole.Histograms},
 			{"retry-after", merged.RetryAfterMs, whole.RetryAfterMs},
 			{"retry-after histogram", merged.RetryAfter, whole.RetryAfter},
+			{"partitions", merged.Partitions, whole.Partitions},
+			{"heat map", merged.Heatmap, whole.Heatmap},
 		} {
 			if !reflect.DeepEqual(c.got, c.want) {
 				t.Errorf("%d shards: merged %s %v, recorded whole %v", n, c.name, c.got, c.want)

@@ -60,6 +60,9 @@ func WriteSummary(w io.Writer, r *Run) {
 		}
 		fmt.Fprintf(w, "  client CPU       %s (modelled, per VM over the measured window: the busier of its cores and its serial section)\n", strings.Join(parts, " "))
 	}
+	if line := HottestText(r); line != "" {
+		fmt.Fprintf(w, "  partitions       %s\n", line)
+	}
 	if n := len(r.Events); n > 0 {
 		fmt.Fprintf(w, "  target events    %d (first: %s at %.0f s)\n", n, r.Events[0].Kind, r.Events[0].Second)
 	}
@@ -107,9 +110,58 @@ func writeOps(w io.Writer, r *Run) {
 func otherErrors(c Counts) int64 {
 	var n int64
 	for code, v := range c.Errors {
-		if code != OutcomeThrottled && code != OutcomeTimedOut && code != OutcomeMissed && code != OutcomeConflict {
+		if !Throttling(code) && code != OutcomeMissed && code != OutcomeConflict {
 			n += v
 		}
 	}
 	return n
+}
+
+// HottestText says in a line how many PartitionKeys a run's measured
+// requests touched and where they landed most: "17 touched (exact);
+// hottest p000017: 31% of requests, 12% of them throttled; next p000003
+// 9%, p000042 5%". Empty for a record without them.
+func HottestText(r *Run) string {
+	p := r.Partitions
+	if p == nil || r.Totals.Requests == 0 || len(p.Top) == 0 {
+		return ""
+	}
+	how := "exact"
+	if !p.DistinctExact {
+		how = "estimated"
+	}
+	pct := func(n, of int64) string {
+		v := 100 * float64(n) / float64(of)
+		if v >= 10 || v == 0 {
+			return fmt.Sprintf("%.0f%%", v)
+		}
+		return fmt.Sprintf("%.1f%%", v)
+	}
+	about := func(k KeyLoad) string { // a count that may overstate says so
+		if k.Error > 0 {
+			return "at most "
+		}
+		return ""
+	}
+	top := p.Top[0]
+	s := fmt.Sprintf("%d touched (%s); hottest %s: %s%s of requests, %s of them throttled",
+		p.Distinct, how, shortKey(top.Key), about(top), pct(top.Requests, r.Totals.Requests), pct(top.Throttled, top.Requests))
+	var next []string
+	for _, k := range p.Top[1:min(len(p.Top), 3)] {
+		next = append(next, fmt.Sprintf("%s %s%s", shortKey(k.Key), about(k), pct(k.Requests, r.Totals.Requests)))
+	}
+	if len(next) > 0 {
+		s += "; next " + strings.Join(next, ", ")
+	}
+	return s
+}
+
+// shortKey shortens a long key for a line of text, keeping its start and
+// end.
+func shortKey(k string) string {
+	r := []rune(k)
+	if len(r) <= 40 {
+		return k
+	}
+	return string(r[:28]) + "…" + string(r[len(r)-8:])
 }

@@ -377,6 +377,9 @@ func (r *Coordinator) describe(ctx context.Context, run *results.Run, table stri
 	if es, ok := r.target.(EventSource); ok {
 		run.Events = es.Events(win.start)
 	}
+	if rr, ok := r.target.(RangeReporter); ok {
+		run.RangePartitions = rr.RangePartitions(table)
+	}
 	run.Warnings, run.Notes, run.Refused = r.check(run)
 }
 
@@ -654,7 +657,7 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 		n := s.EntitiesPerRequest(s.Op)
 		for ; intended.Before(to); intended = intended.Add(interval) {
 			if !intended.Before(from) {
-				w.rec.Record(string(s.Op), n, intended, end, results.OutcomeNotSent, max(0, end.Sub(intended)), false)
+				w.rec.Record(string(s.Op), "", n, intended, end, results.OutcomeNotSent, max(0, end.Sub(intended)), false)
 			}
 		}
 	}
@@ -741,8 +744,24 @@ func (w *worker) record(due, done time.Time, err error, lag time.Duration, retry
 	case OpQuery, OpRange, OpScan:
 		n = w.op.Returned
 	}
-	w.rec.Record(string(w.op.Kind), n, due, done, Outcome(err), lag, retry)
+	w.rec.Record(string(w.op.Kind), w.partitionKey(), n, due, done, Outcome(err), lag, retry)
 	w.rec.Charge(due, w.op.Charge, retryAfter(err))
+}
+
+// partitionKey is the PartitionKey of the prepared request, where the
+// heat map and the hottest keys count it; a scan, which crosses
+// partitions, counts at the one it starts from.
+func (w *worker) partitionKey() string {
+	switch w.op.Kind {
+	case OpInsert, OpUpsert, OpUpdate:
+		return w.op.Entity.PartitionKey
+	case OpBatch:
+		if len(w.op.Batch) > 0 {
+			return w.op.Batch[0].Entity.PartitionKey
+		}
+		return ""
+	}
+	return w.op.PartitionKey
 }
 
 // backoff returns the delay before retry number try (1-based).
