@@ -679,6 +679,14 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("give one result directory, as in 'tablebench report results/latest'")
 	}
+	if !holdsSuite(fs.Arg(0)) { // a run's directory (run --out)
+		page, err := writeRunPages(fs.Arg(0))
+		if err != nil {
+			return usagef("%v", err)
+		}
+		fmt.Fprintf(e.stdout, "report: %s\n", page)
+		return nil
+	}
 	dir, err := results.ReadDir(fs.Arg(0))
 	if err != nil {
 		return usagef("%v", err)

@@ -121,7 +121,7 @@ func newRunFlags(e *env) (*flagSet, *runFlags) {
 	r.spec.register(fs.FlagSet)
 	r.target.register(fs.FlagSet, true)
 	r.shard.register(fs.FlagSet)
-	fs.StringVar(&r.out, "out", "", "directory to store the run record (JSON) and its HdrHistogram interval log (.hlog)")
+	fs.StringVar(&r.out, "out", "", "directory to store the run record (JSON), its HdrHistogram interval log (.hlog) and its page (index.html; 'tablebench report DIR' rebuilds it)")
 	fs.BoolVar(&r.asJSON, "json", false, "print one JSON object with the results instead of the summary")
 	fs.BoolVar(&r.quiet, "quiet", false, "no progress and no configuration lines on stderr")
 	fs.BoolVar(&r.check, "check", false, "exit 1 if the run warns that its numbers cannot be trusted (an endpoint that stalled or failed, a saturated modelled client)")
@@ -243,6 +243,13 @@ func (r *runFlags) report(e *env, res *results.Run, runErr error) error {
 		}
 		if !r.asJSON {
 			fmt.Fprintf(e.stdout, "stored in %s\n", filepath.Join(r.out, res.ID+".json"))
+		}
+		if holdsSuite(r.out) { // its report is the suite's
+			fmt.Fprintf(e.stderr, "note: %s holds a suite's results, so the run's page is not written there: give the run a directory of its own\n", r.out)
+		} else if page, err := writeRunPages(r.out); err != nil {
+			return fmt.Errorf("the results above are stored in %s, but their page could not be written: %w", r.out, err)
+		} else if !r.asJSON {
+			fmt.Fprintf(e.stdout, "page: %s\n", page)
 		}
 	}
 	switch {
