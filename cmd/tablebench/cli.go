@@ -64,7 +64,7 @@ func commands() []command {
 		{"figures", "reproduce Figures 3-15 and check every published claim", figuresCmd},
 		{"experiments", "test the case study's advice its figures never test: retries, keys, balancing, conflicts, today", experimentsCmd},
 		{"sweep", "a figure of your own: any run parameters as lists", sweepCmd},
-		{"report", "rebuild the charts of a stored result set", reportCmd},
+		{"report", "rebuild the pages of a stored result set or run", reportCmd},
 		{"compare", "two result sets side by side, each difference tested against the runs' noise", compareCmd},
 		{"merge", "combine the shards of a run or suite into one", mergeCmd},
 		{"k8s", "print a Kubernetes Indexed Job that runs a run's shards", k8sCmd},

@@ -668,7 +668,7 @@ func finishReport(e *env, sf *suiteFlags, dir *results.Dir, figs []workloads.Fig
 }
 
 func reportCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "report", "DIR")
+	fs := newFlagSet(e, "report", "DIR   (a suite's result directory, or a run's from run --out)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.help()
