@@ -64,6 +64,7 @@ type table struct {
 	Caption string
 	Head    []string
 	Rows    [][]string
+	Hrefs   []string // where a row's first cell links, if it does
 }
 
 // figureRow is a figure in the index: its page, what it shows, its verdicts.
@@ -124,8 +125,8 @@ details summary { color: #555; cursor: pointer; font-size: .9em; }
 {{if .Figures}}<h2>Figures</h2><table id="figures"><tr><th>figure</th><th>runs</th><th>claims</th></tr>
 {{range .Figures}}<tr><td><a href="{{.Href}}">{{.Title}}</a></td><td class="num">{{.Runs}}</td><td>{{.Verdict}}</td></tr>
 {{end}}</table>{{end}}
-{{range .Tables}}<table><caption>{{.Caption}}</caption><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{range $t := .Tables}}<table><caption>{{$t.Caption}}</caption><tr>{{range $t.Head}}<th>{{.}}</th>{{end}}</tr>
+{{range $i, $row := $t.Rows}}<tr>{{range $j, $c := $row}}<td>{{if and (eq $j 0) $t.Hrefs}}<a href="{{index $t.Hrefs $i}}">{{$c}}</a>{{else}}{{$c}}{{end}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 {{if .Paras}}<h2>How these results were made</h2>{{range .Paras}}<p>{{.}}</p>{{end}}{{end}}
 {{range .Sections}}{{safeHTML .Chart.Script}}

@@ -68,6 +68,7 @@ func runsIndex(runs []*results.Run, nav [][]link) *page {
 		Subtitle: "Each run's page shows its numbers over time, its latency per operation and its settings."}
 	t := table{Caption: "Runs", Head: []string{"run", "what", "entities/s", "requests/s", "throttled", "p50 ms", "p99 ms", "verdict"}}
 	for _, r := range runs {
+		t.Hrefs = append(t.Hrefs, RunPage(r.ID, len(runs)))
 		t.Rows = append(t.Rows, []string{r.ID, describeSetup(r), fmt.Sprintf("%.1f", r.EntitiesPerSec), fmt.Sprintf("%.1f", r.RequestsPerSec),
 			fmt.Sprintf("%.4f%%", r.ThrottledPct), fmt.Sprintf("%.1f", r.SuccessLatencyMs.P50), fmt.Sprintf("%.1f", r.SuccessLatencyMs.P99), runVerdict(r)})
 	}

@@ -115,8 +115,8 @@ func TestRunOutWritesItsPage(t *testing.T) {
 	}
 	idx, _ := os.ReadFile(index)
 	for _, r := range runs {
-		if _, err := os.Stat(filepath.Join(dir, r.ID+".html")); err != nil || !strings.Contains(string(idx), r.ID+".html") {
-			t.Errorf("run %s has no page of its own linked from the index", r.ID)
+		if _, err := os.Stat(filepath.Join(dir, r.ID+".html")); err != nil || !strings.Contains(string(idx), `<td><a href="`+r.ID+`.html">`) {
+			t.Errorf("run %s has no page of its own linked from the index's table", r.ID)
 		}
 	}
 }
