@@ -120,3 +120,21 @@ func TestRunOutWritesItsPage(t *testing.T) {
 		}
 	}
 }
+
+// TestRunIntoASuiteKeepsItsReport: a run stored in a suite's directory
+// does not replace the suite's report with its page, and says so.
+func TestRunIntoASuiteKeepsItsReport(t *testing.T) {
+	dir := t.TempDir()
+	index := filepath.Join(dir, "index.html")
+	os.WriteFile(filepath.Join(dir, results.SetFile), []byte(`{"runs":[]}`), 0o644)
+	os.WriteFile(index, []byte("the suite's report"), 0o644)
+	synctest.Test(t, func(t *testing.T) {
+		code, out, errOut := tb(t, context.Background(), nil, "run", "--quiet", "--threads=2", "--duration=3s", "--warmup=1s", "--out="+dir)
+		if code != 0 || strings.Contains(out, "page:") || !strings.Contains(errOut, "holds a suite's results, so the run's page is not written there") {
+			t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+		}
+	})
+	if b, _ := os.ReadFile(index); string(b) != "the suite's report" {
+		t.Fatal("the run replaced the suite's report")
+	}
+}
