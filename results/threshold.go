@@ -26,8 +26,14 @@ var thresholdCmps = []string{"<=", ">=", "==", "<", ">"}
 
 // ThresholdForms says what a threshold looks like, for help and errors.
 func ThresholdForms() string {
+	var aliases []string
+	for i := range Metrics {
+		if ThresholdMetric(&Metrics[i]) {
+			aliases = append(aliases, Metrics[i].Aliases...)
+		}
+	}
 	return "[OP.]METRIC then <, <=, >, >= or == then a value, such as p99<50ms, throttled<0.1%, entities_per_sec>=1800 or get.p99<20ms; " +
-		"latency in ms, s or us, shares in %; METRIC is " + MetricNames(ThresholdMetric) + ", or p999, max, mean, throttled"
+		"latency in ms, s or us, shares in %; METRIC is " + MetricNames(ThresholdMetric) + " (or " + strings.Join(aliases, ", ") + ")"
 }
 
 // ThresholdMetric reports whether a threshold may read a metric: it must
