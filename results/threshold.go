@@ -41,11 +41,12 @@ func ThresholdForms() string {
 func ThresholdMetric(m *Metric) bool { return m.Sweep }
 
 // ParseThreshold reads a threshold expression. Its error names what is
-// wrong and the forms a threshold takes.
+// wrong and the forms a threshold takes; the caller names the expression
+// (a flag's value, a file's line).
 func ParseThreshold(s string) (Threshold, error) {
 	t := Threshold{Text: s}
 	bad := func(format string, args ...any) (Threshold, error) {
-		return t, fmt.Errorf("threshold %q: %s; give %s", s, fmt.Sprintf(format, args...), ThresholdForms())
+		return t, fmt.Errorf("%s; give %s", fmt.Sprintf(format, args...), ThresholdForms())
 	}
 	at, cmp := -1, ""
 	for _, c := range thresholdCmps {
