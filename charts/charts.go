@@ -36,15 +36,24 @@ type page struct {
 	Subtitle string
 	Nav      [][]link // rows of links; a link without Href names its row
 	Claims   []results.CheckedClaim
-	Pages    map[int]string // a figure's page, where the claims link to it
-	Choices  []string       // what was chosen where the case study is silent, after the first chart
-	Sections []section
-	Figures  []figureRow
-	Tables   []table
-	Paras    []string // how the results were made, last
+	// Status and Thresholds are a run's verdicts: whether its numbers
+	// hold, and the bars its user set.
+	Status     []status
+	Thresholds []results.ThresholdResult
+	Lead       []table        // tables before the charts: a run's numbers
+	Pages      map[int]string // a figure's page, where the claims link to it
+	Choices    []string       // what was chosen where the case study is silent, after the first chart
+	Sections   []section
+	Figures    []figureRow
+	Tables     []table
+	Paras      []string // how the results were made, last
 }
 
 type link struct{ Href, Text string }
+
+// status is a line of a run's verdict: Class is refused, warning, info
+// or ok.
+type status struct{ Class, Text string }
 
 type section struct {
 	Heading string
@@ -56,6 +65,7 @@ type table struct {
 	Caption string
 	Head    []string
 	Rows    [][]string
+	Hrefs   []string // where a row's first cell links, if it does
 }
 
 // figureRow is a figure in the index: its page, what it shows, its verdicts.
@@ -87,12 +97,24 @@ td.num { text-align: right; white-space: nowrap; }
 .note { color: #555; font-size: .9em; }
 details summary { color: #555; cursor: pointer; font-size: .9em; }
 .multiples { display: flex; flex-wrap: wrap; gap: 6px; }
+.status { padding: .4em .7em; margin: .4em 0; border-left: 4px solid; }
+.status.refused { border-color: #b00020; background: #fdecea; font-weight: bold; }
+.status.warning { border-color: #e65100; background: #fff4e5; }
+.status.info { border-color: #3b6fc6; background: #eef3fb; }
+.status.ok { border-color: #2e7d32; background: #edf7ee; }
 </style>
 </head>
 <body>
 <nav>{{range .Nav}}<div>{{range .}}{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<span class="group">{{.Text}}</span>{{end}}{{end}}</div>{{end}}</nav>
 <h1>{{.Title}}</h1>
 {{if .Subtitle}}<p class="note">{{.Subtitle}}</p>{{end}}
+{{range .Status}}<p class="status {{.Class}}">{{.Text}}</p>
+{{end}}{{if .Thresholds}}<table id="thresholds"><caption>Thresholds</caption><tr><th>threshold</th><th>verdict</th><th>measured</th></tr>
+{{range .Thresholds}}<tr><td>{{.Threshold}}</td><td class="{{.Verdict}}">{{.Verdict}}</td><td class="num">{{.MeasuredText}}</td></tr>
+{{end}}</table>{{end}}
+{{range .Lead}}<table><caption>{{.Caption}}</caption><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
 {{if .Claims}}<table id="claims">
 <tr><th>claim</th><th>verdict</th><th>published</th><th>measured</th><th>threshold</th><th>margin</th><th>claim as published</th></tr>
 {{range .Claims}}<tr><td>{{with index $.Pages .Figure}}<a href="{{.}}">{{end}}{{.ID}}{{if index $.Pages .Figure}}</a>{{end}}</td><td class="{{if .Pass}}PASS{{else}}FAIL{{end}}">{{if .Pass}}PASS{{else}}FAIL{{end}}</td><td class="num">{{.PublishedText}}</td><td class="num">{{value .Measured .Unit}}</td><td>{{.Tolerance}}</td><td class="num">{{.MarginText}}</td><td>{{.Text}}{{if .DecidedBy}} <span class="note">[decided by the {{.DecidedBy}}]</span>{{end}}{{if .Note}}<br><span class="note">{{.Note}}</span>{{end}}<details><summary>how it is checked</summary><span class="note">{{.Reading}}{{if .Detail}}; {{.Detail}}{{end}}</span></details></td></tr>
@@ -104,8 +126,8 @@ details summary { color: #555; cursor: pointer; font-size: .9em; }
 {{if .Figures}}<h2>Figures</h2><table id="figures"><tr><th>figure</th><th>runs</th><th>claims</th></tr>
 {{range .Figures}}<tr><td><a href="{{.Href}}">{{.Title}}</a></td><td class="num">{{.Runs}}</td><td>{{.Verdict}}</td></tr>
 {{end}}</table>{{end}}
-{{range .Tables}}<table><caption>{{.Caption}}</caption><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{range $t := .Tables}}<table><caption>{{$t.Caption}}</caption><tr>{{range $t.Head}}<th>{{.}}</th>{{end}}</tr>
+{{range $i, $row := $t.Rows}}<tr>{{range $j, $c := $row}}<td>{{if and (eq $j 0) $t.Hrefs}}<a href="{{index $t.Hrefs $i}}">{{$c}}</a>{{else}}{{$c}}{{end}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 {{if .Paras}}<h2>How these results were made</h2>{{range .Paras}}<p>{{.}}</p>{{end}}{{end}}
 {{range .Sections}}{{safeHTML .Chart.Script}}

@@ -26,7 +26,8 @@ import (
 //     rates, Totals, Billable, ThrottledPct, Errors, the latency
 //     summaries, MaxStartLagMs, HarnessLagMs, Intervals, Histograms,
 //     IntervalHists, Partitions and Heatmap;
-//   - MergeRuns writes a new record from its shards', MergedFrom included.
+//   - MergeRuns writes a new record from its shards', MergedFrom included;
+//   - the command that ran it writes Thresholds, the bars its user set.
 //
 // Readers may load IntervalHists from the run's .hlog (ReadHlog), or drop
 // the bulky parts they do not need, but change nothing else.
@@ -90,6 +91,9 @@ type Run struct {
 	// it was over the measured window: its serial section or its cores,
 	// whichever was busier.
 	ClientCPUPct []float64 `json:"client_cpu_pct,omitempty"`
+	// Thresholds are the bars the run's user set (--threshold), each
+	// checked against the run's numbers.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 
 	// Shard is set on the record of one shard of a run; MergedFrom on the
 	// record merged from every shard's.

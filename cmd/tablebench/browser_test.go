@@ -164,3 +164,33 @@ func TestReportInBrowser(t *testing.T) {
 		t.Logf("screenshot: %s", png)
 	}
 }
+
+// TestRunPageInBrowser opens the pages run --out writes, network off: a
+// run that is throttled (two outcomes, a throttled share over time) alone
+// in its directory, and two runs in one, each page with its charts drawn
+// and nothing cut; it leaves a screenshot for people to look at.
+func TestRunPageInBrowser(t *testing.T) {
+	browser := chromium(t)
+	one, two := t.TempDir(), t.TempDir()
+	run := []string{"run", "--quiet", "--duration=20s", "--warmup=5s"}
+	suite(t, append(run, "--op=batch", "--batch-size=100", "--partition=shared", "--vms=4", "--threads=10", "--out="+one)...)
+	suite(t, append(run, "--threads=4", "--out="+two)...)
+	suite(t, append(run, "--threads=8", "--job-id=other", "--out="+two)...)
+	checkCharts(t, browser, one)
+	checkCharts(t, browser, two)
+	url := "file://" + filepath.Join(one, "index.html")
+	dom := headless(t, browser, "--dump-dom", url)
+	for _, want := range []string{"batch, successful", "batch, throttled (ServerBusy)", "% of requests throttled", "warm-up"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the run's page shows no %q", want)
+		}
+	}
+	shots := filepath.Join(os.TempDir(), "tablebench-browser")
+	os.MkdirAll(shots, 0o755)
+	png := filepath.Join(shots, "run.png")
+	headless(t, browser, "--screenshot="+png, "--window-size=1400,2600", url)
+	if st, err := os.Stat(png); err != nil || st.Size() < 10000 {
+		t.Fatalf("screenshot %s: %v", png, err)
+	}
+	t.Logf("screenshot: %s", png)
+}

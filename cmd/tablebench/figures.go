@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -36,6 +37,8 @@ type suiteFlags struct {
 	warmup   time.Duration
 	shf      shardFlags
 	jobID    string
+	// thresholds are a sweep's bars, checked against each of its runs.
+	thresholds thresholdFlags
 
 	endpoint  string // the Table endpoint the target flags name, "" for the engine
 	confirmed bool   // the user has confirmed the plan
@@ -50,6 +53,7 @@ func (s *suiteFlags) register(fs *flagSet, figures bool) {
 		fs.BoolVar(&s.check, "check", false, "exit 1 if a claim fails or a run warns that its numbers cannot be trusted")
 	} else {
 		fs.BoolVar(&s.check, "check", false, "exit 1 if a run warns that its numbers cannot be trusted")
+		fs.Var(&s.thresholds, "threshold", strings.Replace(thresholdHelp, "the run's numbers", "every run's numbers", 1))
 	}
 	fs.StringVar(&s.out, "out", "", "result directory (default results/<UTC time>, with results/latest pointing to it)")
 	fs.BoolVar(&s.resume, "resume", false, "finish the suite in --out, made with the same settings (target, profile, time scale, presplit, balancer, seed, mode): skip runs stored with the same spec")
@@ -437,6 +441,15 @@ type suiteRun struct {
 // result directory, runs what is not stored yet, and writes the report.
 func (s *suiteFlags) run(ctx context.Context, e *env, r suiteRun) error {
 	plan := r.plan
+	var ops []workloads.OpKind
+	for _, pr := range plan {
+		if !slices.Contains(ops, pr.Spec.Op) {
+			ops = append(ops, pr.Spec.Op)
+		}
+	}
+	if err := s.thresholds.checkOps(ops); err != nil {
+		return err
+	}
 	if err := s.override(plan); err != nil {
 		return err
 	}
@@ -471,10 +484,30 @@ func (s *suiteFlags) run(ctx context.Context, e *env, r suiteRun) error {
 	if err != nil {
 		return err
 	}
+	var verdicts bytes.Buffer // after the report, as a run prints them after its summary
+	failed := s.thresholds.checkSweep(&verdicts, storedRuns(dir, plan))
 	if err := dir.Save(); err != nil {
 		return err
 	}
-	return finishReport(e, s, dir, figs, claims, summary)
+	if err := finishReport(e, s, dir, figs, claims, summary); err != nil {
+		return err
+	}
+	e.stdout.Write(verdicts.Bytes())
+	if failed > 0 {
+		return failedThresholds(failed)
+	}
+	return nil
+}
+
+// storedRuns returns the stored runs of a plan, in its order.
+func storedRuns(dir *results.Dir, plan []workloads.PlannedRun) []*results.Run {
+	var runs []*results.Run
+	for _, pr := range plan {
+		if r := dir.Find(pr.ID); r != nil {
+			runs = append(runs, r)
+		}
+	}
+	return runs
 }
 
 // confirm asks before a suite sends anything to a Table endpoint off this
@@ -668,7 +701,7 @@ func finishReport(e *env, sf *suiteFlags, dir *results.Dir, figs []workloads.Fig
 }
 
 func reportCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "report", "DIR")
+	fs := newFlagSet(e, "report", "DIR   (a suite's result directory, or a run's from run --out)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.help()
@@ -678,6 +711,14 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if fs.NArg() != 1 {
 		return usagef("give one result directory, as in 'tablebench report results/latest'")
+	}
+	if !holdsSuite(fs.Arg(0)) { // a run's directory (run --out)
+		page, err := writeRunPages(fs.Arg(0))
+		if err != nil {
+			return usagef("%v", err)
+		}
+		fmt.Fprintf(e.stdout, "report: %s\n", page)
+		return nil
 	}
 	dir, err := results.ReadDir(fs.Arg(0))
 	if err != nil {

@@ -6,7 +6,7 @@
 //	tablebench figures      reproduce Figures 3-15 and check every published claim
 //	tablebench experiments  test the case study's advice its figures never test: retries, keys, balancing, conflicts, today
 //	tablebench sweep        a figure of your own: any run parameters as lists
-//	tablebench report       rebuild the charts of a stored result set
+//	tablebench report       rebuild the pages of a stored result set or run
 //	tablebench compare      two result sets side by side, each difference tested against the runs' noise
 //	tablebench merge        combine the shards of a run or suite into one
 //	tablebench k8s          print a Kubernetes Indexed Job that runs a run's shards

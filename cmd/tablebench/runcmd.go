@@ -218,6 +218,7 @@ type runFlags struct {
 	shard                shardFlags
 	out                  string
 	asJSON, quiet, check bool
+	thresholds           thresholdFlags
 }
 
 func newRunFlags(e *env) (*flagSet, *runFlags) {
@@ -226,10 +227,11 @@ func newRunFlags(e *env) (*flagSet, *runFlags) {
 	r.spec.register(fs.FlagSet)
 	r.target.register(fs.FlagSet, true)
 	r.shard.register(fs.FlagSet)
-	fs.StringVar(&r.out, "out", "", "directory to store the run record (JSON) and its HdrHistogram interval log (.hlog)")
+	fs.StringVar(&r.out, "out", "", "directory to store the run record (JSON), its HdrHistogram interval log (.hlog) and its page (index.html; 'tablebench report DIR' rebuilds it)")
 	fs.BoolVar(&r.asJSON, "json", false, "print one JSON object with the results instead of the summary")
 	fs.BoolVar(&r.quiet, "quiet", false, "no progress and no configuration lines on stderr")
 	fs.BoolVar(&r.check, "check", false, "exit 1 if the run warns that its numbers cannot be trusted (an endpoint that stalled or failed, a saturated modelled client)")
+	r.thresholds.register(fs)
 	return fs, r
 }
 
@@ -261,6 +263,9 @@ func (r *runFlags) resolve(fs *flagSet, getenv func(string) string, stdin io.Rea
 		return spec, err
 	}
 	if err := r.spec.contradictions(fs.FlagSet); err != nil {
+		return spec, err
+	}
+	if err := r.thresholds.checkOps([]workloads.OpKind{spec.Op}); err != nil {
 		return spec, err
 	}
 	spec.KeepTable = r.target.keep
@@ -328,19 +333,25 @@ func (r *runFlags) watch(e *env, coord *workloads.Coordinator, tg workloads.Targ
 	return stop
 }
 
-// report prints the run's result, then stores it: a store that fails (a
-// full disk) loses nothing the user has not seen. It returns the run's
-// error, runErr, or why its numbers do not hold.
+// report checks the run's thresholds, prints its result, then stores it
+// with its page: a store that fails (a full disk) loses nothing the user
+// has not seen. It returns the run's error, runErr, why its numbers do not
+// hold, or the thresholds they fail.
 func (r *runFlags) report(e *env, res *results.Run, runErr error) error {
+	failed := r.thresholds.check(res)
 	if r.asJSON {
 		if err := writeJSONSummary(e.stdout, res); err != nil {
 			return err
 		}
 	} else {
 		results.WriteSummary(e.stdout, res)
+		writeThresholds(e.stdout, res.Thresholds)
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(e.stderr, "warning:", w)
+	}
+	if r.asJSON { // the record holds them; a pipeline's log shows them too
+		writeThresholds(e.stderr, res.Thresholds)
 	}
 	if r.out != "" {
 		if err := store(r.out, res); err != nil {
@@ -348,6 +359,13 @@ func (r *runFlags) report(e *env, res *results.Run, runErr error) error {
 		}
 		if !r.asJSON {
 			fmt.Fprintf(e.stdout, "stored in %s\n", filepath.Join(r.out, res.ID+".json"))
+		}
+		if holdsSuite(r.out) { // its report is the suite's
+			fmt.Fprintf(e.stderr, "note: %s holds a suite's results, so the run's page is not written there: give the run a directory of its own\n", r.out)
+		} else if page, err := writeRunPages(r.out); err != nil {
+			return fmt.Errorf("the results above are stored in %s, but their page could not be written: %w", r.out, err)
+		} else if !r.asJSON {
+			fmt.Fprintf(e.stdout, "page: %s\n", page)
 		}
 	}
 	switch {
@@ -359,6 +377,8 @@ func (r *runFlags) report(e *env, res *results.Run, runErr error) error {
 		return fmt.Errorf("refused: the harness could not keep time at this time scale, so the numbers above do not hold (see the warning)")
 	case r.check && len(res.Warnings) > 0:
 		return fmt.Errorf("check failed: %d warning(s) above say the numbers cannot be trusted", len(res.Warnings))
+	case failed > 0:
+		return failedThresholds(failed)
 	}
 	return nil
 }
