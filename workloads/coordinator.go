@@ -228,9 +228,10 @@ func (r *Coordinator) dropTable(ctx context.Context, table string) {
 	r.target.DeleteTable(dctx, table)
 }
 
-// buildWorkers makes this process's threads, each with its own keys and
-// payloads drawn from the seed, and the modelled client VMs they run on
-// when the target models its client.
+// buildWorkers makes this process's threads, each with its own keys drawn
+// from the seed and payloads shared with the threads whose keys are as
+// long, and the modelled client VMs they run on when the target models
+// its client.
 func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 	s := &r.spec
 	clock := r.target.Clock()
@@ -250,6 +251,7 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 	}
 	var workers []*worker
 	var machines []*vm.VM
+	pays := newPayloadSets(threadSeed)
 	for v := 1; v <= s.VMs; v++ {
 		if s.Shards > 1 && (v-1)%s.Shards != s.Shard { // another shard's VM
 			continue
@@ -264,7 +266,7 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 			w := &worker{r: r, vmID: v, id: th, machine: machine, rng: rng}
 			w.keys = newKeys(s, sharedPK, v, th, rng)
 			pkLen := len(w.keys.partitionKey(clock.Now().UnixNano()))
-			w.pay = newPayloads(rng, s.EntitySize, pkLen, len(w.keys.prefix)+10)
+			w.pay = pays.payloads(rng, s.EntitySize, pkLen, len(w.keys.prefix)+10)
 			w.op.Table = table
 			workers = append(workers, w)
 		}

@@ -122,29 +122,40 @@ type payloads struct {
 
 const payloadAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
-// newPayloads makes payloads so that an entity with keys of the given
-// lengths weighs size bytes by the service's formula: 4 + 2·(len(PK) +
-// len(RK)) and, for each property, 8 + 2·len(name) + 2·len(value) + 4 (one
-// byte less where that is odd). An entity's random characters go into one
-// Payload string while a string property holds them (32K characters, some
-// 64 KiB of entity), and into Payload, Payload2, Payload3, ... of nearly
-// equal lengths beyond that, as a writer of larger entities must.
-func newPayloads(rng *rand.Rand, size, pkLen, rkLen int) payloads {
+// payloadCopies is how many different payloads a thread cycles through.
+const payloadCopies = 8
+
+// payloadShape returns the names of the Payload properties of an entity of
+// size bytes with keys of the given lengths, and how many random
+// characters they hold between them: the entity weighs size bytes by the
+// service's formula, 4 + 2·(len(PK) + len(RK)) and, for each property,
+// 8 + 2·len(name) + 2·len(value) + 4 (one byte less where that is odd).
+// The characters go into one Payload string while a string property holds
+// them (32K characters, some 64 KiB of entity), and into Payload,
+// Payload2, Payload3, ... of nearly equal lengths beyond that, as a writer
+// of larger entities must.
+func payloadShape(size, pkLen, rkLen int) (names []string, chars int) {
 	room := size - 4 - 2*(pkLen+rkLen) // for the properties
-	names := []string{"Payload"}
-	chars := func() int { // the characters the properties' values can hold
+	names = []string{"Payload"}
+	fit := func() int { // the characters the properties' values can hold
 		n := room
 		for _, name := range names {
 			n -= 8 + 2*len(name) + 4
 		}
 		return max(0, n/2)
 	}
-	for chars() > len(names)*tables.MaxStringUnits {
+	for fit() > len(names)*tables.MaxStringUnits {
 		names = append(names, "Payload"+strconv.Itoa(len(names)+1))
 	}
-	n := chars()
+	return names, fit()
+}
+
+// newPayloads makes payloads, drawn from rng, so that an entity with keys
+// of the given lengths weighs size bytes (see payloadShape).
+func newPayloads(rng *rand.Rand, size, pkLen, rkLen int) payloads {
+	names, n := payloadShape(size, pkLen, rkLen)
 	var p payloads
-	for range 8 {
+	for range payloadCopies {
 		props := make([]tables.Property, len(names))
 		for j, name := range names {
 			length := n / len(names)
@@ -158,6 +169,37 @@ func newPayloads(rng *rand.Rand, size, pkLen, rkLen int) payloads {
 			props[j] = tables.String(name, string(b))
 		}
 		p.props = append(p.props, props)
+	}
+	return p
+}
+
+// payloadSets makes a run's payloads once for each length of keys: the
+// threads whose keys are as long share them. Their characters say nothing
+// a run measures, only their sizes do, and a thread's own copies would
+// hold a kilobyte-entity run's every thread to several kilobytes more.
+type payloadSets struct {
+	rng  *rand.Rand
+	made map[[3]int]payloads // by entity size, PartitionKey and RowKey length
+}
+
+func newPayloadSets(seed uint64) *payloadSets {
+	return &payloadSets{rng: rand.New(rand.NewPCG(seed, 0x9a7104d)), made: map[[3]int]payloads{}}
+}
+
+// payloads returns the payloads of a thread whose keys have the given
+// lengths, and draws from the thread's rng what making its own would
+// have drawn, so that its later draws (its session's seed, its start)
+// are those of a thread with payloads of its own.
+func (s *payloadSets) payloads(rng *rand.Rand, size, pkLen, rkLen int) payloads {
+	shape := [3]int{size, pkLen, rkLen}
+	p, ok := s.made[shape]
+	if !ok {
+		p = newPayloads(s.rng, size, pkLen, rkLen)
+		s.made[shape] = p
+	}
+	_, n := payloadShape(size, pkLen, rkLen)
+	for range payloadCopies * n {
+		rng.IntN(len(payloadAlphabet))
 	}
 	return p
 }
