@@ -25,7 +25,7 @@ func oneRun(t *testing.T, id string) *results.Run {
 		if j%10 == 0 {
 			outcome = results.OutcomeThrottled
 		}
-		rec.Record("insert", 1, done.Add(-5*time.Millisecond), done, outcome, 0, false)
+		rec.Record("insert", "p1", 1, done.Add(-5*time.Millisecond), done, outcome, 0, false)
 	}
 	r, err := col.Close(start.Add(4 * time.Second))
 	if err != nil {

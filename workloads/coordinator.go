@@ -234,9 +234,10 @@ func (r *Coordinator) dropTable(ctx context.Context, table string) {
 	r.target.DeleteTable(dctx, table)
 }
 
-// buildWorkers makes this process's threads, each with its own keys and
-// payloads drawn from the seed, and the modelled client VMs they run on
-// when the target models its client.
+// buildWorkers makes this process's threads, each with its own keys drawn
+// from the seed and payloads shared with the threads whose keys are as
+// long, and the modelled client VMs they run on when the target models
+// its client.
 func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 	s := &r.spec
 	clock := r.target.Clock()
@@ -260,6 +261,7 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 	if s.Partition == PartitionFixed {
 		fixed = newFixedKeys(s)
 	}
+	pays := newPayloadSets(threadSeed)
 	for v := 1; v <= s.VMs; v++ {
 		if s.Shards > 1 && (v-1)%s.Shards != s.Shard { // another shard's VM
 			continue
@@ -278,7 +280,7 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 				w.keyPick = chooser(s.Keys.Pick)
 				pkLen, rkLen = fixed.names.KeyLen(), len(fixed.rowPrefix)+10
 			}
-			w.pay = newPayloads(rng, s.EntitySize, s.EntityMax, pkLen, rkLen)
+			w.pay = pays.payloads(rng, s.EntitySize, s.EntityMax, pkLen, rkLen)
 			w.op.Table = table
 			workers = append(workers, w)
 		}

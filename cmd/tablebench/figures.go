@@ -546,6 +546,8 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 	parallel := sf.parallel
 	if !sf.tf.virtual() {
 		parallel = 1 // runs in wall time share the machine: one at a time keeps them honest
+	} else {
+		defer virtualCores(min(parallel, len(todo)))()
 	}
 	suite := &workloads.Suite{Runs: todo, NewTarget: sf.newTarget(e.getenv), Parallel: parallel,
 		Finished: func(pr workloads.PlannedRun, r *results.Run) error {

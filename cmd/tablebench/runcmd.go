@@ -287,6 +287,9 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	tf := &r.target
+	if tf.virtual() {
+		defer virtualCores(1)()
+	}
 	tg, release, err := tf.build(e.getenv, spec.Seed)
 	if err != nil {
 		return err
