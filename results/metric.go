@@ -114,7 +114,7 @@ var Metrics = []Metric{
 		Value: func(r *Run, x float64) float64 { return r.SuccessLatencyMs.Mean / math.Max(x, 1) }}, // x is the batch size
 	{Name: "saturation", Entities: true, Label: "entities/s", Unit: "e/s", Better: 1, Y2: "throttled-pct",
 		Value: func(r *Run, _ float64) float64 { return r.EntitiesPerSec }},
-	{Name: "request-units-per-sec", Label: "request units charged per second (RU/s)", Unit: "RU/s", Column: "request_units_per_sec", Better: 1,
+	{Name: "request-units-per-sec", Label: "request units charged per second (RU/s)", Unit: "RU/s", Better: 1,
 		Value:     func(r *Run, _ float64) float64 { return r.RequestUnitsPerSec },
 		PerSecond: func(r *Run) []float64 { return perSecond(r, func(iv Interval) float64 { return iv.RequestUnits }) }},
 	{Name: "request-units-per-request", Label: "request units charged per request (RU)", Unit: "RU", Better: -1,

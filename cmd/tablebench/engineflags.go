@@ -113,6 +113,9 @@ func (f *engineFlags) config(seed uint64) (engine.Config, error) {
 	if f.latencyScale != 1 && !p.Model {
 		return cfg, usagef("--latency-scale: profile %s models no latency; use wa2010, modern, cosmos or a profile with model: true", p.Name)
 	}
+	if p.RequestUnits() && (f.partitionRate > 0 || f.accountRate > 0) {
+		return cfg, usagef("--partition-rate and --account-rate are the Table service's budgets in entities/s; profile cosmos provisions request units: use --ru or --ru-max")
+	}
 	if f.ru != 0 || f.ruMax != 0 {
 		if !p.RequestUnits() {
 			return cfg, usagef("--ru and --ru-max provision request units: use them with --profile cosmos")

@@ -88,6 +88,7 @@ func TestRUFlagsAreChecked(t *testing.T) {
 		{[]string{"--profile", "cosmos", "--ru", "NaN"}, "--ru NaN is out of range"},
 		{[]string{"--profile", "cosmos", "--ru-max", "500"}, "--ru-max 500 is out of range: use 1000 to 1000000 RU/s"},
 		{[]string{"--profile", "cosmos", "--ru", "1000", "--ru-max", "2000"}, "give one"},
+		{[]string{"--profile", "cosmos", "--partition-rate", "100"}, "use --ru or --ru-max"},
 	} {
 		code, _, errOut := tb(t, context.Background(), nil, append([]string{"run", "--duration", "1s"}, c.args...)...)
 		if code != 2 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 1 {

@@ -166,7 +166,7 @@ func (s *serveFlags) announce(e *env, eng *engine.Engine, addr net.Addr, keyShow
 	fmt.Fprintf(e.stdout, "serving the engine (profile %s) at %s\n", profile, endpoint)
 	fmt.Fprintf(e.stdout, "connection string: %s\n", rest.ConnectionString(scheme, s.account, keyShown, endpoint))
 	if p := eng.Config().Profile; p.RequestUnits() {
-		fmt.Fprintf(e.stdout, "throughput: %s per table, answered as Cosmos DB for Table (docs/cosmos.md); metrics at %s://%s%s\n", strings.TrimPrefix(s.eng.describeRU(), ", "), scheme, addr, rest.MetricsPath)
+		fmt.Fprintf(e.stdout, "throughput: %s, answered as Cosmos DB for Table (docs/cosmos.md); metrics at %s://%s%s\n", strings.TrimPrefix(s.eng.describeRU(), ", "), scheme, addr, rest.MetricsPath)
 	} else {
 		fmt.Fprintf(e.stdout, "budgets: %s entities/s per PartitionKey, %s per account; metrics at %s://%s%s\n", rateText(rates.Partition), rateText(rates.Account), scheme, addr, rest.MetricsPath)
 	}
