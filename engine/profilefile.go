@@ -39,6 +39,7 @@ type rule int
 const (
 	anyValue        rule = iota
 	positiveIfModel      // above 0 when the profile models latency
+	entityBudget         // above 0 when the profile models latency in entity units, not request units
 	fraction             // from 0 to 1
 	nameRule             // a profile's name
 )
@@ -48,9 +49,9 @@ var profileDocs = map[string]fieldDoc{
 	"Name":  {"name", "text:", "the profile's name, as run records show it", nameRule},
 	"Model": {"model", "true/false:", "false serves without latency, throttling or load balancing", anyValue},
 
-	"AccountRate":      {"account_rate", "entities/s", "the account serves before 503 ServerBusy", positiveIfModel},
+	"AccountRate":      {"account_rate", "entities/s", "the account serves before 503 ServerBusy", entityBudget},
 	"AccountBurst":     {"account_burst", "time", "of its rate the account's budget can save up", anyValue},
-	"PartitionKeyRate": {"partition_rate", "entities/s", "one PartitionKey serves before 503 ServerBusy", positiveIfModel},
+	"PartitionKeyRate": {"partition_rate", "entities/s", "one PartitionKey serves before 503 ServerBusy", entityBudget},
 	"Burst":            {"partition_burst", "time", "of its rate one PartitionKey's budget can save up", anyValue},
 
 	"WriteA":    {"lane_write", "time", "a write holds its range partition's lane, fixed part", anyValue},
@@ -83,6 +84,21 @@ var profileDocs = map[string]fieldDoc{
 	"SplitPauseMax": {"split_pause_max", "time", "a split partition is unavailable, at most", anyValue},
 	"MoveMin":       {"move_min", "time", "a moved partition is unavailable, at least", anyValue},
 	"MoveMax":       {"move_max", "time", "a moved partition is unavailable, at most", anyValue},
+
+	"RU":                    {"ru", "RU/s:", "the table's provisioned throughput in request units (Cosmos DB); 0 with ru_max 0: the entity budgets above apply instead", anyValue},
+	"RUMax":                 {"ru_max", "RU/s:", "autoscale maximum: the table scales between 10% and 100% of it; replaces ru when above 0", anyValue},
+	"PartitionRU":           {"partition_ru", "RU/s", "one physical partition serves at most", anyValue},
+	"PartitionBytes":        {"partition_bytes", "bytes", "a physical partition stores before it splits in two", anyValue},
+	"LogicalPartitionBytes": {"logical_partition_bytes", "bytes", "one PartitionKey stores at most; a write past it gets 403", anyValue},
+	"SplitMin":              {"split_min", "time", "a physical partition's split takes, at least", anyValue},
+	"SplitMax":              {"split_max", "time", "a physical partition's split takes, at most", anyValue},
+	"ReadRU":                {"read_ru", "RU", "a point read of a 1 KB entity is charged", anyValue},
+	"WriteRU":               {"write_ru", "RU", "a write of a 1 KB entity is charged", anyValue},
+	"RU100KB":               {"ru_100kb", "times:", "a 100 KB entity's charge over a 1 KB one's; linear between", anyValue},
+	"QueryRU":               {"query_ru", "RU", "a query is charged for each entity it reads (a page at least one)", anyValue},
+	"MaxRowKeyBytes":        {"max_rowkey_bytes", "bytes:", "the longest RowKey (UTF-8); 0 leaves the Table service's limit", anyValue},
+	"MaxBatchBytes":         {"max_batch_bytes", "bytes:", "the largest batch; 0 is the Table service's 4 MiB", anyValue},
+	"UnsortedQueries":       {"unsorted_queries", "true/false:", "query pages return entities in no key order, as the Cosmos DB Table API", anyValue},
 
 	"Client": {"client", "VM size:", "the client run and the experiments model unless --vm-size names one: xl (2010's) or modern (today's, also when empty)", anyValue},
 }
@@ -399,6 +415,10 @@ func checkProfile(p Profile, fields []profileField) *ProfileError {
 			if p.Model && numeric && n <= 0 {
 				return bad("%s: a profile with model: true needs it above 0", format(fv))
 			}
+		case entityBudget:
+			if p.Model && !p.RequestUnits() && numeric && n <= 0 {
+				return bad("%s: a profile with model: true needs it above 0, unless it provisions request units (ru or ru_max)", format(fv))
+			}
 		case fraction:
 			if numeric && n > 1 {
 				return bad("%s is not a fraction from 0 to 1", format(fv))
@@ -494,6 +514,7 @@ func IsProfileFile(s string) bool {
 var profileSummaries = map[string]string{
 	"wa2010": "the 2010 case study's service, calibrated to its Figures 3-15, with its 2010 client",
 	"modern": "today's published targets: 2,000 entities/s a PartitionKey, 20,000 an account, single-digit ms",
+	"cosmos": "Cosmos DB for Table: request units per second split over physical partitions of 10,000 RU/s, 429s",
 	"none":   "no latency, no throttling, no load balancing: the raw engine",
 }
 

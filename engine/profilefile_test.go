@@ -146,7 +146,7 @@ func TestProfileFileErrors(t *testing.T) {
 		{"twice", base + "servers: 4\nservers: 5\n", "line 4: servers: given twice (first on line 3): keep one"},
 		{"list", base + "servers: [4]\n", "line 3: servers: must be one value on its line, not a list or a map"},
 		{"empty value", base + "servers:\n", "line 3: servers: has no value: give one, or leave the line out"},
-		{"unknown base", "name: mine\nbase: modem\n", `line 2: base: "modem" is not a built-in profile: use one of wa2010, modern, none`},
+		{"unknown base", "name: mine\nbase: modem\n", `line 2: base: "modem" is not a built-in profile: use one of ` + strings.Join(ProfileNames(), ", ")},
 		{"missing without base", "name: mine\nmodel: true\n", "account_rate: missing: give every field, or start the file with base: NAME"},
 		{"missing name", "base: modern\npartition_rate: 1000\n", "name: missing: this file changes base modern's partition_rate, so give the profile a name of its own"},
 		{"bad name", "name: my account\nbase: modern\n", `line 1: name: "my account" is not a profile name`},

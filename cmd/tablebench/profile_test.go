@@ -212,3 +212,21 @@ func TestServeTakesAProfileFile(t *testing.T) {
 		t.Errorf("serve says:\n%s", s)
 	}
 }
+
+// A set whose runs ran on two models of one name, from two files, is
+// refused like a set of two profiles.
+func TestSameProfileTellsFilesApart(t *testing.T) {
+	set := &results.Set{Settings: results.Settings{"profile": "mine", settingProfileSHA: "aaaa"}}
+	set.Runs = []*results.Run{
+		{ID: "a", Env: results.Environment{Target: "engine", Profile: "mine", ProfileSHA256: "aaaa"}},
+		{ID: "b", Env: results.Environment{Target: "engine", Profile: "mine", ProfileSHA256: "bbbb"}},
+	}
+	err := sameProfile(set, nil)
+	if err == nil || !strings.Contains(err.Error(), "run b ran on profile mine from a file (sha256 bbbb), but the set was made with profile mine from a file (sha256 aaaa)") {
+		t.Errorf("err = %v", err)
+	}
+	set.Runs = set.Runs[:1]
+	if err := sameProfile(set, nil); err != nil {
+		t.Errorf("one model refused: %v", err)
+	}
+}

@@ -114,12 +114,3 @@ func ofProvisioned(q Quantity) Quantity {
 // cosmosNote says how the cosmos series of the modern experiment's
 // figures are set up.
 const cosmosNote = "cosmos is provisioned at the Table service's account target in request units: 20,000 entities/s of 1 KB writes at 5 RU each is 100,000 RU/s, ten physical partitions of 10,000 RU/s, each 2,000 writes/s, the per-partition target; its clients retry as today's SDK does, waiting what each 429's x-ms-retry-after-ms says (the study's 3 s pause after every refusal, against budgets that refill each second, leaves half a partition's share unused: docs/cosmos.md)"
-
-// cosmosClient is s as a client of Cosmos DB sends it under profile p:
-// with today's SDK retry policy, which waits what each 429 asks.
-func cosmosClient(p string, s workloads.Spec) workloads.Spec {
-	if p == "cosmos" {
-		s.Retry, _ = workloads.DefaultRetry(workloads.RetrySDK)
-	}
-	return s
-}
