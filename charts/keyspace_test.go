@@ -39,7 +39,7 @@ func keyRun(t *testing.T, id string, n int) *results.Run {
 		{Second: 120, Kind: "split", Detail: "split at k000042", Lo: "", Hi: "", At: []string{"k000042"}},
 		{Second: 150, Kind: "move", Detail: "moved", Lo: "k000042", Hi: "k000043"},
 	}
-	r.RangePartitions = []results.RangePartition{{Lo: "", Hi: "k000042", Server: 0}, {Lo: "k000042", Hi: "k000043", Server: 1}, {Lo: "k000043", Hi: "", Server: 0}}
+	r.RangePartitions = []results.RangePartition{{Lo: "", Server: 0}, {Lo: "k000042", Server: 1}, {Lo: "k000043", Server: 0}}
 	return r
 }
 

@@ -48,7 +48,27 @@ func (r *Run) Check() error {
 	c.rates()
 	c.partitions()
 	c.heatmap()
+	c.rangePartitions()
 	return c.err
+}
+
+// rangePartitions checks the target's range partitions: in key order from
+// the start of the key space, each on a server.
+func (c *checker) rangePartitions() {
+	for i, p := range c.r.RangePartitions {
+		f := fmt.Sprintf("range_partitions[%d]", i)
+		switch {
+		case i == 0 && p.Lo != "":
+			c.failf(f+".lo", "is %q; the first range partition starts the key space (\"\")", p.Lo)
+		case i > 0 && p.Lo <= c.r.RangePartitions[i-1].Lo:
+			c.failf(f+".lo", "is %q, not after the range before it (%q): ranges are in key order", p.Lo, c.r.RangePartitions[i-1].Lo)
+		case p.Server < 0:
+			c.failf(f+".server", "is %d; servers are numbered from 0", p.Server)
+		}
+		if c.err != nil {
+			return
+		}
+	}
 }
 
 type checker struct {
