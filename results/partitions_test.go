@@ -327,3 +327,49 @@ func TestCoarsenKeepsEveryRequest(t *testing.T) {
 		t.Errorf("coarsening changed the record's heat map: %d rows", len(r.Heatmap.Rows))
 	}
 }
+
+// TestMergedShardsBoundTheirKeys: shards of a run over many more keys than
+// each counts at once merge into counts that still never understate, each
+// within its error, the hot key first, and a distinct estimate of the keys
+// all shards touched.
+func TestMergedShardsBoundTheirKeys(t *testing.T) {
+	const n, keys = 100_000, 50_000
+	z := newZipf(keys, 0.9)
+	name := func(rank int) string { return fmt.Sprintf("%08x-%d", uint32(rank)*2654435761, rank) }
+	truth := map[string]int64{}
+	var shards []*results.Run
+	for i := range 2 {
+		rng := rand.New(rand.NewPCG(uint64(i), 9))
+		r := recordAll(t, 0, 60*time.Second, n, func(j int) request {
+			pk := name(z.draw(rng))
+			truth[pk]++
+			return request{pk: pk, at: time.Duration(j) * 60 * time.Second / n, outcome: results.OutcomeOK}
+		})
+		r.Shard = &results.Shard{Index: i, Count: 2, Start: r.Start}
+		shards = append(shards, r)
+	}
+	m, err := results.MergeRuns(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Check(); err != nil {
+		t.Fatal(err)
+	}
+	p := m.Partitions
+	if p.Top[0].Key != name(0) {
+		t.Errorf("merged top key %s, want %s", p.Top[0].Key, name(0))
+	}
+	for _, k := range p.Top {
+		if k.Requests < truth[k.Key] || k.Requests-k.Error > truth[k.Key] {
+			t.Errorf("key %s merged to %d (error %d), but had %d requests", k.Key, k.Requests, k.Error, truth[k.Key])
+		}
+	}
+	for key, c := range truth {
+		if !slices.ContainsFunc(p.Top, func(k results.KeyLoad) bool { return k.Key == key }) && c > p.UnlistedMax {
+			t.Errorf("key %s had %d requests, unlisted, above unlisted_max %d", key, c, p.UnlistedMax)
+		}
+	}
+	if p.DistinctExact || math.Abs(float64(p.Distinct)/float64(len(truth))-1) > 0.05 {
+		t.Errorf("merged distinct %d (exact %v), but the shards touched %d keys", p.Distinct, p.DistinctExact, len(truth))
+	}
+}
