@@ -145,8 +145,17 @@ func keySpaceChart(id, title string, r *results.Run, h *results.Heatmap, top flo
 			InRange: &opts.VisualMapInRange{Color: heatColors}, Show: opts.Bool(true)}),
 	)
 	so := []charts.SeriesOpts{charts.WithItemStyleOpts(opts.ItemStyle{BorderWidth: 0})}
-	if lines := rangeLines(r, h, rowAt); len(lines) > 0 {
-		so = append(so, charts.WithMarkLineNameYAxisItemOpts(lines...), charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
+	lines := rangeLines(r, h, rowAt)
+	if len(lines) > 0 {
+		so = append(so, charts.WithMarkLineNameYAxisItemOpts(lines...))
+	}
+	// The end of the warm-up: the record's totals count what follows.
+	if w := (int(r.Setup.Warmup.Seconds()) - h.StartSec) / h.ColumnSec; w > 0 && w < len(xs) && len(h.Rows) > 0 {
+		so = append(so, charts.WithMarkLineNameXAxisItemOpts(opts.MarkLineNameXAxisItem{Name: "measured from here", XAxis: xs[w]}))
+		lines = append(lines, opts.MarkLineNameYAxisItem{})
+	}
+	if len(lines) > 0 {
+		so = append(so, charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
 			LineStyle: &opts.LineStyle{Type: "dashed", Color: "#555555", Width: 1}, Label: &opts.Label{Show: opts.Bool(!small), Position: "end", Formatter: "{b}", Color: "#333333"}}))
 	}
 	hm.AddSeries("requests/s", cells, so...)
