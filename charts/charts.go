@@ -157,6 +157,7 @@ type frame struct {
 	left, right  int      // px: room for the axes' labels
 	legend       []string // the series names the legend shows; nil: no legend
 	small        bool     // a panel of small multiples: smaller title, no axis names
+	band         int      // px kept between the title and the plot, for a color scale
 	xName, yName string
 	xType        string // value, category or log
 }
@@ -190,7 +191,7 @@ func (f frame) opts() []charts.GlobalOpts {
 	if len(f.legend) > 0 {
 		top += 24 * legendRows(f.legend, f.width-20)
 	}
-	top += 12 // the top tick's label
+	top += 12 + f.band // the top tick's label, and any scale
 	title := wrap(f.title, (f.width-20)/(titleSize/2+1))
 	top += (titleSize + 6) * strings.Count(title, "\n")
 	bottom := 30
@@ -866,6 +867,9 @@ func figurePage(f *figureView, nav [][]link) *page {
 			section{Heading: "Throttling over time", Note: "Requests answered 503 ServerBusy or 500 OperationTimedOut, per second." + perRun,
 				Chart: overTimeChart(jsName(fig.Name)+"_thr", "Throttled requests per second", "requests/s", f,
 					func(iv results.Interval) float64 { return float64(iv.Throttled) })})
+		if sec, ok := keySpaceSection(f); ok {
+			p.Sections = append(p.Sections, sec)
+		}
 	}
 	t := table{Caption: "Runs", Head: []string{"series", "x", "entities/s", "requests/s", "throttled", "p50 ms", "p99 ms", "errors", "run"}}
 	for _, r := range f.Runs {

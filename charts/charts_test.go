@@ -3,6 +3,7 @@ package charts_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"html"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func stored(t *testing.T) (*results.Set, []workloads.Figure) {
 			if j%10 < i {
 				outcome = results.OutcomeThrottled
 			}
-			rec.Record("batch", 100, done.Add(-800*time.Millisecond), done, outcome, 0, false)
+			rec.Record("batch", fmt.Sprintf("pk%02d", j%(3+i)), 100, done.Add(-800*time.Millisecond), done, outcome, 0, false)
 		}
 		r, err := col.Close(start.Add(10 * time.Second))
 		if err != nil {

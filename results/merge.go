@@ -54,6 +54,9 @@ func MergeRuns(shards []*Run) (*Run, error) {
 		}
 	}
 	g.m.HarnessLagMs = g.worstLag
+	if err := g.keySpace(byIndex); err != nil {
+		return nil, fmt.Errorf("run %s: %w", g.m.ID, err)
+	}
 	g.intervals()
 	if err := g.throughput(); err != nil {
 		return nil, err
@@ -122,6 +125,7 @@ type merger struct {
 	allHlogs bool        // every shard kept its per-second histograms
 	worstLag *Percentiles
 	totals   Counts
+	shifts   []int // each shard's seconds on the agreed clock, less its own
 }
 
 // mergedSecond is one second of the merged run, on the agreed clock.
@@ -181,6 +185,7 @@ func (g *merger) addSeconds(r *Run) {
 	g.lo = math.Max(g.lo, offset+warmup.Seconds())
 	g.hi = math.Min(g.hi, offset+warmup.Seconds()+r.MeasuredSec)
 	shift := int(math.Round(offset))
+	g.shifts = append(g.shifts, shift)
 	if len(r.IntervalHists) != len(r.Intervals) {
 		g.allHlogs = false
 	}
@@ -202,6 +207,36 @@ func (g *merger) addSeconds(r *Run) {
 			s.hs++
 		}
 	}
+}
+
+// keySpace merges where the shards' requests landed: their hottest keys,
+// distinct keys and heat maps (when every shard has them: older records
+// do not), and the range partitions the first shard to report them saw.
+func (g *merger) keySpace(shards []*Run) error {
+	var parts []*Partitions
+	var heats []*Heatmap
+	for _, r := range shards {
+		if r.Partitions != nil {
+			parts = append(parts, r.Partitions)
+		}
+		if r.Heatmap != nil {
+			heats = append(heats, r.Heatmap)
+		}
+		if g.m.RangePartitions == nil {
+			g.m.RangePartitions = r.RangePartitions
+		}
+	}
+	if len(parts) == len(shards) {
+		p, err := mergePartitions(parts)
+		if err != nil {
+			return err
+		}
+		g.m.Partitions = p
+	}
+	if len(heats) == len(shards) {
+		g.m.Heatmap = mergeHeatmaps(heats, g.shifts, HeatmapRows, HeatmapColumns)
+	}
+	return nil
 }
 
 // intervals writes the merged seconds, in order, with their percentiles

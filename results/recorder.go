@@ -66,6 +66,8 @@ type IntervalDelta struct {
 	Samples []Sample
 	// Hist is the collector's histogram of the second.
 	Hist *hdr.Histogram
+	// keys are the samples' PartitionKeys, run by run, in order.
+	keys []keyRun
 }
 
 // Sample is one request's latency as a worker hands it to the collector.
@@ -75,6 +77,17 @@ type Sample struct {
 	// The run's histograms the sample counts in: nil for a request due
 	// outside the measured window.
 	key, perEntityKey *histKey
+}
+
+// keyRun is a run of consecutive samples of a second that went to one
+// PartitionKey ("" for none) with one outcome class: the collector counts
+// them in the heat map and, in the measured window, the hottest keys. A
+// thread's requests mostly share a key, so that a run costs far less than
+// a key in every sample.
+type keyRun struct {
+	pk    string
+	class outcomeClass
+	n     int
 }
 
 // Counts are the counters of a run or of a part of it.
@@ -124,6 +137,7 @@ type Recorder struct {
 	sec     int
 	secCnt  Counts
 	secVals []Sample
+	secKeys []keyRun
 }
 
 // histKey names a run histogram: an operation and an outcome, or the
@@ -176,12 +190,13 @@ func (r *Recorder) Wake(late time.Duration) {
 	r.wake.RecordValue(late.Microseconds() + histMin)
 }
 
-// Record records one request (one attempt) of op carrying n entities that
-// was due at due, completed at done, with the given outcome (OutcomeOK, a
-// throttling outcome, or an error code). lag is how late it started. A
-// request belongs to the measured window when it was due in it, however
-// late it completed: a request in flight at the end is recorded, not lost.
-func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
+// Record records one request (one attempt) of op to PartitionKey pk ("" for
+// a request of no one partition) carrying n entities that was due at due,
+// completed at done, with the given outcome (OutcomeOK, a throttling
+// outcome, or an error code). lag is how late it started. A request belongs
+// to the measured window when it was due in it, however late it completed:
+// a request in flight at the end is recorded, not lost.
+func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
 	lat := done.Sub(due)
 	us := max(lat.Microseconds(), histMin)
 	ok := outcome == OutcomeOK
@@ -199,6 +214,12 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 		r.sec = sec
 	}
 	count(&r.secCnt, n, outcome, lag, retry)
+	class := classOf(outcome)
+	if k := len(r.secKeys) - 1; k >= 0 && r.secKeys[k].pk == pk && r.secKeys[k].class == class {
+		r.secKeys[k].n++
+	} else {
+		r.secKeys = append(r.secKeys, keyRun{pk: pk, class: class, n: 1})
+	}
 	sm := Sample{US: us}
 	if !due.Before(r.from) && due.Before(r.to) {
 		count(&r.Totals, n, outcome, lag, retry)
@@ -244,10 +265,10 @@ func count(c *Counts, n int, outcome string, lag time.Duration, retry bool) {
 
 func (r *Recorder) flushSecond() {
 	if r.sec >= 0 && r.secCnt.Requests > 0 {
-		r.out <- IntervalDelta{Second: r.sec, Counts: r.secCnt, Samples: r.secVals}
-		r.secVals = newSamples() // the collector owns the sent samples, and returns them to the pool
+		r.out <- IntervalDelta{Second: r.sec, Counts: r.secCnt, Samples: r.secVals, keys: r.secKeys}
+		r.secVals, r.secKeys = newSamples(), newKeyRuns() // the collector owns the sent ones, and returns them to the pools
 	}
-	r.secCnt, r.secVals = Counts{}, r.secVals[:0]
+	r.secCnt, r.secVals, r.secKeys = Counts{}, r.secVals[:0], r.secKeys[:0]
 }
 
 // samples are sample slices: a worker hands one to the collector every
@@ -259,5 +280,20 @@ func newSamples() []Sample { return (*samples.Get().(*[]Sample))[:0] }
 func putSamples(s []Sample) {
 	if cap(s) <= 1<<16 {
 		samples.Put(&s)
+	}
+}
+
+// keyRuns are key run slices, handed to the collector and returned as
+// samples are.
+var keyRuns = sync.Pool{New: func() any { return new([]keyRun) }}
+
+func newKeyRuns() []keyRun { return (*keyRuns.Get().(*[]keyRun))[:0] }
+
+// putKeyRuns returns a slice to the pool, cleared: a pooled slice pins no
+// request's PartitionKey.
+func putKeyRuns(s []keyRun) {
+	if cap(s) <= 1<<16 {
+		clear(s)
+		keyRuns.Put(&s)
 	}
 }

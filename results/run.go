@@ -20,12 +20,12 @@ import (
 //   - the coordinator (workloads.Coordinator) writes what the run was: its
 //     identity (ID, Figure, Series, X, as it was told before the run, or
 //     its table's name), Spec and Setup, Env, Interrupted, Shard,
-//     ClientCPUPct and Events; and, from its checks, Warnings, Notes and
-//     Refused;
+//     ClientCPUPct, Events and RangePartitions; and, from its checks,
+//     Warnings, Notes and Refused;
 //   - Collector.Close writes what was measured: Start, MeasuredSec, the
 //     rates, Totals, Billable, ThrottledPct, Errors, the latency
-//     summaries, MaxStartLagMs, HarnessLagMs, Intervals, Histograms and
-//     IntervalHists;
+//     summaries, MaxStartLagMs, HarnessLagMs, Intervals, Histograms,
+//     IntervalHists, Partitions and Heatmap;
 //   - MergeRuns writes a new record from its shards', MergedFrom included;
 //   - the command that ran it writes Thresholds, the bars its user set.
 //
@@ -90,6 +90,15 @@ type Run struct {
 	Histograms map[string]string `json:"histograms,omitempty"` // "op/outcome" or "op/per-entity" -> compressed HDR (µs)
 	Events     []Event           `json:"events,omitempty"`
 
+	// Partitions are the PartitionKeys the measured requests touched: how
+	// many, and the hottest. Heatmap is where every request landed in the
+	// key space over time. Both are bounded whatever the number of keys.
+	Partitions *Partitions `json:"partitions,omitempty"`
+	Heatmap    *Heatmap    `json:"heatmap,omitempty"`
+	// RangePartitions are how the target divided the run's table at its
+	// end, when it says (the engine does).
+	RangePartitions []RangePartition `json:"range_partitions,omitempty"`
+
 	// IntervalHists are the per-second histograms, stored in the run's .hlog.
 	IntervalHists []*hdr.Histogram `json:"-"`
 }
@@ -147,6 +156,20 @@ type Event struct {
 	Second float64 `json:"second"`
 	Kind   string  `json:"kind"`
 	Detail string  `json:"detail"`
+	// The range of PartitionKeys the event acted on, [Lo, Hi) with "" as
+	// Hi for the end of the key space, and the keys a split split it at,
+	// when the target says.
+	Lo string   `json:"lo,omitempty"`
+	Hi string   `json:"hi,omitempty"`
+	At []string `json:"at,omitempty"`
+}
+
+// RangePartition is a range of a table's PartitionKeys from Lo, and the
+// server that holds it. A table's ranges are listed in key order, each up
+// to where the next begins: the first from "", the last to the end.
+type RangePartition struct {
+	Lo     string `json:"lo"`
+	Server int    `json:"server"`
 }
 
 // PercentilesOf summarizes a histogram of microseconds.
@@ -172,13 +195,16 @@ type Collector struct {
 	recs            []*Recorder
 	secs            map[int]*IntervalDelta
 	hists           map[*histKey]*hdr.Histogram // the measured window's, by operation and outcome
+	pks             *keyCounter                 // the measured window's PartitionKeys
+	heat            *heatBuilder
 	done            chan struct{}
 }
 
 // NewCollector starts the collector of a run that starts at start and is
 // measured in [from, to).
 func NewCollector(start, from, to time.Time) *Collector {
-	c := &Collector{start: start, from: from, to: to, c: make(chan IntervalDelta, 4096), secs: map[int]*IntervalDelta{}, hists: map[*histKey]*hdr.Histogram{}, done: make(chan struct{})}
+	c := &Collector{start: start, from: from, to: to, c: make(chan IntervalDelta, 4096), secs: map[int]*IntervalDelta{}, hists: map[*histKey]*hdr.Histogram{},
+		pks: newKeyCounter(), heat: newHeatBuilder(to.Sub(start)), done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		var lastKey *histKey
@@ -209,7 +235,22 @@ func NewCollector(start, from, to time.Time) *Collector {
 					hist(v.perEntityKey).RecordValue(v.PerEntity)
 				}
 			}
+			col, i := c.heat.column(d.Second), 0
+			for _, k := range d.keys {
+				c.heat.add(col, k.pk, k.class, int64(k.n))
+				var measured int64 // the run's samples in the measured window
+				for _, v := range d.Samples[i : i+k.n] {
+					if v.key != nil {
+						measured++
+					}
+				}
+				if measured > 0 && k.pk != "" {
+					c.pks.add(k.pk, k.class == classThrottled, measured)
+				}
+				i += k.n
+			}
 			putSamples(d.Samples)
+			putKeyRuns(d.keys)
 		}
 	}()
 	return c
@@ -234,7 +275,7 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	}
 	close(c.c)
 	<-c.done
-	run := &Run{Start: c.start}
+	run := &Run{Start: c.start, Partitions: c.pks.record(), Heatmap: c.heat.record()}
 	warmupSecs := int(c.from.Sub(c.start) / time.Second)
 	for _, sec := range slices.Sorted(maps.Keys(c.secs)) {
 		s := c.secs[sec]

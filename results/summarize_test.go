@@ -3,6 +3,7 @@ package results_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,6 +33,7 @@ func shardedRun(t *testing.T, n int) (shards []*results.Run, whole *results.Run)
 			if j%3 == 0 {
 				op, ents = "insert", 1
 			}
+			pk := fmt.Sprintf("p%02d", (j+3*i)%17) // shards share keys
 			outcome := results.OutcomeOK
 			switch (j + i) % 50 {
 			case 3:
@@ -41,8 +43,8 @@ func shardedRun(t *testing.T, n int) (shards []*results.Run, whole *results.Run)
 			case 7:
 				outcome = "EntityAlreadyExists"
 			}
-			rec.Record(op, ents, due, done, outcome, 0, false)
-			allRec.Record(op, ents, due, done, outcome, 0, false)
+			rec.Record(op, pk, ents, due, done, outcome, 0, false)
+			allRec.Record(op, pk, ents, due, done, outcome, 0, false)
 		}
 		r, err := col.Close(to)
 		if err != nil {
@@ -81,6 +83,8 @@ func TestMergedShardsSummarizeAsTheirUnion(t *testing.T) {
 			{"success latency", merged.SuccessLatencyMs, whole.SuccessLatencyMs},
 			{"per-entity latency", merged.PerEntityMs, whole.PerEntityMs},
 			{"histograms", merged.Histograms, whole.Histograms},
+			{"partitions", merged.Partitions, whole.Partitions},
+			{"heat map", merged.Heatmap, whole.Heatmap},
 		} {
 			if !reflect.DeepEqual(c.got, c.want) {
 				t.Errorf("%d shards: merged %s %v, recorded whole %v", n, c.name, c.got, c.want)

@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -89,7 +90,7 @@ func TestThresholdEval(t *testing.T) {
 		case 7:
 			outcome = "EntityAlreadyExists"
 		}
-		rec.Record("insert", 1, due, due.Add(time.Duration(1+(j*7)%97)*time.Millisecond), outcome, 0, false)
+		rec.Record("insert", fmt.Sprintf("p%02d", j%17), 1, due, due.Add(time.Duration(1+(j*7)%97)*time.Millisecond), outcome, 0, false)
 	}
 	inserts, err := col.Close(start.Add(12 * time.Second))
 	if err != nil {

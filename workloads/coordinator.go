@@ -116,6 +116,7 @@ type worker struct {
 	batch   []tables.BatchOp
 	rks     []string // the batch's RowKeys
 	txn     string   // the transaction id of the insert in flight
+	queryPK string   // the PartitionKey of the query in flight
 }
 
 // Run runs the spec: it creates the run's table, loads what gets and
@@ -360,6 +361,9 @@ func (r *Coordinator) describe(ctx context.Context, run *results.Run, table stri
 	if es, ok := r.target.(EventSource); ok {
 		run.Events = es.Events(win.start)
 	}
+	if rr, ok := r.target.(RangeReporter); ok {
+		run.RangePartitions = rr.RangePartitions(table)
+	}
 	run.Warnings, run.Notes, run.Refused = r.check(run)
 }
 
@@ -560,7 +564,7 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 		end := clock.Now()
 		for ; intended.Before(to); intended = intended.Add(interval) {
 			if !intended.Before(from) {
-				w.rec.Record(string(s.Op), n, intended, end, results.OutcomeNotSent, max(0, end.Sub(intended)), false)
+				w.rec.Record(string(s.Op), "", n, intended, end, results.OutcomeNotSent, max(0, end.Sub(intended)), false)
 			}
 		}
 	}
@@ -630,7 +634,25 @@ func (w *worker) record(n int, due, done time.Time, err error, lag time.Duration
 	if s.Op == OpQuery {
 		n = w.op.Returned
 	}
-	w.rec.Record(string(s.Op), n, due, done, Outcome(err), lag, retry)
+	w.rec.Record(string(s.Op), w.partitionKey(), n, due, done, Outcome(err), lag, retry)
+}
+
+// partitionKey is the PartitionKey of the prepared request, where the
+// heat map and the hottest keys count it.
+func (w *worker) partitionKey() string {
+	switch w.r.spec.Op {
+	case OpInsert, OpUpsert:
+		return w.op.Entity.PartitionKey
+	case OpBatch:
+		if len(w.op.Batch) > 0 {
+			return w.op.Batch[0].Entity.PartitionKey
+		}
+	case OpGet:
+		return w.op.PartitionKey
+	case OpQuery:
+		return w.queryPK
+	}
+	return ""
 }
 
 // backoff returns the delay before retry number try (1-based).
@@ -680,6 +702,7 @@ func (w *worker) prepare(clock clock.Clock) {
 		op.PartitionKey, op.RowKey = e.PartitionKey, e.RowKey
 	case OpQuery:
 		e := w.keys.nextRead()
+		w.queryPK = e.PartitionKey
 		q := fmt.Sprintf("PartitionKey eq '%s' and RowKey ge '%s'", strings.ReplaceAll(e.PartitionKey, "'", "''"), strings.ReplaceAll(e.RowKey, "'", "''"))
 		op.Query = tables.Query{Filter: q, Top: s.BatchSize}
 	}

@@ -460,3 +460,35 @@ func TestRecordSaysWhatRan(t *testing.T) {
 		}
 	})
 }
+
+// TestEveryRequestCountsAtItsPartitionKey: whatever the operation, each
+// request counts at the PartitionKey it went to: a run of 6 threads with a
+// key each touches 6 keys, and its heat map has a row for each.
+func TestEveryRequestCountsAtItsPartitionKey(t *testing.T) {
+	for _, op := range []workloads.OpKind{workloads.OpInsert, workloads.OpUpsert, workloads.OpBatch, workloads.OpGet, workloads.OpQuery} {
+		t.Run(string(op), func(t *testing.T) {
+			spec := workloads.DefaultSpec()
+			spec.Op, spec.BatchSize, spec.Partition, spec.VMs, spec.Threads = op, 10, workloads.PartitionGUID, 2, 3
+			spec.Warmup, spec.Duration = time.Second, 5*time.Second
+			var r *results.Run
+			synctest.Test(t, func(t *testing.T) { r = run(t, spec, engineTarget(t)) })
+			p, h := r.Partitions, r.Heatmap
+			if p == nil || p.Distinct != 6 || !p.DistinctExact || len(p.Top) != 6 || p.UnlistedMax != 0 {
+				t.Fatalf("partitions %+v; want 6 keys, exactly", p)
+			}
+			var sum int64
+			for _, k := range p.Top {
+				sum += k.Requests
+			}
+			if sum != r.Totals.Requests {
+				t.Errorf("the keys count %d requests, the run %d", sum, r.Totals.Requests)
+			}
+			if h == nil || len(h.Rows) != 6 || len(h.NoKey) != 0 {
+				t.Errorf("heat map %+v; want a row for each of the 6 keys, and no request without one", h)
+			}
+			if err := r.Check(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

@@ -51,6 +51,14 @@ type EventSource interface {
 	Events(since time.Time) []results.Event
 }
 
+// RangeReporter is implemented by targets that say how they divided a
+// table's PartitionKey space into range partitions, and which server holds
+// each: the engine does, where a Table service keeps it to itself. The
+// coordinator asks at the end of a run, for the record.
+type RangeReporter interface {
+	RangePartitions(table string) []results.RangePartition
+}
+
 // Describer is implemented by targets that describe themselves for the run
 // record (target kind, endpoint without secrets, profile).
 type Describer interface {

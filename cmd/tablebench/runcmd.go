@@ -302,12 +302,19 @@ func store(dir string, res *results.Run) error {
 }
 
 // writeJSONSummary prints the run record without its encoded histograms,
-// unless it is a shard's, which merge needs whole.
+// intervals, heat map and key sketch, unless it is a shard's, which merge
+// needs whole.
 func writeJSONSummary(w interface{ Write([]byte) (int, error) }, res *results.Run) error {
 	c := *res
 	if c.Shard == nil {
 		c.Histograms = nil
 		c.Intervals = nil
+		c.Heatmap = nil
+		if c.Partitions != nil {
+			p := *c.Partitions
+			p.Sketch = ""
+			c.Partitions = &p
+		}
 	}
 	b, err := json.Marshal(c)
 	if err != nil {

@@ -28,6 +28,7 @@ var (
 	_ workloads.Loader        = (*Target)(nil)
 	_ workloads.EventSource   = (*Target)(nil)
 	_ workloads.Describer     = (*Target)(nil)
+	_ workloads.RangeReporter = (*Target)(nil)
 )
 
 // New returns a target over a new engine configured by cfg.
@@ -91,7 +92,21 @@ func (t *Target) Events(since time.Time) []results.Event {
 			detail += fmt.Sprintf(" moved from server %d to %d", ev.From, ev.To)
 		}
 		detail += fmt.Sprintf(", unavailable for %v", ev.Until.Sub(ev.Time).Round(time.Millisecond))
-		out = append(out, results.Event{Second: ev.Time.Sub(since).Seconds(), Kind: string(ev.Kind), Detail: detail})
+		out = append(out, results.Event{Second: ev.Time.Sub(since).Seconds(), Kind: string(ev.Kind), Detail: detail, Lo: ev.Lo, Hi: ev.Hi, At: ev.At})
+	}
+	return out
+}
+
+// RangePartitions returns the table's range partitions and their servers
+// now; none if the table is gone.
+func (t *Target) RangePartitions(table string) []results.RangePartition {
+	ps, err := t.e.Partitions(table)
+	if err != nil {
+		return nil
+	}
+	out := make([]results.RangePartition, len(ps))
+	for i, p := range ps {
+		out[i] = results.RangePartition{Lo: p.Lo, Server: p.Server}
 	}
 	return out
 }
