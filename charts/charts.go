@@ -158,6 +158,7 @@ type frame struct {
 	left, right  int      // px: room for the axes' labels
 	legend       []string // the series names the legend shows; nil: no legend
 	small        bool     // a panel of small multiples: smaller title, no axis names
+	band         int      // px kept between the title and the plot, for a color scale
 	xName, yName string
 	xType        string // value, category or log
 }
@@ -191,7 +192,7 @@ func (f frame) opts() []charts.GlobalOpts {
 	if len(f.legend) > 0 {
 		top += 24 * legendRows(f.legend, f.width-20)
 	}
-	top += 12 // the top tick's label
+	top += 12 + f.band // the top tick's label, and any scale
 	title := wrap(f.title, (f.width-20)/(titleSize/2+1))
 	top += (titleSize + 6) * strings.Count(title, "\n")
 	bottom := 30
@@ -871,6 +872,9 @@ func figurePage(f *figureView, nav [][]link) *page {
 			p.Sections = append(p.Sections, section{Heading: "Request units over time", Note: "Request units the service charged per second (x-ms-request-charge), refused requests' included." + perRun,
 				Chart: overTimeChart(jsName(fig.Name)+"_ru", "Request units charged per second", "RU/s", f,
 					func(iv results.Interval) float64 { return iv.RequestUnits })})
+		}
+		if sec, ok := keySpaceSection(f); ok {
+			p.Sections = append(p.Sections, sec)
 		}
 	}
 	t := table{Caption: "Runs", Head: []string{"series", "x", "entities/s", "requests/s", "throttled", "p50 ms", "p99 ms", "errors", "run"}}

@@ -162,11 +162,12 @@ func runPage(r *results.Run, nav [][]link) *page {
 				Chart: throughputOverTime(id+"_tput", r)},
 			section{Heading: "Latency over time", Note: latencyOverTimeNote(r), Chart: latencyOverTime(id+"_lat", r)})
 	}
-	// The key-space heat map, where the run's load landed in the
-	// PartitionKey space over time, goes here: beside the charts over time
-	// it shares its x with.
-	if s := keySpaceSection(id+"_keys", r); s != nil {
-		p.Sections = append(p.Sections, *s)
+	// Where the load landed in the PartitionKey space over time: beside
+	// the charts over time it shares its x with.
+	if r.Heatmap != nil {
+		p.Sections = append(p.Sections, section{Heading: "Where the load landed in the key space",
+			Note:  strings.TrimSpace(KeySpaceHow + " " + KeySpaceNote(r)),
+			Chart: KeySpace(id+"_keys", []*results.Run{r}, func(*results.Run) string { return "Requests by PartitionKey over time" })})
 	}
 	if len(r.Histograms) > 0 {
 		p.Sections = append(p.Sections, section{Heading: "Latency distribution per operation",
@@ -187,10 +188,6 @@ func runPage(r *results.Run, nav [][]link) *page {
 	}
 	return p
 }
-
-// keySpaceSection is the run's key-space heat map section: nil while runs
-// record no heat map.
-func keySpaceSection(id string, r *results.Run) *section { return nil }
 
 // coincideRates says why requests/s hides entities/s, where it does.
 func coincideRates(r *results.Run) string {

@@ -25,7 +25,7 @@ func oneRun(t *testing.T, id string) *results.Run {
 		if j%10 == 0 {
 			outcome = results.OutcomeThrottled
 		}
-		rec.Record("insert", "p1", 1, done.Add(-5*time.Millisecond), done, outcome, 0, false)
+		rec.Record("insert", fmt.Sprintf("pk%02d", j%7), 1, done.Add(-5*time.Millisecond), done, outcome, 0, false)
 	}
 	r, err := col.Close(start.Add(4 * time.Second))
 	if err != nil {
@@ -66,6 +66,9 @@ func TestRunPageVerdictsFirst(t *testing.T) {
 			t.Fatalf("no requests in %s: %v", name, err)
 		}
 		return h.TotalCount()
+	}
+	if i := strings.Index(page, "Where the load landed in the key space"); i < 0 || i > strings.Index(page, "Latency distribution per operation") {
+		t.Error("the page has no key-space heat map beside its charts over time")
 	}
 	for _, want := range []string{fmt.Sprintf("insert, successful: %d requests", count("insert/ok")), fmt.Sprintf("insert, throttled (ServerBusy): %d requests", count("insert/ServerBusy"))} {
 		if !strings.Contains(page, want) {

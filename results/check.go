@@ -49,6 +49,7 @@ func (r *Run) Check() error {
 	c.ops()
 	c.partitions()
 	c.heatmap()
+	c.rangePartitions()
 	return c.err
 }
 
@@ -114,6 +115,25 @@ func (c *checker) ops() {
 	for _, code := range slices.Sorted(maps.Keys(t.Errors)) {
 		if sum.Errors[code] != t.Errors[code] {
 			c.failf("ops", "count %d %s in all, but totals.errors counts %d", sum.Errors[code], code, t.Errors[code])
+		}
+	}
+}
+
+// rangePartitions checks the target's range partitions: in key order from
+// the start of the key space, each on a server.
+func (c *checker) rangePartitions() {
+	for i, p := range c.r.RangePartitions {
+		f := fmt.Sprintf("range_partitions[%d]", i)
+		switch {
+		case i == 0 && p.Lo != "":
+			c.failf(f+".lo", "is %q; the first range partition starts the key space (\"\")", p.Lo)
+		case i > 0 && p.Lo <= c.r.RangePartitions[i-1].Lo:
+			c.failf(f+".lo", "is %q, not after the range before it (%q): ranges are in key order", p.Lo, c.r.RangePartitions[i-1].Lo)
+		case p.Server < 0:
+			c.failf(f+".server", "is %d; servers are numbered from 0", p.Server)
+		}
+		if c.err != nil {
+			return
 		}
 	}
 }

@@ -188,6 +188,10 @@ func TestCheckRefusesTamperedRecords(t *testing.T) {
 			cs[0], cs[1] = cs[1], cs[0]
 		}, "heatmap.rows[0].cells[1]"},
 		{"heat map unbounded", func(r *results.Run) { r.Heatmap.Columns = results.HeatmapColumns + 1 }, "heatmap.columns"},
+		{"range partitions from the middle", func(r *results.Run) { r.RangePartitions[0].Lo = "m" }, "range_partitions[0].lo"},
+		{"range partitions out of order", func(r *results.Run) {
+			r.RangePartitions = []results.RangePartition{{Lo: ""}, {Lo: "b"}, {Lo: "a"}}
+		}, "range_partitions[2].lo"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

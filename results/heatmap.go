@@ -382,11 +382,11 @@ func (h *pairHeap) Pop() any {
 	return p
 }
 
-// mergeHeatmaps merges shards' heat maps onto the merged run's clock, on
-// which shard i's second s is s+shifts[i]. A shard's column counts in the
-// merged column where it starts: totals are kept exactly, and time to a
-// column.
-func mergeHeatmaps(hs []*Heatmap, shifts []int) *Heatmap {
+// mergeHeatmaps merges heat maps (shards') onto one clock, on which heat
+// map i's second s is s+shifts[i], in at most maxRows rows and maxCols
+// columns. A column counts in the merged column where it starts: totals
+// are kept exactly, and time to a column.
+func mergeHeatmaps(hs []*Heatmap, shifts []int, maxRows, maxCols int) *Heatmap {
 	width, lo, hi := 1, math.MaxInt, math.MinInt
 	for i, h := range hs {
 		width = max(width, h.ColumnSec)
@@ -395,7 +395,7 @@ func mergeHeatmaps(hs []*Heatmap, shifts []int) *Heatmap {
 	}
 	floorTo := func(s, w int) int { return int(math.Floor(float64(s)/float64(w))) * w }
 	origin := floorTo(lo, width)
-	for (hi-origin+width-1)/width > HeatmapColumns {
+	for (hi-origin+width-1)/width > maxCols {
 		width *= 2
 		origin = floorTo(lo, width)
 	}
@@ -427,6 +427,14 @@ func mergeHeatmaps(hs []*Heatmap, shifts []int) *Heatmap {
 		}
 		union = append(union, r)
 	}
-	m.fill(compactRows(union, HeatmapRows, nil), &noKey)
+	m.fill(compactRows(union, maxRows, nil), &noKey)
 	return m
+}
+
+// Coarsen returns the heat map in at most rows rows and cols columns,
+// merged as the collector merges them (adjacent rows with the fewest
+// requests between them; columns doubled in width), for a chart with
+// fewer pixels than the record has cells. The heat map is unchanged.
+func (h *Heatmap) Coarsen(rows, cols int) *Heatmap {
+	return mergeHeatmaps([]*Heatmap{h}, []int{0}, max(rows, 1), max(cols, 1))
 }

@@ -261,7 +261,7 @@ func (g *merger) keySpace(shards []*Run) error {
 		g.m.Partitions = p
 	}
 	if len(heats) == len(shards) {
-		g.m.Heatmap = mergeHeatmaps(heats, g.shifts)
+		g.m.Heatmap = mergeHeatmaps(heats, g.shifts, HeatmapRows, HeatmapColumns)
 	}
 	return nil
 }

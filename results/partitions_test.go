@@ -280,3 +280,96 @@ func TestSummaryNamesTheHottestKeys(t *testing.T) {
 		t.Errorf("summary:\n%s\nwant the line\n%s", b.String(), want)
 	}
 }
+
+// TestSummaryOfManyKeysSaysNoneStandsOut: over more keys than are counted
+// at once, evenly, the summary says no key stands out and that the counts
+// are bounds, with no throttled share it cannot know.
+func TestSummaryOfManyKeysSaysNoneStandsOut(t *testing.T) {
+	r := recordAll(t, 0, 10*time.Second, 40_000, func(i int) request {
+		return request{pk: fmt.Sprintf("k%05d", i%20_000), at: time.Duration(i) * 250 * time.Microsecond, outcome: results.OutcomeThrottled}
+	})
+	got := results.HottestText(r)
+	for _, want := range []string{"(estimated); none takes 1% of requests; hottest k", ": at most 0.0", "; next k"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q does not say %q", got, want)
+		}
+	}
+	if strings.Contains(got, "throttled") {
+		t.Errorf("%q gives a throttled share of a count that is a bound", got)
+	}
+}
+
+// TestCoarsenKeepsEveryRequest: a heat map coarsened for a small chart
+// keeps every request in fewer rows and columns, and the hot key in a row
+// of its own.
+func TestCoarsenKeepsEveryRequest(t *testing.T) {
+	r := recordAll(t, 0, 100*time.Second, 10_000, func(i int) request {
+		pk := fmt.Sprintf("k%03d", i%300)
+		if i%2 == 0 {
+			pk = "k150"
+		}
+		return request{pk: pk, at: time.Duration(i) * 10 * time.Millisecond, outcome: results.OutcomeOK}
+	})
+	c := r.Heatmap.Coarsen(8, 10)
+	var total int64
+	for _, row := range c.Rows {
+		for _, cell := range row.Cells {
+			total += cell.Requests
+		}
+	}
+	if len(c.Rows) != 8 || c.Columns > 10 || c.ColumnSec != 16 || total != 10_000 {
+		t.Errorf("coarsened to %d rows, %d columns of %d s, %d requests; want 8, at most 10 of 16 s, 10000", len(c.Rows), c.Columns, c.ColumnSec, total)
+	}
+	if row := heatRowOf(c, "k150"); row < 0 || c.Rows[row].Lo != "k150" || c.Rows[row].Hi != "k150" {
+		t.Errorf("the hot key shares a row: %+v", c.Rows)
+	}
+	if len(r.Heatmap.Rows) != results.HeatmapRows {
+		t.Errorf("coarsening changed the record's heat map: %d rows", len(r.Heatmap.Rows))
+	}
+}
+
+// TestMergedShardsBoundTheirKeys: shards of a run over many more keys than
+// each counts at once merge into counts that still never understate, each
+// within its error, the hot key first, and a distinct estimate of the keys
+// all shards touched.
+func TestMergedShardsBoundTheirKeys(t *testing.T) {
+	const n, keys = 100_000, 50_000
+	z := newZipf(keys, 0.9)
+	name := func(rank int) string { return fmt.Sprintf("%08x-%d", uint32(rank)*2654435761, rank) }
+	truth := map[string]int64{}
+	var shards []*results.Run
+	for i := range 2 {
+		rng := rand.New(rand.NewPCG(uint64(i), 9))
+		r := recordAll(t, 0, 60*time.Second, n, func(j int) request {
+			pk := name(z.draw(rng))
+			truth[pk]++
+			return request{pk: pk, at: time.Duration(j) * 60 * time.Second / n, outcome: results.OutcomeOK}
+		})
+		r.Shard = &results.Shard{Index: i, Count: 2, Start: r.Start}
+		shards = append(shards, r)
+	}
+	m, err := results.MergeRuns(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Check(); err != nil {
+		t.Fatal(err)
+	}
+	p := m.Partitions
+	if p.Top[0].Key != name(0) {
+		t.Errorf("merged top key %s, want %s", p.Top[0].Key, name(0))
+	}
+	for _, k := range p.Top {
+		if k.Requests < truth[k.Key] || k.Requests-k.Error > truth[k.Key] {
+			t.Errorf("key %s merged to %d (error %d), but had %d requests", k.Key, k.Requests, k.Error, truth[k.Key])
+		}
+	}
+	for key, c := range truth {
+		if !slices.ContainsFunc(p.Top, func(k results.KeyLoad) bool { return k.Key == key }) && c > p.UnlistedMax {
+			t.Errorf("key %s had %d requests, unlisted, above unlisted_max %d", key, c, p.UnlistedMax)
+		}
+	}
+	if p.DistinctExact || math.Abs(float64(p.Distinct)/float64(len(truth))-1) > 0.05 {
+		t.Errorf("merged distinct %d (exact %v), but the shards touched %d keys", p.Distinct, p.DistinctExact, len(truth))
+	}
+}

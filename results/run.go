@@ -185,11 +185,11 @@ type Event struct {
 	At []string `json:"at,omitempty"`
 }
 
-// RangePartition is a range of a table's PartitionKeys, [Lo, Hi) with ""
-// as Hi for the end of the key space, and the server that holds it.
+// RangePartition is a range of a table's PartitionKeys from Lo, and the
+// server that holds it. A table's ranges are listed in key order, each up
+// to where the next begins: the first from "", the last to the end.
 type RangePartition struct {
 	Lo     string `json:"lo"`
-	Hi     string `json:"hi"`
 	Server int    `json:"server"`
 }
 

@@ -120,7 +120,9 @@ func otherErrors(c Counts) int64 {
 // HottestText says in a line how many PartitionKeys a run's measured
 // requests touched and where they landed most: "17 touched (exact);
 // hottest p000017: 31% of requests, 12% of them throttled; next p000003
-// 9%, p000042 5%". Empty for a record without them.
+// 9.0%, p000042 5.0%". A count that may overstate says "at most", and
+// gives no throttled share, which would mean nothing. Empty for a record
+// without keys.
 func HottestText(r *Run) string {
 	p := r.Partitions
 	if p == nil || r.Totals.Requests == 0 || len(p.Top) == 0 {
@@ -137,18 +139,24 @@ func HottestText(r *Run) string {
 		}
 		return fmt.Sprintf("%.1f%%", v)
 	}
-	about := func(k KeyLoad) string { // a count that may overstate says so
+	share := func(k KeyLoad) string {
 		if k.Error > 0 {
-			return "at most "
+			return "at most " + pct(k.Requests, r.Totals.Requests)
 		}
-		return ""
+		return pct(k.Requests, r.Totals.Requests)
 	}
 	top := p.Top[0]
-	s := fmt.Sprintf("%d touched (%s); hottest %s: %s%s of requests, %s of them throttled",
-		p.Distinct, how, shortKey(top.Key), about(top), pct(top.Requests, r.Totals.Requests), pct(top.Throttled, top.Requests))
+	s := fmt.Sprintf("%d touched (%s); ", p.Distinct, how)
+	if 100*top.Requests < r.Totals.Requests {
+		s += "none takes 1% of requests; "
+	}
+	s += fmt.Sprintf("hottest %s: %s of requests", shortKey(top.Key), share(top))
+	if top.Error == 0 {
+		s += fmt.Sprintf(", %s of them throttled", pct(top.Throttled, top.Requests))
+	}
 	var next []string
 	for _, k := range p.Top[1:min(len(p.Top), 3)] {
-		next = append(next, fmt.Sprintf("%s %s%s", shortKey(k.Key), about(k), pct(k.Requests, r.Totals.Requests)))
+		next = append(next, shortKey(k.Key)+" "+share(k))
 	}
 	if len(next) > 0 {
 		s += "; next " + strings.Join(next, ", ")

@@ -204,7 +204,8 @@ func (c ThresholdResult) Verdict() string {
 // OpRun returns what a run's record says of one of its operations, as a
 // record of its own that Metrics read: the run's own record where the op
 // is all the run did, else one made from the op's histograms ("op/outcome")
-// over the run's measured time. entities is false where it cannot say how
+// over the run's measured time, with the op's counts from the record's
+// ops section where it has one. entities is false where it cannot say how
 // many entities the op moved (histograms count requests). It returns nil
 // where the run made no request of the op.
 func (r *Run) OpRun(op string) (view *Run, entities bool) {
@@ -239,7 +240,7 @@ func (r *Run) OpRun(op string) (view *Run, entities bool) {
 			continue
 		case OutcomeOK:
 			ok.add(h)
-		case OutcomeThrottled:
+		case OutcomeThrottled, OutcomeRateLimited:
 			v.Totals.Throttled += n
 			v.Errors[outcome] += n
 		case OutcomeTimedOut:
@@ -251,6 +252,11 @@ func (r *Run) OpRun(op string) (view *Run, entities bool) {
 		all.add(h)
 		v.Totals.Requests += n
 	}
+	s, counted := r.Ops[op]
+	if counted { // the record's own count of the op, entities included
+		v.Totals = s.Counts
+		v.Errors = maps.Clone(s.Counts.Errors)
+	}
 	v.Billable = v.Totals.Requests
 	if v.Totals.Requests > 0 {
 		v.ThrottledPct = 100 * float64(v.Totals.Throttled+v.Totals.TimedOut) / float64(v.Totals.Requests)
@@ -259,5 +265,11 @@ func (r *Run) OpRun(op string) (view *Run, entities bool) {
 		v.RequestsPerSec = float64(v.Totals.Requests) / v.MeasuredSec
 	}
 	v.LatencyMs, v.SuccessLatencyMs, v.PerEntityMs = PercentilesOf(all.hist()), PercentilesOf(ok.hist()), PercentilesOf(perEntity.hist())
-	return v, false
+	if counted {
+		v.EntitiesPerSec, v.RequestsPerSec = s.EntitiesPerSec, s.RequestsPerSec
+		if v.MeasuredSec > 0 {
+			v.EntitiesSentPerSec = float64(v.Totals.EntitiesSent) / v.MeasuredSec
+		}
+	}
+	return v, counted
 }

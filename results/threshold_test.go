@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -88,8 +89,10 @@ func TestThresholdEval(t *testing.T) {
 			outcome = results.OutcomeTimedOut
 		case 7:
 			outcome = "EntityAlreadyExists"
+		case 9:
+			outcome = results.OutcomeRateLimited
 		}
-		rec.Record("insert", "p1", 1, due, due.Add(time.Duration(1+(j*7)%97)*time.Millisecond), outcome, 0, false)
+		rec.Record("insert", fmt.Sprintf("p%02d", j%17), 1, due, due.Add(time.Duration(1+(j*7)%97)*time.Millisecond), outcome, 0, false)
 	}
 	inserts, err := col.Close(start.Add(12 * time.Second))
 	if err != nil {
@@ -131,8 +134,8 @@ func TestThresholdEval(t *testing.T) {
 		{"p99<=" + ms(p99), true},
 		{"p99>" + ms(p99), false},
 		{"p99==" + ms(p99), true},
-		{"throttled<3.9%", false}, // two of every 50 requests are throttled or time out: 4%
-		{"throttled<=4%", true},
+		{"throttled<5.9%", false}, // three of every 50 requests are throttled (503 or 429) or time out: 6%
+		{"throttled<=6%", true},
 		{"entities_per_sec>=1", true},
 		{"insert.entities_per_sec>=0", false}, // the histograms of a mix do not count entities
 		{"get.p99<1s", false},                 // no get requests
@@ -148,6 +151,29 @@ func TestThresholdEval(t *testing.T) {
 	// A run of one operation is that operation's record, entities included.
 	if v, pass := eval("insert.entities_per_sec>=1", inserts); !pass || v != inserts.EntitiesPerSec {
 		t.Errorf("insert.entities_per_sec of a run of inserts: %g, pass %v, want %g", v, pass, inserts.EntitiesPerSec)
+	}
+	// A mix whose record counts each operation (ops) gives each its
+	// entities too.
+	col = results.NewCollector(start, start.Add(2*time.Second), start.Add(12*time.Second))
+	col.PerOperation()
+	rec = col.Recorder(&results.Live{})
+	for j := range 1200 {
+		due := start.Add(time.Duration(j) * 10 * time.Millisecond)
+		op, n := "batch", 10
+		if j%3 == 0 {
+			op, n = "insert", 1
+		}
+		rec.Record(op, "p1", n, due, due.Add(time.Millisecond), results.OutcomeOK, 0, false)
+	}
+	counted, err := col.Close(start.Add(12 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := eval("insert.entities_per_sec>=0", counted); v != 33.3 {
+		t.Errorf("insert.entities_per_sec of a mix with its ops counted: %g, want 33.3 (333 inserts measured in 10 s)", v)
+	}
+	if v, _ := eval("batch.entities_per_sec>=0", counted); v != 667 {
+		t.Errorf("batch.entities_per_sec of a mix with its ops counted: %g, want 667 (667 batches of 10 measured in 10 s)", v)
 	}
 	th, _ := results.ParseThreshold("get.p99<1s")
 	if c := th.Check(mixed); c.Pass || c.Measured != nil || c.MeasuredText() != "not recorded" || c.Verdict() != "FAIL" {

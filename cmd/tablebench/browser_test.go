@@ -135,6 +135,8 @@ func TestReportInBrowser(t *testing.T) {
 		{dir, "fig05.html", "fig05_main", "series coincide"},      // coinciding series, one dashed over the other
 		{dir, "fig05.html", "fig05_tput_17", "one panel per run"}, // 18 runs as small multiples
 		{exp, "xbalance-221.html", "xbalance_221_main", "X3.3"},   // a timeline with the balancer's moves marked
+		{dir, "fig15.html", "fig15_keys", "Where the load landed in the key space"},
+		{exp, "xbalance-221.html", "xbalance_221_keys", "range partitions on"}, // the key space with the balancer's splits and moves
 	} {
 		url := "file://" + filepath.Join(page.dir, page.file)
 		dom := headless(t, browser, "--dump-dom", url)

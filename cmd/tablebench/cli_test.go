@@ -80,12 +80,15 @@ func TestRunJSON(t *testing.T) {
 		if dec.More() {
 			t.Fatal("stdout holds more than one JSON object")
 		}
-		for _, k := range []string{"entities_per_sec", "requests_per_sec", "throttled_pct", "errors", "latency_ms", "spec"} {
+		for _, k := range []string{"entities_per_sec", "requests_per_sec", "throttled_pct", "errors", "latency_ms", "spec", "partitions"} {
 			if _, ok := v[k]; !ok {
 				t.Errorf("no %q in %s", k, out)
 			}
 		}
-		for _, k := range []string{"intervals", "histograms"} { // left out, not null
+		if p, _ := v["partitions"].(map[string]any); p["distinct"] != 3.0 || p["distinct_exact"] != true || len(p["top"].([]any)) != 3 {
+			t.Errorf("partitions %v; want 3 threads' keys, exactly", p)
+		}
+		for _, k := range []string{"intervals", "histograms", "heatmap"} { // left out, not null
 			if x, ok := v[k]; ok {
 				t.Errorf("%q is %v in the summary; leave it out", k, x)
 			}

@@ -88,7 +88,7 @@ func TestRunOutWritesItsPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Run " + r.ID, "Throughput and throttling over time", "Latency over time", "Latency distribution per operation", "insert, successful", "No warnings", "Settings"} {
+	for _, want := range []string{"Run " + r.ID, "Throughput and throttling over time", "Latency over time", "Latency distribution per operation", "insert, successful", "Where the load landed in the key space", "No warnings", "Settings"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the page has no %q", want)
 		}

@@ -115,7 +115,7 @@ func (t *Target) RangePartitions(table string) []results.RangePartition {
 	}
 	out := make([]results.RangePartition, len(ps))
 	for i, p := range ps {
-		out[i] = results.RangePartition{Lo: p.Lo, Hi: p.Hi, Server: p.Server}
+		out[i] = results.RangePartition{Lo: p.Lo, Server: p.Server}
 	}
 	return out
 }
