@@ -99,6 +99,9 @@ func keySpaceChart(id, title string, r *results.Run, h *results.Heatmap, top flo
 		ys = append([]string{"(no PartitionKey)"}, ys...)
 		tips = append([]string{"requests without a PartitionKey"}, tips...)
 	}
+	if !small { // a few keys get rows of a readable height, not the whole plot
+		fr.plot = min(fr.plot, max(120, 30*len(ys)))
+	}
 	rowAt := func(i int) int { return i + noKey + 1 } // a heat map row's place on the axis
 
 	per := float64(h.ColumnSec)
@@ -133,8 +136,12 @@ func keySpaceChart(id, title string, r *results.Run, h *results.Heatmap, top flo
 	hm.SetGlobalOptions(fr.opts()...)
 	yAxis := opts.YAxis{Type: "category", Data: ys, SplitArea: &opts.SplitArea{Show: opts.Bool(false)},
 		AxisLabel: &opts.AxisLabel{Show: opts.Bool(!small), FontSize: 11}}
-	if !small {
+	switch { // a name no longer than its axis
+	case small:
+	case fr.plot >= 300:
 		yAxis.Name = "PartitionKey in key order (a row's first key)"
+	default:
+		yAxis.Name = "PartitionKey"
 	}
 	hm.SetGlobalOptions(
 		fr.y(yAxis),
