@@ -303,8 +303,22 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	<-c.done
 	run := &Run{Start: c.start, Partitions: c.pks.record(), Heatmap: c.heat.record()}
 	warmupSecs := int(c.from.Sub(c.start) / time.Second)
-	for _, sec := range slices.Sorted(maps.Keys(c.secs)) {
+	// Every second of the run has its interval, those in which no request
+	// completed too: a reader that met a gap would draw a line across it,
+	// or leave a silent second out of a comparison's samples.
+	stop := end
+	if stop.After(c.to) {
+		stop = c.to
+	}
+	last := int((stop.Sub(c.start) - 1) / time.Second)
+	for sec := range c.secs {
+		last = max(last, sec)
+	}
+	for sec := 0; sec <= last; sec++ {
 		s := c.secs[sec]
+		if s == nil {
+			s = &IntervalDelta{Second: sec, Hist: NewHistogram()}
+		}
 		p := PercentilesOf(s.Hist)
 		run.Intervals = append(run.Intervals, Interval{
 			Second: sec, Warmup: sec < warmupSecs, Requests: s.Counts.Requests, Entities: s.Counts.Entities,
