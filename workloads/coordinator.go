@@ -262,11 +262,12 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 			machines = append(machines, machine)
 		}
 		for th := 1; th <= s.Threads; th++ {
-			rng := mrand.New(mrand.NewPCG(threadSeed, uint64(v)<<32|uint64(th)))
+			src := mrand.NewPCG(threadSeed, uint64(v)<<32|uint64(th))
+			rng := mrand.New(src)
 			w := &worker{r: r, vmID: v, id: th, machine: machine, rng: rng}
 			w.keys = newKeys(s, sharedPK, v, th, rng)
 			pkLen := len(w.keys.partitionKey(clock.Now().UnixNano()))
-			w.pay = pays.payloads(rng, s.EntitySize, pkLen, len(w.keys.prefix)+10)
+			w.pay = pays.payloads(src, s.EntitySize, pkLen, len(w.keys.prefix)+10)
 			w.op.Table = table
 			workers = append(workers, w)
 		}
