@@ -87,6 +87,10 @@ type Counts struct {
 	Errors       map[string]int64 `json:"errors,omitempty"`
 	Retries      int64            `json:"retries"`
 	LateStarts   int64            `json:"late_starts"` // open loop: requests that could not start on time
+	// Dropped counts an open load's requests that fell due and were never
+	// sent: every thread was busy (or, queued, the run ended first). They
+	// are no requests: not sent, not billed, in no histogram.
+	Dropped int64 `json:"dropped,omitempty"`
 }
 
 func (c *Counts) add(o *Counts) {
@@ -97,6 +101,7 @@ func (c *Counts) add(o *Counts) {
 	c.TimedOut += o.TimedOut
 	c.Retries += o.Retries
 	c.LateStarts += o.LateStarts
+	c.Dropped += o.Dropped
 	for k, v := range o.Errors {
 		if c.Errors == nil {
 			c.Errors = map[string]int64{}
@@ -225,6 +230,13 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 		}
 	}
 	r.secVals = append(r.secVals, sm)
+}
+
+// Drop records an open load's request that was due at due and never sent.
+func (r *Recorder) Drop(due time.Time) {
+	if !due.Before(r.from) && due.Before(r.to) {
+		r.Totals.Dropped++
+	}
 }
 
 func count(c *Counts, n int, outcome string, lag time.Duration, retry bool) {
