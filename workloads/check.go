@@ -227,6 +227,14 @@ func (r *Coordinator) overloaded(run *results.Run) string {
 		return head + fmt.Sprintf("; the client is too small for the rate, not the endpoint too slow: at the mean latency of %.1f ms a thread sends at most %.1f requests/s, so %.0f/s needs some %d threads; use --threads %d with --vms %d, or more VMs",
 			lat, 1000/lat, ol.IntendedPerSec, need, perVM, s.VMs)
 	}
-	return head + fmt.Sprintf("; at the answered requests' mean latency of %.1f ms %d threads suffice for %.0f/s, so the endpoint held them: its answers came late or not at all (see the other warnings)",
-		lat, threads, ol.IntendedPerSec)
+	why := "its answers came late or not at all (see the other warnings)"
+	var failed int64
+	for _, n := range run.Errors {
+		failed += n
+	}
+	if s.Retry.Policy == RetryNone && s.Retry.Pause > 0 && failed > 0 {
+		why = fmt.Sprintf("its %d errors (throttling included) each held a thread for the %v pause of --retry none; retry, or add threads for the pauses", failed, s.Retry.Pause)
+	}
+	return head + fmt.Sprintf("; at the answered requests' mean latency of %.1f ms %d threads suffice for %.0f/s, so the endpoint held them: %s",
+		lat, threads, ol.IntendedPerSec, why)
 }
