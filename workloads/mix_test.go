@@ -133,7 +133,7 @@ func virtualEngine(t *testing.T, mod ...func(*engine.Config)) workloads.Target {
 // throttling lands.
 type throttleCounter struct {
 	workloads.Target
-	mu             sync.Mutex
+	mu              sync.Mutex
 	sent, throttled map[string]int
 }
 
