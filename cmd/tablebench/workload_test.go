@@ -15,7 +15,7 @@ import (
 // customWorkload is a workload of a user's own: orders over a few hundred
 // customers, some hot, read mostly.
 const customWorkload = `name: orders
-mix: {get: 70, upsert: 20, query: 5, delete: 5}
+mix: {get: 50, upsert: 15, query: 5, delete: 5, update: 10, range: 10, scan: 5}
 batch_size: 10
 partitions:
   scheme: fixed
@@ -91,7 +91,7 @@ func TestWorkloadsRunOnTheEngineAndServed(t *testing.T) {
 		ops      []string
 	}{
 		{"ycsb-b", []string{"--preload", "2", "--threads", "4", "--duration", "2s", "--warmup", "0s"}, []string{"get", "upsert"}},
-		{file, nil, []string{"delete", "get", "query", "upsert"}},
+		{file, nil, []string{"delete", "get", "query", "range", "scan", "update", "upsert"}},
 	} {
 		engine := runJSON(t, nil, append([]string{"run", "--workload", c.workload}, c.args...)...)
 		served := runJSON(t, csEnv(cs), append([]string{"run", "--workload", c.workload, "--target", "table"}, c.args...)...)
