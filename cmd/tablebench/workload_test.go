@@ -181,3 +181,24 @@ func TestWorkloadBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadFromStandardInput: --workload - reads the file from
+// standard input, in JSON as in YAML.
+func TestWorkloadFromStandardInput(t *testing.T) {
+	var out, errOut bytes.Buffer
+	file := `{"name": "piped", "mix": {"get": 3, "insert": 1}, "partitions": {"count": 20}, "threads": 2, "duration": "2s", "warmup": "0s"}`
+	code := run(context.Background(), []string{"run", "--workload", "-", "--json", "--quiet"}, strings.NewReader(file), &out, &errOut, func(string) string { return "" })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var rec struct {
+		Setup struct {
+			Workload string             `json:"workload"`
+			Mix      map[string]float64 `json:"mix"`
+		} `json:"setup"`
+		Ops map[string]any `json:"ops"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rec); err != nil || rec.Setup.Workload != "piped" || rec.Setup.Mix["get"] != 3 || len(rec.Ops) != 2 {
+		t.Fatalf("%v: %+v", err, rec)
+	}
+}
