@@ -50,7 +50,34 @@ func (r *Run) Check() error {
 	c.partitions()
 	c.heatmap()
 	c.rangePartitions()
+	c.openLoad()
 	return c.err
+}
+
+// openLoad checks an open load's schedule against the totals: its dropped
+// requests are the totals', no more than were due, and, unmerged, its
+// rates are its counts over the measured time.
+func (c *checker) openLoad() {
+	r, o := c.r, c.r.OpenLoad
+	if o == nil {
+		if r.Totals.Dropped != 0 {
+			c.failf("totals.dropped", "is %d, but the run has no open load to drop requests of", r.Totals.Dropped)
+		}
+		return
+	}
+	switch {
+	case o.Dropped != r.Totals.Dropped:
+		c.failf("open_load.dropped", "is %d, but totals.dropped is %d", o.Dropped, r.Totals.Dropped)
+	case o.Dropped < 0 || o.Dropped > o.Due:
+		c.failf("open_load.dropped", "is %d of %d requests due", o.Dropped, o.Due)
+	case len(r.MergedFrom) == 0:
+		want := *o
+		want.SetRates(r.MeasuredSec)
+		if !near(o.IntendedPerSec, want.IntendedPerSec) || !near(o.AchievedPerSec, want.AchievedPerSec) {
+			c.failf("open_load.achieved_per_sec", "is %v of %v intended, but %d due and %d dropped over %v s make %v of %v",
+				o.AchievedPerSec, o.IntendedPerSec, o.Due, o.Dropped, r.MeasuredSec, want.AchievedPerSec, want.IntendedPerSec)
+		}
+	}
 }
 
 // ops checks each operation's part of the run: together they are the

@@ -147,6 +147,15 @@ type mergedSecond struct {
 func (g *merger) add(i int, r *Run) error {
 	m := g.m
 	g.totals.add(&r.Totals)
+	if o := r.OpenLoad; o != nil {
+		if m.OpenLoad == nil {
+			m.OpenLoad = &OpenLoad{Overload: o.Overload}
+		}
+		m.OpenLoad.Due += o.Due
+		m.OpenLoad.Dropped += o.Dropped
+		m.OpenLoad.IntendedPerSec += o.IntendedPerSec // each shard's over its own window; they ran together
+		m.OpenLoad.AchievedPerSec += o.AchievedPerSec
+	}
 	for op, s := range r.Ops {
 		if g.ops == nil {
 			g.ops = map[string]Counts{}

@@ -82,3 +82,23 @@ func (r *Run) OpNames() []string {
 	})
 	return names
 }
+
+// OpenLoad is what became of an open load's schedule over the measured
+// window: how many requests fell due, how many were dropped (never sent),
+// and the rates intended and achieved.
+type OpenLoad struct {
+	Overload       string  `json:"overload"` // drop or queue
+	Due            int64   `json:"due"`
+	Dropped        int64   `json:"dropped"`
+	IntendedPerSec float64 `json:"intended_per_sec"`
+	AchievedPerSec float64 `json:"achieved_per_sec"` // the requests due that were sent, per second
+}
+
+// SetRates sets the rates of the requests due and sent over sec seconds.
+func (o *OpenLoad) SetRates(sec float64) {
+	o.IntendedPerSec, o.AchievedPerSec = 0, 0
+	if sec > 0 {
+		o.IntendedPerSec = float64(o.Due) / sec
+		o.AchievedPerSec = float64(o.Due-o.Dropped) / sec
+	}
+}

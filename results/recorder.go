@@ -112,6 +112,10 @@ type Counts struct {
 	// RequestUnits are the request units the service charged (Cosmos DB's
 	// x-ms-request-charge), refused requests' included.
 	RequestUnits float64 `json:"request_units,omitempty"`
+	// Dropped counts an open load's requests that fell due and were never
+	// sent: every thread was busy (or, queued, the run ended first). They
+	// are no requests: not sent, not billed, in no histogram.
+	Dropped int64 `json:"dropped,omitempty"`
 }
 
 func (c *Counts) add(o *Counts) {
@@ -123,6 +127,7 @@ func (c *Counts) add(o *Counts) {
 	c.Retries += o.Retries
 	c.LateStarts += o.LateStarts
 	c.RequestUnits += o.RequestUnits
+	c.Dropped += o.Dropped
 	for k, v := range o.Errors {
 		if c.Errors == nil {
 			c.Errors = map[string]int64{}
@@ -278,6 +283,13 @@ func (r *Recorder) Charge(due time.Time, ru float64, retryAfter time.Duration) {
 			r.retryAfter = NewHistogram()
 		}
 		r.retryAfter.RecordValue(max(retryAfter.Microseconds(), histMin))
+	}
+}
+
+// Drop records an open load's request that was due at due and never sent.
+func (r *Recorder) Drop(due time.Time) {
+	if !due.Before(r.from) && due.Before(r.to) {
+		r.Totals.Dropped++
 	}
 }
 

@@ -20,8 +20,8 @@ import (
 //   - the coordinator (workloads.Coordinator) writes what the run was: its
 //     identity (ID, Figure, Series, X, as it was told before the run, or
 //     its table's name), Spec and Setup, Env, Interrupted, Shard,
-//     ClientCPUPct, Events and RangePartitions; and, from its checks,
-//     Warnings, Notes and Refused;
+//     ClientCPUPct, Events, RangePartitions and OpenLoad; and, from its
+//     checks, Warnings, Notes and Refused;
 //   - Collector.Close writes what was measured: Start, MeasuredSec, the
 //     rates, Totals, Billable, ThrottledPct, Errors, the latency
 //     summaries, MaxStartLagMs, HarnessLagMs, Intervals, Histograms,
@@ -60,8 +60,11 @@ type Run struct {
 	// Ops is each operation's part of a run of a workload's mix, by the
 	// operation's name; a run of one operation, as the case study's, has
 	// none: its totals are its operation's.
-	Ops           map[string]OpStats `json:"ops,omitempty"`
-	MaxStartLagMs float64            `json:"max_start_lag_ms,omitempty"`
+	Ops map[string]OpStats `json:"ops,omitempty"`
+	// OpenLoad is, for an open load, what became of its schedule: the
+	// requests due, those dropped, and the rates intended and achieved.
+	OpenLoad      *OpenLoad `json:"open_load,omitempty"`
+	MaxStartLagMs float64   `json:"max_start_lag_ms,omitempty"`
 	// RequestUnitsPerSec is the request units the service charged per
 	// second of the measured window (Cosmos DB's x-ms-request-charge);
 	// Totals.RequestUnits holds their sum. Zero when the service charges

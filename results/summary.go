@@ -35,6 +35,18 @@ func WriteSummary(w io.Writer, r *Run) {
 		}
 		fmt.Fprintf(w, "  errors           %s\n", strings.Join(parts, ", "))
 	}
+	if o := r.OpenLoad; o != nil {
+		pct := 0.0
+		if o.Due > 0 {
+			pct = 100 * float64(o.Dropped) / float64(o.Due)
+		}
+		what := "dropped: no thread was free"
+		if o.Overload == "queue" {
+			what = "never sent: still queued at the end"
+		}
+		fmt.Fprintf(w, "  open load        %.1f requests/s intended, %.1f achieved; %d of %d due %s (%.1f%%)\n",
+			o.IntendedPerSec, o.AchievedPerSec, o.Dropped, o.Due, what, pct)
+	}
 	if r.Totals.Retries > 0 {
 		fmt.Fprintf(w, "  retries          %d\n", r.Totals.Retries)
 	}

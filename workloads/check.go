@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/tablebench/tablebench/results"
@@ -102,6 +103,9 @@ func (r *Coordinator) check(run *results.Run) (warnings, notes []string, refused
 				lag.P99, run.SuccessLatencyMs.P50))
 		}
 	}
+	if msg := r.overloaded(run); msg != "" {
+		warnings = append(warnings, msg)
+	}
 	if msg := r.saturatedClient(run.ClientCPUPct); msg != "" {
 		if r.clientBound != "" {
 			notes = append(notes, msg+", as meant: "+r.clientBound)
@@ -177,4 +181,60 @@ func silence(run *results.Run, from, to int) (longest, at int) {
 		}
 	}
 	return longest, at
+}
+
+// overloaded says, of an open load that left more than NoAnswerShare of
+// its requests unsent, why: by Little's law a rate R at a mean latency L
+// keeps R·L threads busy, so when that is more than the run's threads, the
+// client was too small, and the message says how many threads would do;
+// when it is not, the threads were held by answers that came late or never.
+func (r *Coordinator) overloaded(run *results.Run) string {
+	ol := run.OpenLoad
+	if ol == nil || ol.Due == 0 || float64(ol.Dropped)/float64(ol.Due) <= NoAnswerShare {
+		return ""
+	}
+	s := &r.spec
+	threads := s.VMs * s.Threads
+	if s.Shards > 1 {
+		threads = (s.VMs - s.Shard + s.Shards - 1) / s.Shards * s.Threads
+	}
+	what := "were dropped, never sent"
+	if s.Overload == OverloadQueue {
+		what = "were still queued for a thread when the run ended, never sent"
+	}
+	pct := 100 * float64(ol.Dropped) / float64(ol.Due)
+	head := fmt.Sprintf("the open load sent %.1f requests/s of the %.1f/s intended: %.1f%% of the %d requests due (%d) found all %d threads busy and %s",
+		ol.AchievedPerSec, ol.IntendedPerSec, pct, ol.Due, ol.Dropped, threads, what)
+	lat := run.SuccessLatencyMs.Mean
+	if lat <= 0 {
+		lat = run.LatencyMs.Mean
+	}
+	if lat <= 0 {
+		// Nothing answered in the window (all queued, their latency mostly
+		// the wait): threads that are always busy send 1/latency each, so
+		// the busiest second says what a thread takes.
+		var best int64
+		for _, iv := range run.Intervals {
+			best = max(best, iv.Requests-iv.NoAnswer)
+		}
+		if best > 0 {
+			lat = 1000 * float64(threads) / float64(best)
+		}
+	}
+	need := int(math.Ceil(ol.IntendedPerSec * lat / 1000 * 1.25)) // a quarter to spare: latency varies
+	if lat > 0 && need > threads {
+		perVM := (need + s.VMs - 1) / s.VMs
+		return head + fmt.Sprintf("; the client is too small for the rate, not the endpoint too slow: at the mean latency of %.1f ms a thread sends at most %.1f requests/s, so %.0f/s needs some %d threads; use --threads %d with --vms %d, or more VMs",
+			lat, 1000/lat, ol.IntendedPerSec, need, perVM, s.VMs)
+	}
+	why := "its answers came late or not at all (see the other warnings)"
+	var failed int64
+	for _, n := range run.Errors {
+		failed += n
+	}
+	if s.Retry.Policy == RetryNone && s.Retry.Pause > 0 && failed > 0 {
+		why = fmt.Sprintf("its %d errors (throttling included) each held a thread for the %v pause of --retry none; retry, or add threads for the pauses", failed, s.Retry.Pause)
+	}
+	return head + fmt.Sprintf("; at the answered requests' mean latency of %.1f ms %d threads suffice for %.0f/s, so the endpoint held them: %s",
+		lat, threads, ol.IntendedPerSec, why)
 }

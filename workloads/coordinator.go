@@ -36,6 +36,8 @@ type Coordinator struct {
 	// virtual time the engine's own 30 s limit bounds requests instead.
 	timeout time.Duration
 	phase   func(Phase) // see OnPhase
+	// arrivals is an open load's schedule, which the threads share.
+	arrivals *arrivals
 	// clientBound says why the run saturates its modelled client on
 	// purpose, if it does (see ClientBound).
 	clientBound string
@@ -312,6 +314,9 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 	for _, w := range workers {
 		w.rec = collector.Recorder(r.live[w.vmID-1])
 	}
+	if s.Load == LoadOpen {
+		r.arrivals = newArrivals(s, float64(len(workers))/float64(s.VMs*s.Threads), start)
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	goTask, release := func(fn func()) { go fn() }, func() {}
@@ -340,7 +345,7 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 		wg.Add(1)
 		goTask(func() {
 			defer wg.Done()
-			errs[i] = w.run(ctx, runCtx, start, from, to)
+			errs[i] = w.run(ctx, runCtx, start, to)
 		})
 	}
 	release()
@@ -357,6 +362,11 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 	end := clock.Now()
 	if end.After(to) {
 		end = to
+	}
+	if r.arrivals != nil && ctx.Err() == nil && len(workers) > 0 {
+		// Requests due in the window that no thread took: every thread was
+		// busy, or they still queued, when the run ended.
+		r.arrivals.rest(to, workers[0].rec.Drop)
 	}
 	return collector, window{start: start, from: from, to: to, end: end}, werr
 }
@@ -382,6 +392,15 @@ func (r *Coordinator) describe(ctx context.Context, run *results.Run, table stri
 	}
 	if rr, ok := r.target.(RangeReporter); ok {
 		run.RangePartitions = rr.RangePartitions(table)
+	}
+	if a := r.arrivals; a != nil {
+		overload := s.Overload
+		if overload == "" {
+			overload = OverloadDrop
+		}
+		ol := &results.OpenLoad{Overload: string(overload), Due: a.due(win.from, win.end), Dropped: run.Totals.Dropped}
+		ol.SetRates(run.MeasuredSec)
+		run.OpenLoad = ol
 	}
 	run.Warnings, run.Notes, run.Refused = r.check(run)
 }
@@ -591,7 +610,7 @@ func (r *Coordinator) store(ctx context.Context, table string, ents []tables.Ent
 // run is one thread's loop. It sends until stop is done (the deadline or an
 // interrupt); requests go out under ctx, so one in flight at the deadline
 // still completes, or times out, and is recorded.
-func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error {
+func (w *worker) run(ctx, stop context.Context, start, to time.Time) error {
 	s := &w.r.spec
 	if w.r.virtual() { // every request sleeps on the clock: with one waiter of its own
 		var releaseCtx, releaseStop func()
@@ -603,68 +622,64 @@ func (w *worker) run(ctx, stop context.Context, start, from, to time.Time) error
 	clock := w.r.target.Clock()
 	sess := w.r.target.NewSession(w.rng.Uint64())
 	// Threads start within 10 ms of each other, not in lockstep.
-	next := start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
-	var interval time.Duration
-	var intended time.Time // open loop: when the next request is due
-	open := s.Load == LoadOpen
-	if open {
-		interval = time.Duration(float64(time.Second) * float64(s.VMs*s.Threads) / s.Rate)
-		intended = start.Add(time.Duration(w.rng.Int64N(int64(max(interval, 1)))))
-		next = intended
+	free := start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
+	open := w.r.arrivals != nil
+	if open { // free from the start: the schedule says when to send
+		free = start
 	}
 	if w.r.virtual() { // a virtual clock has no wall-time deadline: the target keeps the client's patience
 		w.op.ClientTimeout = s.RequestTimeout
 	}
 	for stop.Err() == nil {
-		if clock.SleepUntil(stop, next) != nil {
+		if clock.SleepUntil(stop, free) != nil {
 			break
+		}
+		next := free // when the request is due
+		if open {
+			due, ok := w.r.arrivals.take(clock.Now(), to, w.rec.Drop)
+			if !ok || clock.SleepUntil(stop, due) != nil {
+				break
+			}
+			next = due
 		}
 		// A request is stamped when it is really sent, never backdated to
 		// when it was due: a thread that wakes late sends late, and its
 		// lateness is the harness's lag, measured here.
 		now := clock.Now()
-		w.rec.Wake(now.Sub(next))
+		w.rec.Wake(now.Sub(later(next, free))) // a queued request was due before its thread was free
 		due, sent := now, now
 		var lag time.Duration
 		if open { // latency counts from the intended start
-			due = intended
-			lag = max(0, now.Sub(intended))
+			due = next
+			lag = max(0, now.Sub(next))
 		}
 		kind := w.mix.next(w.rng)
 		w.prepare(clock, kind)
 		var ok bool
 		var err error
-		if next, err, ok = w.request(ctx, stop, sess, due, sent, lag); !ok {
+		if free, err, ok = w.request(ctx, stop, sess, due, sent, lag); !ok {
 			break
 		}
 		if kind == OpUpdate && err == nil { // the read succeeded: now its write
-			if clock.SleepUntil(stop, next) != nil {
+			if clock.SleepUntil(stop, free) != nil {
 				break
 			}
 			w.prepareWrite()
 			sent = clock.Now()
-			if next, _, ok = w.request(ctx, stop, sess, sent, sent, 0); !ok {
+			if free, _, ok = w.request(ctx, stop, sess, sent, sent, 0); !ok {
 				break
-			}
-		}
-		if open { // a pause after an error still holds the thread
-			intended = intended.Add(interval)
-			if next.Before(intended) {
-				next = intended
-			}
-		}
-	}
-	if open && ctx.Err() == nil {
-		// Requests due in the window that the thread never got to send.
-		end := clock.Now()
-		n := s.EntitiesPerRequest(s.Op)
-		for ; intended.Before(to); intended = intended.Add(interval) {
-			if !intended.Before(from) {
-				w.rec.Record(string(s.Op), "", n, intended, end, results.OutcomeNotSent, max(0, end.Sub(intended)), false)
 			}
 		}
 	}
 	return nil
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // clientWork is the client CPU the request in the worker's Op costs the

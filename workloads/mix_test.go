@@ -1,14 +1,20 @@
 package workloads_test
 
 import (
+	"context"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/vm"
 )
 
 // mixSpec is a workload over a fixed key space with every operation.
@@ -120,4 +126,85 @@ func virtualEngine(t *testing.T, mod ...func(*engine.Config)) workloads.Target {
 	return engineTarget(t, append([]func(*engine.Config){func(c *engine.Config) {
 		c.Clock = clock.NewVirtual(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
 	}}, mod...)...)
+}
+
+// throttleCounter is a target that counts, by PartitionKey, the requests
+// its engine answered and throttled: a test's own view of where
+// throttling lands.
+type throttleCounter struct {
+	workloads.Target
+	mu              sync.Mutex
+	sent, throttled map[string]int
+}
+
+// Load loads as the engine does, unmeasured and at once.
+func (c *throttleCounter) Load(ctx context.Context, table string, ents []tables.Entity) error {
+	return c.Target.(workloads.Loader).Load(ctx, table, ents)
+}
+
+func (c *throttleCounter) NewSession(seed uint64) workloads.Session {
+	return &countingSession{c.Target.NewSession(seed), c}
+}
+
+type countingSession struct {
+	workloads.Session
+	c *throttleCounter
+}
+
+func (s *countingSession) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
+	done, err := s.Session.Do(ctx, op)
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	s.c.sent[op.PartitionKey]++
+	if workloads.Outcome(err) == results.OutcomeThrottled {
+		s.c.throttled[op.PartitionKey]++
+	}
+	return done, err
+}
+
+// TestZipfianThrottlesTheHotKeysFirst: on the modern profile (2,000
+// requests/s per PartitionKey) 8,000 gets/s over 10 keys stay under every
+// key's limit when spread uniformly, but zipfian picks send the top key
+// some 34% of them (1/H(10, 0.99)), and throttling lands there: on the
+// hottest keys, none on the coldest.
+func TestZipfianThrottlesTheHotKeysFirst(t *testing.T) {
+	for _, dist := range []workloads.DistributionName{workloads.DistUniform, workloads.DistZipfian} {
+		s := mixSpec(workloads.MixOp{Op: workloads.OpGet, Weight: 1})
+		s.Keys.Count, s.Keys.Pick = 10, workloads.Pick{Distribution: dist}
+		if dist == workloads.DistZipfian {
+			s.Keys.Pick.Theta = 0.99
+		}
+		s.Preload, s.Load, s.Rate, s.VMs, s.Threads = 20, workloads.LoadOpen, 8000, 4, 25
+		s.VMSize = vm.Size{Name: "big", Cores: 64}
+		s.Duration, s.Warmup = 20*time.Second, 5*time.Second
+		tg := &throttleCounter{Target: virtualEngine(t, func(c *engine.Config) { c.Profile = engine.Modern() }), sent: map[string]int{}, throttled: map[string]int{}}
+		res := run(t, s, tg)
+		keys := slices.Collect(maps.Keys(tg.sent))
+		slices.SortFunc(keys, func(a, b string) int { return tg.sent[b] - tg.sent[a] })
+		if len(keys) != 10 {
+			t.Fatalf("%s: %d keys touched, want 10", dist, len(keys))
+		}
+		hot, cold := keys[0], keys[len(keys)-1]
+		switch dist {
+		case workloads.DistUniform:
+			if res.Totals.Throttled != 0 {
+				t.Errorf("uniform: %d throttled at 800/s per key", res.Totals.Throttled)
+			}
+		case workloads.DistZipfian:
+			if share := float64(tg.sent[hot]) / float64(sum(intMap(tg.sent))); share < 0.3 {
+				t.Errorf("zipfian: the top key took %.2f of the requests, want about 0.34", share)
+			}
+			if tg.throttled[hot] == 0 || tg.throttled[cold] != 0 || res.Totals.Throttled == 0 {
+				t.Errorf("zipfian: %d throttled on the hottest key, %d on the coldest, %d in all", tg.throttled[hot], tg.throttled[cold], res.Totals.Throttled)
+			}
+		}
+	}
+}
+
+func intMap(m map[string]int) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range m {
+		out[k] = int64(v)
+	}
+	return out
 }

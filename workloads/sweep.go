@@ -35,6 +35,14 @@ type SweepDef struct {
 	Retry       string    `json:"retry,omitempty" yaml:"retry"`
 	Duration    string    `json:"duration,omitempty" yaml:"duration"`
 	Warmup      string    `json:"warmup,omitempty" yaml:"warmup"`
+	// Workload is a workload every run starts from: a preset's name or a
+	// file's path. Its text is kept in WorkloadFile once read, so that a
+	// stored sweep rebuilds without the file.
+	Workload     string `json:"workload,omitempty" yaml:"workload"`
+	WorkloadFile string `json:"workload_file,omitempty" yaml:"-"`
+	// Fields sweep the workload's fields, by their names in a workload
+	// file ("partitions.theta"): each run has one value of each.
+	Fields map[string][]any `json:"fields,omitempty" yaml:"fields"`
 }
 
 // SweepFigureID is the figure number of a sweep; catalog figures are 3-15.
@@ -43,7 +51,7 @@ const SweepFigureID = 100
 // sweepKeys are the keys a sweep file may hold; list keys take one value or
 // a list of them.
 var (
-	sweepScalars = []string{"name", "title", "x", "y", "retry", "duration", "warmup"}
+	sweepScalars = []string{"name", "title", "x", "y", "retry", "duration", "warmup", "workload"}
 	sweepLists   = []string{"op", "batch_size", "partition", "vms", "threads", "vm_size", "entity_size", "rate"}
 )
 
@@ -67,10 +75,16 @@ func ParseSweepFile(data []byte) (SweepDef, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil { // the whole file, so lines are the file's
 		return d, fmt.Errorf("the sweep file is not valid YAML: %w", yamlError(data, err))
 	}
-	allowed := strings.Join(append(append([]string{}, sweepScalars...), sweepLists...), ", ")
+	allowed := strings.Join(append(append([]string{}, sweepScalars...), append(sweepLists, "fields")...), ", ")
 	norm := map[string]any{}
 	for k, n := range doc {
 		switch {
+		case k == "fields":
+			fields, err := sweepFields(&n)
+			if err != nil {
+				return d, err
+			}
+			norm[k] = fields
 		case slices.Contains(sweepScalars, k):
 			var v string
 			if err := n.Decode(&v); err != nil {
@@ -113,6 +127,33 @@ func ParseSweepFile(data []byte) (SweepDef, error) {
 	return d, nil
 }
 
+// sweepFields reads a sweep file's fields: a map of workload fields to a
+// value or a list of them.
+func sweepFields(n *yaml.Node) (map[string][]any, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("sweep file, line %d: fields takes workload fields and their values, such as partitions.theta: [0.5, 0.99]", n.Line)
+	}
+	out := map[string][]any{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		items := []*yaml.Node{v}
+		if v.Kind == yaml.SequenceNode {
+			items = v.Content
+		}
+		for _, it := range items {
+			if it.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("sweep file, line %d: fields.%s takes single values or a list of them", it.Line, k.Value)
+			}
+			var x any
+			if err := it.Decode(&x); err != nil {
+				return nil, fmt.Errorf("sweep file, line %d: fields.%s: %v", it.Line, k.Value, err)
+			}
+			out[k.Value] = append(out[k.Value], x)
+		}
+	}
+	return out, nil
+}
+
 // SweepFromJSON rebuilds a stored sweep's figure.
 func SweepFromJSON(raw json.RawMessage) (Figure, error) {
 	var d SweepDef
@@ -132,7 +173,18 @@ var sweepXLabels = map[string]string{
 
 // Figure returns the sweep as a figure, or an error naming what to fix.
 func (d SweepDef) Figure() (Figure, error) {
-	base := DefaultSpec()
+	if d.Workload == "" && d.WorkloadFile == "" {
+		if len(d.Fields) > 0 {
+			return Figure{}, fmt.Errorf("fields sweep a workload's fields: name the workload, as in workload: ycsb-a")
+		}
+		return d.figureOn(DefaultSpec(), nil)
+	}
+	return d.workloadFigure()
+}
+
+// figureOn is the figure of the sweep's axes over base, for one value of
+// each swept workload field (combo).
+func (d SweepDef) figureOn(base Spec, combo *fieldCombo) (Figure, error) {
 	batchSizes := len(d.BatchSizes) > 0
 	d.fill(base)
 	ops, err := knownNames(Ops(), d.Ops)
@@ -144,7 +196,7 @@ func (d SweepDef) Figure() (Figure, error) {
 		return Figure{}, err
 	}
 	lens := map[string]int{"vms": len(d.VMs), "threads": len(d.Threads), "batch-size": len(d.BatchSizes), "entity-size": len(d.EntitySizes), "rate": len(d.Rates)}
-	if n, ok := lens[d.X]; ok && n < 2 {
+	if n, ok := lens[d.X]; ok && n < 2 && combo == nil {
 		return Figure{}, fmt.Errorf("x axis %s has one value: give %s a list such as %s, or choose an x with several values", d.X, d.X, map[string]string{
 			"vms": "1,2,4,8", "threads": "10,20,30", "batch-size": "1,20,100", "entity-size": "256,1024,4096", "rate": "500,1000,2000"}[d.X])
 	}
@@ -160,8 +212,8 @@ func (d SweepDef) Figure() (Figure, error) {
 			}
 		}
 	}
-	if !slices.Contains(sweepAxes, d.X) {
-		return Figure{}, fmt.Errorf("x axis %q is not known: use %s", d.X, strings.Join(sweepAxes, ", "))
+	if !slices.Contains(sweepAxes, d.X) && (combo == nil || !combo.axis(d.X)) {
+		return Figure{}, fmt.Errorf("x axis %q is not known: use %s", d.X, strings.Join(append(slices.Clone(sweepAxes), combo.names()...), ", "))
 	}
 	if d.Y == "" {
 		d.Y = "entities-per-sec"
@@ -177,9 +229,11 @@ func (d SweepDef) Figure() (Figure, error) {
 	if strings.ContainsAny(d.Name, `/\ .`) {
 		return Figure{}, fmt.Errorf("sweep name %q: use letters, digits and dashes; it names the page", d.Name)
 	}
-	retry, err := DefaultRetry(RetryPolicy(d.Retry))
-	if err != nil {
-		return Figure{}, err
+	retry := base.Retry
+	if d.Retry != "" || combo == nil {
+		if retry, err = DefaultRetry(RetryPolicy(d.Retry)); err != nil {
+			return Figure{}, err
+		}
 	}
 	dur, warm, err := d.times(base)
 	if err != nil {
@@ -191,13 +245,17 @@ func (d SweepDef) Figure() (Figure, error) {
 			return Figure{}, err
 		}
 	}
-	f := Figure{ID: SweepFigureID, Name: d.Name, Title: d.Title, XLabel: sweepXLabels[d.X], YLabel: yLabel, Chart: results.ChartLine, Metric: d.Y}
+	xLabel := sweepXLabels[d.X]
+	if xLabel == "" {
+		xLabel = d.X
+	}
+	f := Figure{ID: SweepFigureID, Name: d.Name, Title: d.Title, XLabel: xLabel, YLabel: yLabel, Chart: results.ChartLine, Metric: d.Y}
 	if f.Title == "" {
 		f.Title = fmt.Sprintf("%s against %s", yLabel, d.X)
 	}
 	// Every spec the axes cross, as base with their values.
 	base.Retry, base.Duration, base.Warmup = retry, dur, warm
-	if f.Runs, err = d.runs(base, ops, parts, sizes); err != nil {
+	if f.Runs, err = d.runs(base, ops, parts, sizes, combo); err != nil {
 		return Figure{}, err
 	}
 	if n := len(f.Runs); n > 1000 {
@@ -210,7 +268,7 @@ func (d SweepDef) Figure() (Figure, error) {
 // runs is the run of every spec the sweep's axes cross, each base with
 // their values, in the order of the axes; it names every spec that is not
 // valid.
-func (d *SweepDef) runs(base Spec, ops []OpKind, parts []PartitionScheme, sizes []vm.Size) ([]FigureRun, error) {
+func (d *SweepDef) runs(base Spec, ops []OpKind, parts []PartitionScheme, sizes []vm.Size, combo *fieldCombo) ([]FigureRun, error) {
 	var runs []FigureRun
 	var errs []error
 	for _, op := range ops {
@@ -225,13 +283,18 @@ func (d *SweepDef) runs(base Spec, ops []OpKind, parts []PartitionScheme, sizes 
 									s.Op, s.Partition, s.VMSize, s.BatchSize, s.VMs, s.Threads, s.EntitySize, s.Rate = op, part, size, bs, v, th, es, rate
 									if rate > 0 {
 										s.Load = LoadOpen
+									} else if base.Load == LoadOpen { // a workload's own open load, swept to closed
+										s.Load, s.Stages = LoadClosed, nil
 									}
 									if err := s.Validate(); err != nil {
 										errs = append(errs, err)
 										continue
 									}
-									x := map[string]float64{"vms": float64(v), "threads": float64(th), "batch-size": float64(bs), "entity-size": float64(es), "rate": rate}[d.X]
-									runs = append(runs, FigureRun{Series: d.series(&s, d.VMSizes[si]), X: x, Spec: s})
+									x, ok := map[string]float64{"vms": float64(v), "threads": float64(th), "batch-size": float64(bs), "entity-size": float64(es), "rate": rate}[d.X]
+									if !ok {
+										x = combo.x(d.X)
+									}
+									runs = append(runs, FigureRun{Series: combo.series(d.series(&s, d.VMSizes[si]), d.X), X: x, Spec: s})
 								}
 							}
 						}
@@ -261,13 +324,13 @@ func (d *SweepDef) fill(base Spec) {
 		d.Threads = []int{base.Threads}
 	}
 	if len(d.VMSizes) == 0 {
-		d.VMSizes = []string{"xl"}
+		d.VMSizes = []string{base.VMSize.Name}
 	}
 	if len(d.EntitySizes) == 0 {
 		d.EntitySizes = []int{base.EntitySize}
 	}
 	if len(d.Rates) == 0 {
-		d.Rates = []float64{0}
+		d.Rates = []float64{base.Rate}
 	}
 }
 

@@ -31,3 +31,53 @@ func TestSweepFileErrorsNameTheLine(t *testing.T) {
 		t.Fatalf("a valid file was refused: %v", err)
 	}
 }
+
+// TestSweepOverWorkloadFields: a sweep file names a workload and sweeps
+// its fields; each run is the workload with one value of each, x may be a
+// swept field, and a field that is not the workload's is refused.
+func TestSweepOverWorkloadFields(t *testing.T) {
+	p, _ := LookupPreset("ycsb-c")
+	d, err := ParseSweepFile([]byte("workload: ycsb-c\nx: partitions.theta\nfields:\n  partitions.theta: [0.5, 0.99, 1.5]\n  partitions.names: [random, sequential]\nthreads: [4, 8]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.WorkloadFile = p.File
+	f, err := d.Figure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Runs) != 12 {
+		t.Fatalf("%d runs, want 3 thetas x 2 names x 2 thread counts", len(f.Runs))
+	}
+	seen := map[string]bool{}
+	for _, r := range f.Runs {
+		s := r.Spec
+		if s.Keys.Pick.Theta != r.X || s.Keys.Count != 1000 || s.Mix != nil || s.Op != OpGet {
+			t.Fatalf("run %s x %v: %+v", r.Series, r.X, s)
+		}
+		if !strings.Contains(r.Series, "partitions.names="+string(s.Keys.Names)) || !strings.Contains(r.Series, "threads=") {
+			t.Fatalf("series %q of a run with names %s", r.Series, s.Keys.Names)
+		}
+		seen[r.Series] = true
+	}
+	if len(seen) != 4 || f.XLabel != "partitions.theta" {
+		t.Fatalf("series %v, x label %q", seen, f.XLabel)
+	}
+	for _, c := range []struct{ file, want string }{
+		{"workload: ycsb-c\nfields:\n  partitions.thta: [1, 2]\n", `"partitions.thta" is not a field of partitions`},
+		{"workload: ycsb-c\nfields:\n  partitions.theta: [0.5, 20]\n", "theta 20 is out of range"},
+		{"fields:\n  partitions.theta: [0.5, 0.9]\nvms: [1, 2]\n", "name the workload"},
+		{"workload: ycsb-c\nfields:\n  threads: [1, 2]\n", "sweep it as the sweep's own threads list"},
+	} {
+		d, err := ParseSweepFile([]byte(c.file))
+		if err == nil {
+			if d.Workload != "" {
+				d.WorkloadFile = p.File
+			}
+			_, err = d.Figure()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.file, err, c.want)
+		}
+	}
+}

@@ -145,3 +145,26 @@ func TestDistributionsAreTheKeyspaces(t *testing.T) {
 		t.Fatalf("the table has %v, keyspace %v", got, want)
 	}
 }
+
+// TestWorkloadDocsListEverything: docs/workloads.md describes every field
+// a workload file takes, every operation, scheme, distribution and
+// overload mode, and every preset, by name.
+func TestWorkloadDocsListEverything(t *testing.T) {
+	doc, err := os.ReadFile("../docs/workloads.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := workloads.WorkloadFields()
+	names = append(names, strs(workloads.Ops().Names())...)
+	names = append(names, strs(workloads.PartitionSchemes().Names())...)
+	names = append(names, strs(workloads.Distributions().Names())...)
+	names = append(names, strs(workloads.OverloadModes().Names())...)
+	for _, p := range workloads.Presets() {
+		names = append(names, p.Name)
+	}
+	for _, n := range names {
+		if !strings.Contains(string(doc), "`"+n+"`") {
+			t.Errorf("docs/workloads.md does not name `%s`", n)
+		}
+	}
+}

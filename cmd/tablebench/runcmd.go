@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tablebench/tablebench/results"
@@ -400,16 +401,52 @@ func describeSpec(s workloads.Spec, modelled bool) string {
 	if s.Op == workloads.OpBatch {
 		op = fmt.Sprintf("batch of %d", s.BatchSize)
 	}
+	if len(s.Mix) > 0 {
+		var parts []string
+		for _, m := range s.Mix {
+			parts = append(parts, fmt.Sprintf("%s %g", m.Op, m.Weight))
+		}
+		op = "mix of " + strings.Join(parts, ", ")
+	}
+	if s.Workload != "" {
+		op = "workload " + s.Workload + ": " + op
+	}
+	partitions := string(s.Partition)
+	if s.Partition == workloads.PartitionFixed {
+		k := s.Keys
+		pick := string(k.Pick.Distribution)
+		if k.Pick.Theta != 0 {
+			pick += fmt.Sprintf(" %g", k.Pick.Theta)
+		}
+		if k.Pick.Distribution == workloads.DistHotspot {
+			pick += fmt.Sprintf(" %g/%g", k.Pick.HotData, k.Pick.HotOps)
+		}
+		partitions = fmt.Sprintf("%d fixed (%s, %s names", k.Count, pick, k.Names)
+		if k.Buckets > 1 {
+			partitions += fmt.Sprintf(", %d buckets at %s", k.Buckets, k.BucketAt)
+		}
+		partitions += ")"
+	}
 	load := "closed loop"
 	if s.Load == workloads.LoadOpen {
 		load = fmt.Sprintf("open loop at %g requests/s", s.Rate)
+		for _, st := range s.Stages {
+			load += fmt.Sprintf(", to %g over %v", st.Rate, st.For)
+		}
+		if s.Overload == workloads.OverloadQueue {
+			load += " (queued under overload)"
+		}
 	}
 	vms := fmt.Sprintf("%d %s VM(s)", s.VMs, s.VMSize.Name)
 	if !modelled {
 		vms = fmt.Sprintf("%d VM(s) of this process", s.VMs)
 	}
-	return fmt.Sprintf("%s, %s partitions, %s x %d threads, %d-byte entities, %v after %v warm-up, retry %s, %s, seed %d",
-		op, s.Partition, vms, s.Threads, s.EntitySize, s.Duration, s.Warmup, s.Retry.Policy, load, s.Seed)
+	size := strconv.Itoa(s.EntitySize)
+	if s.EntityMax > 0 {
+		size += "-" + strconv.Itoa(s.EntityMax)
+	}
+	return fmt.Sprintf("%s, %s partitions, %s x %d threads, %s-byte entities, %v after %v warm-up, retry %s, %s, seed %d",
+		op, partitions, vms, s.Threads, size, s.Duration, s.Warmup, s.Retry.Policy, load, s.Seed)
 }
 
 // store writes a run's record and interval log into dir.

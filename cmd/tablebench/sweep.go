@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -20,8 +21,8 @@ type listFlags struct {
 
 // sweepFlags define a sweep: in list flags, or in a file.
 type sweepFlags struct {
-	lists                          listFlags
-	x, y, name, title, retry, file string
+	lists                                    listFlags
+	x, y, name, title, retry, file, workload string
 }
 
 func (s *sweepFlags) register(fs *flagSet) {
@@ -38,7 +39,8 @@ func (s *sweepFlags) register(fs *flagSet) {
 	fs.StringVar(&s.y, "y", "entities-per-sec", "the y axis: "+results.MetricNames(results.SweepMetric)+" (latency: of successful requests, ms)")
 	fs.StringVar(&s.name, "name", "sweep", "the sweep's name; it names its page")
 	fs.StringVar(&s.title, "title", "", "the chart's title")
-	fs.StringVar(&s.retry, "retry", "none", "retry policy of every run: "+workloads.RetryPolicies().Or())
+	fs.StringVar(&s.retry, "retry", "", "retry policy of every run: "+workloads.RetryPolicies().Or()+" (default none, or the workload's)")
+	fs.StringVar(&s.workload, "workload", "", "a workload `file` or preset every run starts from; the lists apply over it (a sweep file can sweep its fields too: docs/workloads.md)")
 	fs.StringVar(&s.file, "file", "", "a YAML or JSON file defining the sweep instead of the list flags (the README shows a complete one)")
 }
 
@@ -58,10 +60,16 @@ func (s *sweepFlags) def(sf *suiteFlags) (workloads.SweepDef, error) {
 		if err != nil {
 			return def, usagef("%v", err)
 		}
-		return def, nil
+		if def.Workload != "" && !filepath.IsAbs(def.Workload) && !isPreset(def.Workload) { // a file beside the sweep's
+			def.Workload = filepath.Join(filepath.Dir(s.file), def.Workload)
+		}
+		return def, readSweepWorkload(&def)
 	}
 	var err error
-	def := workloads.SweepDef{Name: s.name, Title: s.title, X: s.x, Y: s.y, Retry: s.retry}
+	def := workloads.SweepDef{Name: s.name, Title: s.title, X: s.x, Y: s.y, Retry: s.retry, Workload: s.workload}
+	if err := readSweepWorkload(&def); err != nil {
+		return def, err
+	}
 	if sf.duration > 0 {
 		def.Duration = sf.duration.String()
 	}
@@ -125,6 +133,33 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 			return []workloads.Figure{fig}, nil, summary, nil
 		},
 	})
+}
+
+// isPreset reports whether name is a preset workload's.
+func isPreset(name string) bool {
+	_, err := workloads.LookupPreset(name)
+	return err == nil
+}
+
+// readSweepWorkload keeps the text of the sweep's workload in its
+// definition, so that the stored sweep rebuilds without the file.
+func readSweepWorkload(def *workloads.SweepDef) error {
+	if def.Workload == "" {
+		return nil
+	}
+	if p, err := workloads.LookupPreset(def.Workload); err == nil {
+		def.WorkloadFile = p.File
+		return nil
+	}
+	data, err := os.ReadFile(def.Workload)
+	if err != nil {
+		return usagef("workload: %v", err)
+	}
+	if _, err := workloads.ParseWorkload(data); err != nil {
+		return usagef("workload %s: %v", def.Workload, err)
+	}
+	def.WorkloadFile = string(data)
+	return nil
 }
 
 func strs(s string) []string {

@@ -442,3 +442,23 @@ func TestDistributionValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestScrambleIsStableAsItemsGrow: inserts grow n one at a time, and the
+// hot items must not all move each time, or a zipfian load over a growing
+// table would have no hot items at all.
+func TestScrambleIsStableAsItemsGrow(t *testing.T) {
+	moved := 0
+	const from, to, top = 600_000, 610_000, 100
+	for n := int64(from); n < to; n++ {
+		for r := range int64(top) {
+			if Scramble(r, n) != Scramble(r, n+1) {
+				moved++
+			}
+		}
+	}
+	// An item moves only when its walk passes through the new item: about
+	// one rank in n per insert.
+	if moved > top {
+		t.Errorf("over %d inserts, the top %d ranks changed items %d times", to-from, top, moved)
+	}
+}

@@ -21,7 +21,7 @@
 //   - hotspot: the first h = ceil(hot_data·n) items get hot_ops of the
 //     operations and the others the rest, uniformly within each set:
 //     P(i) = hot_ops/h for i < h, (1-hot_ops)/(n-h) otherwise (YCSB's
-//     hotspot).
+//     hotspot); when h = n there are no cold items and P(i) = 1/n.
 //   - latest: zipfian over recency, the newest item (n-1) most popular:
 //     P(i) = (n-i)^-θ / H(n,θ) (YCSB's latest).
 //   - sequential: each Chooser walks 0, 1, 2, ... and wraps at n, so over
