@@ -34,14 +34,19 @@ func orList(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// TestREADMEListsEachVocabulary: wherever the README lists the values of a
-// flag (--op insert|get|...) or of a sweep key (op: batch  # insert, get
-// ... or query), it lists exactly the table's, in its order; and it lists
-// every vocabulary's values for its run flag.
+// TestREADMEListsEachVocabulary: wherever the README or the command
+// reference (docs/commands.md) lists the values of a flag (--op
+// insert|get|...) or of a sweep key (op: batch  # insert, get ... or
+// query), it lists exactly the table's, in its order; and between them they
+// list every vocabulary's values for its run flag.
 func TestREADMEListsEachVocabulary(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
+	var readme []byte
+	for _, doc := range []string{"../README.md", "../docs/commands.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme = append(append(readme, b...), '\n')
 	}
 	flagList := regexp.MustCompile("`--(op|partition|load|retry) ([a-z0-9]+(?:\\|[a-z0-9]+)+)`")
 	keyList := regexp.MustCompile(`(?m)^\s*(op|partition|load|retry):\s*\S+\s*# (.*)$`)
@@ -62,7 +67,7 @@ func TestREADMEListsEachVocabulary(t *testing.T) {
 			}
 		}
 		if !seen[key] {
-			t.Errorf("the README lists no values of --%s: give them as `--%s %s`", key, key, strings.Join(names, "|"))
+			t.Errorf("neither the README nor docs/commands.md lists the values of --%s: give them as `--%s %s`", key, key, strings.Join(names, "|"))
 		}
 	}
 }

@@ -165,13 +165,17 @@ func TestCompareBadInput(t *testing.T) {
 	}
 }
 
-// TestDocsNameEveryMetric: the README and the help name every metric a
-// sweep may plot, and compare's exit code, so neither drifts from the
-// table.
+// TestDocsNameEveryMetric: the docs (the README and docs/commands.md) and
+// the help name every metric a sweep may plot, and compare's exit code, so
+// neither drifts from the table.
 func TestDocsNameEveryMetric(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	var readme []byte // the README and the command reference it points to
+	for _, doc := range []string{"../../README.md", "../../docs/commands.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme = append(append(readme, b...), '\n')
 	}
 	_, help, _ := tb(t, context.Background(), nil, "sweep", "-h")
 	for i := range results.Metrics {
@@ -180,7 +184,7 @@ func TestDocsNameEveryMetric(t *testing.T) {
 			continue
 		}
 		if !strings.Contains(string(readme), "`"+m.Name+"`") {
-			t.Errorf("the README does not list the sweep metric %s", m.Name)
+			t.Errorf("neither the README nor docs/commands.md lists the sweep metric %s", m.Name)
 		}
 		if !strings.Contains(help, m.Name) {
 			t.Errorf("sweep -h does not list %s", m.Name)
