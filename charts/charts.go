@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -35,15 +36,24 @@ type page struct {
 	Subtitle string
 	Nav      [][]link // rows of links; a link without Href names its row
 	Claims   []results.CheckedClaim
-	Pages    map[int]string // a figure's page, where the claims link to it
-	Choices  []string       // what was chosen where the case study is silent, after the first chart
-	Sections []section
-	Figures  []figureRow
-	Tables   []table
-	Paras    []string // how the results were made, last
+	// Status and Thresholds are a run's verdicts: whether its numbers
+	// hold, and the bars its user set.
+	Status     []status
+	Thresholds []results.ThresholdResult
+	Lead       []table        // tables before the charts: a run's numbers
+	Pages      map[int]string // a figure's page, where the claims link to it
+	Choices    []string       // what was chosen where the case study is silent, after the first chart
+	Sections   []section
+	Figures    []figureRow
+	Tables     []table
+	Paras      []string // how the results were made, last
 }
 
 type link struct{ Href, Text string }
+
+// status is a line of a run's verdict: Class is refused, warning, info
+// or ok.
+type status struct{ Class, Text string }
 
 type section struct {
 	Heading string
@@ -55,6 +65,7 @@ type table struct {
 	Caption string
 	Head    []string
 	Rows    [][]string
+	Hrefs   []string // where a row's first cell links, if it does
 }
 
 // figureRow is a figure in the index: its page, what it shows, its verdicts.
@@ -86,12 +97,24 @@ td.num { text-align: right; white-space: nowrap; }
 .note { color: #555; font-size: .9em; }
 details summary { color: #555; cursor: pointer; font-size: .9em; }
 .multiples { display: flex; flex-wrap: wrap; gap: 6px; }
+.status { padding: .4em .7em; margin: .4em 0; border-left: 4px solid; }
+.status.refused { border-color: #b00020; background: #fdecea; font-weight: bold; }
+.status.warning { border-color: #e65100; background: #fff4e5; }
+.status.info { border-color: #3b6fc6; background: #eef3fb; }
+.status.ok { border-color: #2e7d32; background: #edf7ee; }
 </style>
 </head>
 <body>
 <nav>{{range .Nav}}<div>{{range .}}{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<span class="group">{{.Text}}</span>{{end}}{{end}}</div>{{end}}</nav>
 <h1>{{.Title}}</h1>
 {{if .Subtitle}}<p class="note">{{.Subtitle}}</p>{{end}}
+{{range .Status}}<p class="status {{.Class}}">{{.Text}}</p>
+{{end}}{{if .Thresholds}}<table id="thresholds"><caption>Thresholds</caption><tr><th>threshold</th><th>verdict</th><th>measured</th></tr>
+{{range .Thresholds}}<tr><td>{{.Threshold}}</td><td class="{{.Verdict}}">{{.Verdict}}</td><td class="num">{{.MeasuredText}}</td></tr>
+{{end}}</table>{{end}}
+{{range .Lead}}<table><caption>{{.Caption}}</caption><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
 {{if .Claims}}<table id="claims">
 <tr><th>claim</th><th>verdict</th><th>published</th><th>measured</th><th>threshold</th><th>margin</th><th>claim as published</th></tr>
 {{range .Claims}}<tr><td>{{with index $.Pages .Figure}}<a href="{{.}}">{{end}}{{.ID}}{{if index $.Pages .Figure}}</a>{{end}}</td><td class="{{if .Pass}}PASS{{else}}FAIL{{end}}">{{if .Pass}}PASS{{else}}FAIL{{end}}</td><td class="num">{{.PublishedText}}</td><td class="num">{{value .Measured .Unit}}</td><td>{{.Tolerance}}</td><td class="num">{{.MarginText}}</td><td>{{.Text}}{{if .DecidedBy}} <span class="note">[decided by the {{.DecidedBy}}]</span>{{end}}{{if .Note}}<br><span class="note">{{.Note}}</span>{{end}}<details><summary>how it is checked</summary><span class="note">{{.Reading}}{{if .Detail}}; {{.Detail}}{{end}}</span></details></td></tr>
@@ -103,8 +126,8 @@ details summary { color: #555; cursor: pointer; font-size: .9em; }
 {{if .Figures}}<h2>Figures</h2><table id="figures"><tr><th>figure</th><th>runs</th><th>claims</th></tr>
 {{range .Figures}}<tr><td><a href="{{.Href}}">{{.Title}}</a></td><td class="num">{{.Runs}}</td><td>{{.Verdict}}</td></tr>
 {{end}}</table>{{end}}
-{{range .Tables}}<table><caption>{{.Caption}}</caption><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{range $t := .Tables}}<table><caption>{{$t.Caption}}</caption><tr>{{range $t.Head}}<th>{{.}}</th>{{end}}</tr>
+{{range $i, $row := $t.Rows}}<tr>{{range $j, $c := $row}}<td>{{if and (eq $j 0) $t.Hrefs}}<a href="{{index $t.Hrefs $i}}">{{$c}}</a>{{else}}{{$c}}{{end}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 {{if .Paras}}<h2>How these results were made</h2>{{range .Paras}}<p>{{.}}</p>{{end}}{{end}}
 {{range .Sections}}{{safeHTML .Chart.Script}}
@@ -135,6 +158,7 @@ type frame struct {
 	left, right  int      // px: room for the axes' labels
 	legend       []string // the series names the legend shows; nil: no legend
 	small        bool     // a panel of small multiples: smaller title, no axis names
+	band         int      // px kept between the title and the plot, for a color scale
 	xName, yName string
 	xType        string // value, category or log
 }
@@ -168,7 +192,7 @@ func (f frame) opts() []charts.GlobalOpts {
 	if len(f.legend) > 0 {
 		top += 24 * legendRows(f.legend, f.width-20)
 	}
-	top += 12 // the top tick's label
+	top += 12 + f.band // the top tick's label, and any scale
 	title := wrap(f.title, (f.width-20)/(titleSize/2+1))
 	top += (titleSize + 6) * strings.Count(title, "\n")
 	bottom := 30
@@ -841,14 +865,34 @@ func figurePage(f *figureView, nav [][]link) *page {
 			section{Heading: "Latency percentiles", Note: "Successful requests, from each run's HDR histogram.", Chart: percentileChart(jsName(fig.Name)+"_pct", f)},
 			section{Heading: "Throughput over time", Note: strings.TrimSpace(perRun), Chart: overTimeChart(jsName(fig.Name)+"_tput", "Successful entities per second", "entities/s", f,
 				func(iv results.Interval) float64 { return float64(iv.Entities) })},
-			section{Heading: "Throttling over time", Note: "Requests answered 503 ServerBusy or 500 OperationTimedOut, per second." + perRun,
+			section{Heading: "Throttling over time", Note: "Requests answered 503 ServerBusy, 429 RequestRateTooLarge or 500 OperationTimedOut, per second." + perRun,
 				Chart: overTimeChart(jsName(fig.Name)+"_thr", "Throttled requests per second", "requests/s", f,
 					func(iv results.Interval) float64 { return float64(iv.Throttled) })})
+		if chargesRU(f.Runs) {
+			p.Sections = append(p.Sections, section{Heading: "Request units over time", Note: "Request units the service charged per second (x-ms-request-charge), refused requests' included." + perRun,
+				Chart: overTimeChart(jsName(fig.Name)+"_ru", "Request units charged per second", "RU/s", f,
+					func(iv results.Interval) float64 { return iv.RequestUnits })})
+		}
+		if sec, ok := keySpaceSection(f); ok {
+			p.Sections = append(p.Sections, sec)
+		}
 	}
 	t := table{Caption: "Runs", Head: []string{"series", "x", "entities/s", "requests/s", "throttled", "p50 ms", "p99 ms", "errors", "run"}}
+	ru := chargesRU(f.Runs)
+	if ru {
+		t.Head = slices.Insert(t.Head, 5, "RU/s", "retry-after p99 ms")
+	}
 	for _, r := range f.Runs {
-		t.Rows = append(t.Rows, []string{r.Series, strconv.FormatFloat(r.X, 'g', -1, 64), fmt.Sprintf("%.1f", r.EntitiesPerSec), fmt.Sprintf("%.1f", r.RequestsPerSec),
-			fmt.Sprintf("%.4f%%", r.ThrottledPct), fmt.Sprintf("%.1f", r.LatencyMs.P50), fmt.Sprintf("%.1f", r.LatencyMs.P99), errorsText(r.Errors), r.ID})
+		row := []string{r.Series, strconv.FormatFloat(r.X, 'g', -1, 64), fmt.Sprintf("%.1f", r.EntitiesPerSec), fmt.Sprintf("%.1f", r.RequestsPerSec),
+			fmt.Sprintf("%.4f%%", r.ThrottledPct), fmt.Sprintf("%.1f", r.LatencyMs.P50), fmt.Sprintf("%.1f", r.LatencyMs.P99), errorsText(r.Errors), r.ID}
+		if ru {
+			ra := "-"
+			if r.RetryAfterMs != nil {
+				ra = fmt.Sprintf("%.0f", r.RetryAfterMs.P99)
+			}
+			row = slices.Insert(row, 5, fmt.Sprintf("%.1f", r.RequestUnitsPerSec), ra)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	p.Tables = append(p.Tables, t)
 	return p
@@ -1227,4 +1271,15 @@ func jsName(name string) string {
 		}
 		return '_'
 	}, name)
+}
+
+// chargesRU reports whether any run was charged request units: their
+// charts and columns appear only then.
+func chargesRU(runs []*results.Run) bool {
+	for _, r := range runs {
+		if r.Totals.RequestUnits > 0 {
+			return true
+		}
+	}
+	return false
 }

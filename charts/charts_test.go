@@ -3,6 +3,7 @@ package charts_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"html"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func stored(t *testing.T) (*results.Set, []workloads.Figure) {
 			if j%10 < i {
 				outcome = results.OutcomeThrottled
 			}
-			rec.Record("batch", 100, done.Add(-800*time.Millisecond), done, outcome, 0, false)
+			rec.Record("batch", fmt.Sprintf("pk%02d", j%(3+i)), 100, done.Add(-800*time.Millisecond), done, outcome, 0, false)
 		}
 		r, err := col.Close(start.Add(10 * time.Second))
 		if err != nil {
@@ -361,5 +362,36 @@ func TestClientBoundPageSaysSo(t *testing.T) {
 	}
 	if strings.Contains(page("fig03.html"), "Client-bound") {
 		t.Error("fig03.html says it is client-bound")
+	}
+}
+
+// TestRequestUnitsAreCharted: a figure whose runs were charged request
+// units charts them per second and lists each run's RU/s and retry-after;
+// one without charges does not.
+func TestRequestUnitsAreCharted(t *testing.T) {
+	set, figs := stored(t)
+	write := func() string {
+		dir := t.TempDir()
+		if err := charts.Build("test", set, workloads.DrawAll(figs, set.Runs), nil).Write(dir); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "fig15.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return html.UnescapeString(string(b))
+	}
+	if p := write(); strings.Contains(p, "Request units over time") || strings.Contains(p, "RU/s") {
+		t.Error("a figure without request units charts them")
+	}
+	for _, r := range set.Runs {
+		r.Totals.RequestUnits, r.RequestUnitsPerSec = 5000, 500
+		r.RetryAfterMs = &results.Percentiles{Count: 1, P99: 321}
+		for i := range r.Intervals {
+			r.Intervals[i].RequestUnits = 500
+		}
+	}
+	if p := write(); !strings.Contains(p, "Request units over time") || !strings.Contains(p, "500.0") || !strings.Contains(p, "321") {
+		t.Error("fig15.html does not chart and list the runs' request units and retry-afters")
 	}
 }

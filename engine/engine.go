@@ -324,6 +324,7 @@ type table struct {
 	mu       sync.Mutex                   // serializes splits and the making of partitions
 	firstID  uint64                       // id of the first pre-split range partition
 	firstSrv uint64                       // server of the first pre-split range partition
+	ru       container                    // the cosmos profile's request units
 }
 
 // partitionMap is a table's range partitions sorted by low key, with each

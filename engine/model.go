@@ -42,6 +42,7 @@ type Timing struct {
 	Lane     time.Duration // served by the partition's lane
 	Post     time.Duration // commit or read stage
 	Units    float64       // entity units charged to the targets
+	Charge   float64       // request units charged (the cosmos profile): x-ms-request-charge
 }
 
 // Client is the engine as one caller sees it: its operations draw the
@@ -267,6 +268,9 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 		rp.win.timeouts++
 		return a, a.deadline, tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
+	if err := e.ruAdmit(rp, k, pk, a.t1, units); err != nil {
+		return a, a.t1, err
+	}
 	if k != opQuery { // a query is charged for what it scans, after the scan
 		if ok, msg := e.budgeted(rp, pk, a.t1, units); !ok {
 			return busy(msg, a.t1)
@@ -435,6 +439,9 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		} else {
 			tm.FrontEnd = refusedAt.Sub(a.t0)
 		}
+	}
+	if e.cfg.Profile.RequestUnits() {
+		tm.Charge = e.ruCharge(rp, k, pk, a.t1, a.units, entities, err)
 	}
 	rp.mu.Unlock()
 	if c != nil {

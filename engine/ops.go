@@ -62,6 +62,9 @@ func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity,
 		return tables.Entity{}, terr
 	}
 	rec, size, verr := prepare(&ent, e.cfg.MaxKeyLength)
+	if verr == nil {
+		verr = e.tableAPIRowKey(ent.RowKey)
+	}
 	if verr != nil {
 		return tables.Entity{}, verr
 	}
@@ -95,14 +98,21 @@ func (cl Client) Get(ctx context.Context, tableName, pk, rk string, sel []string
 		return tables.Entity{}, terr
 	}
 	var out tables.Entity
+	var kib float64 // the cosmos profile charges a read by the size read
 	err := e.do(ctx, cl.c, t, pk, opRead, 1, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		r := rp.get(pk, rk)
 		if r == nil {
 			return 1, errEntityNotFound
 		}
 		out = r.view(pk, sel)
+		if e.cfg.Profile.RequestUnits() {
+			kib = units(recordSize(pk, r))
+		}
 		return 1, nil
 	})
+	if err == nil && kib > 1 {
+		cl.chargeRead(t, pk, kib)
+	}
 	return out, err
 }
 
@@ -245,6 +255,9 @@ func (e *Engine) prepareBatch(ops []tables.BatchOp) ([]record, float64, bool, *t
 			total++
 		} else {
 			r, sz, err := prepare(&op.Entity, e.cfg.MaxKeyLength)
+			if err == nil {
+				err = e.tableAPIRowKey(op.Entity.RowKey)
+			}
 			if err != nil {
 				return nil, 0, false, withIndex(err, i)
 			}
@@ -263,6 +276,9 @@ func (e *Engine) prepareBatch(ops []tables.BatchOp) ([]record, float64, bool, *t
 	}
 	if size > tables.MaxBatchBytes {
 		return nil, 0, false, tables.NewError(http.StatusRequestEntityTooLarge, tables.CodeRequestBodyTooLarge, "The batch request is larger than 4 MiB.")
+	}
+	if m := e.cfg.Profile.MaxBatchBytes; m > 0 && size > m {
+		return nil, 0, false, tables.NewError(http.StatusRequestEntityTooLarge, tables.CodeRequestBodyTooLarge, fmt.Sprintf("The batch request is larger than %d bytes, the most this service takes.", m))
 	}
 	return recs, total, inserts, nil
 }

@@ -42,6 +42,57 @@ type Profile struct {
 	SplitPauseMin        time.Duration
 	SplitPauseMax        time.Duration
 	MoveMin, MoveMax     time.Duration // how long a moved partition is unavailable
+
+	// Request units: the cosmos profile's model (engine/cosmos.go, and
+	// docs/cosmos.md for the sources). A table is a container whose
+	// throughput is provisioned in request units per second, split evenly
+	// over its physical partitions; each operation is charged in RU. Both
+	// RU and RUMax zero: the entity-unit budgets above apply instead.
+
+	// RU is the table's provisioned (manual) throughput, in RU/s.
+	RU float64
+	// RUMax is the autoscale maximum throughput Tmax, in RU/s: the table
+	// scales between 10% and 100% of it, at once, as its load needs. It
+	// replaces RU when positive.
+	RUMax float64
+	// PartitionRU is the most one physical partition serves, in RU/s
+	// (10,000); the table has at least RU/PartitionRU physical partitions.
+	PartitionRU float64
+	// PartitionBytes is the most a physical partition stores, in bytes
+	// (50 GB), before it splits in two.
+	PartitionBytes int64
+	// LogicalPartitionBytes is the most one PartitionKey stores, in bytes
+	// (20 GB): a write past it gets 403.
+	LogicalPartitionBytes int64
+	// SplitMin and SplitMax bound how long a physical partition's split
+	// takes (4 to 6 hours); it serves its share meanwhile.
+	SplitMin, SplitMax time.Duration
+	// ReadRU is the charge of a point read of a 1 KB entity, in RU (1).
+	ReadRU float64
+	// WriteRU is the charge of a write of a 1 KB entity, in RU (5).
+	WriteRU float64
+	// RU100KB is how many times a 1 KB entity's charge a 100 KB entity
+	// costs (10); the charge grows linearly in size between them.
+	RU100KB float64
+	// QueryRU is a query's charge per entity it reads, in RU; a page costs
+	// at least one.
+	QueryRU float64
+	// MaxRowKeyBytes is the longest RowKey, in UTF-8 bytes (the Table API's
+	// 255); 0 leaves only the Table service's key limit.
+	MaxRowKeyBytes int
+	// MaxBatchBytes is the largest batch, in bytes of its entities (the
+	// Table API's 2 MB); 0 is the Table service's 4 MiB.
+	MaxBatchBytes int
+	// UnsortedQueries returns a query page's entities in no key order, as
+	// the Table API does; pages still cover the range once.
+	UnsortedQueries bool
+
+	// Client is the client VM (a workloads/vm size) that runs and
+	// experiments model against this service unless told another: the
+	// 2010 case study's clients were as slow as its service, today's are
+	// not. Empty is today's client, so a profile of a service of today
+	// need not name it.
+	Client string
 }
 
 // WA2010 returns the profile calibrated to the 2010 case study: a single
@@ -73,6 +124,7 @@ func WA2010() Profile {
 		ServerTimeout: 30 * time.Second, HoldMax: 3 * time.Second,
 		SplitPauseMin: 200 * time.Millisecond, SplitPauseMax: time.Second,
 		MoveMin: 10 * time.Second, MoveMax: 20 * time.Second,
+		Client: "xl",
 	}
 }
 
@@ -100,15 +152,71 @@ func Modern() Profile {
 		ServerTimeout: 30 * time.Second, HoldMax: 3 * time.Second,
 		SplitPauseMin: 200 * time.Millisecond, SplitPauseMax: time.Second,
 		MoveMin: time.Second, MoveMax: 5 * time.Second,
+		Client: "modern",
 	}
 }
+
+// Cosmos returns a profile of Azure Cosmos DB for Table, provisioned
+// manually with 100,000 RU/s. Every figure is the documentation's; each
+// is cited beside it and in docs/cosmos.md.
+//
+// 100,000 RU/s is the Table service's targets in Cosmos DB's currency: the
+// case study's loads write 1 KB entities, 5 RU each, so the account's
+// 20,000 entities/s is 100,000 RU/s, whose 10 physical partitions serve
+// 10,000 RU/s each: 2,000 writes/s, the Table service's per-partition
+// target.
+func Cosmos() Profile {
+	return Profile{
+		Name: "cosmos", Model: true,
+		// "Azure Cosmos DB service quotas": at most 10,000 RU/s per
+		// (physical) partition, at most 20 GB per logical partition.
+		// "Best practices for scaling provisioned throughput (RU/s)": a
+		// physical partition holds at most 50 GB; a scale-up that needs
+		// splits takes typically 4-6 hours.
+		RU: 100000, PartitionRU: 10000,
+		PartitionBytes: 50 << 30, LogicalPartitionBytes: 20 << 30,
+		SplitMin: 4 * time.Hour, SplitMax: 6 * time.Hour,
+		// "Optimize reads and writes cost in Azure Cosmos DB": a point read
+		// of a 1 KB item costs 1 RU and a write 5 RU; of a 100 KB item, 10
+		// RU and 50 RU.
+		ReadRU: 1, WriteRU: 5, RU100KB: 10, QueryRU: 1,
+		// "Frequently asked questions about Azure Cosmos DB for Table",
+		// where the API differs from Table storage: row keys up to 255
+		// bytes, batches up to 2 MB, query results not sorted by
+		// PartitionKey and RowKey.
+		MaxRowKeyBytes: 255, MaxBatchBytes: 2 << 20, UnsortedQueries: true,
+		// The same FAQ: a 10 ms read and 15 ms write SLA at the 99th
+		// percentile. The stages below give about 3 ms reads and 4 ms
+		// writes unloaded, with p99s under 10 and 15 ms
+		// (TestCosmosLatencyMeetsTheSLA).
+		FEWrite: time.Millisecond, FEWriteUnit: 20 * time.Microsecond, FERead: time.Millisecond,
+		PostWrite: 2500 * time.Microsecond, PostUnit: 20 * time.Microsecond, PostRead: 1500 * time.Microsecond,
+		CV: 0.5, LaneCV: 0.5,
+		HiccupP: 0.0005, HiccupMin: 20 * time.Millisecond, HiccupMax: 200 * time.Millisecond,
+		// Lanes fast enough that the RU budget, not a lane, limits a key:
+		// 10,000 1 KB reads/s of one PartitionKey fit in one.
+		WriteA: 100 * time.Microsecond, WriteB: 20 * time.Microsecond,
+		Get: 50 * time.Microsecond, Scan: 10 * time.Microsecond, ScanLimit: 5 * time.Second,
+		// Cosmos DB refuses with 429 when a partition's RUs are spent, not
+		// on a queue: the backlog throttle never fires.
+		ThrottleAt: 1 << 30, ThrottleExp: 1,
+		Servers: 16, ServerCores: 8,
+		ServerTimeout: 30 * time.Second, HoldMax: 3 * time.Second,
+		// Range partitions are the engine's own lanes here, not the
+		// service's: their splits and moves make nothing unavailable.
+	}
+}
+
+// RequestUnits reports whether the profile provisions throughput in
+// request units (the cosmos profile's model).
+func (p Profile) RequestUnits() bool { return p.RU > 0 || p.RUMax > 0 }
 
 // None returns the raw engine's profile: no latency, no throttling, no load
 // balancing.
 func None() Profile { return Profile{Name: "none", Servers: 16, ServerCores: 4} }
 
 // ProfileNames lists the profiles ProfileByName knows.
-func ProfileNames() []string { return []string{"wa2010", "modern", "none"} }
+func ProfileNames() []string { return []string{"wa2010", "modern", "cosmos", "none"} }
 
 // ProfileByName returns the named profile.
 func ProfileByName(name string) (Profile, error) {
@@ -117,10 +225,12 @@ func ProfileByName(name string) (Profile, error) {
 		return WA2010(), nil
 	case "modern":
 		return Modern(), nil
+	case "cosmos":
+		return Cosmos(), nil
 	case "none":
 		return None(), nil
 	}
-	return Profile{}, fmt.Errorf("unknown profile %q: use wa2010, modern or none", name)
+	return Profile{}, fmt.Errorf("unknown profile %q: use wa2010, modern, cosmos or none", name)
 }
 
 func (p *Profile) validate() error {
@@ -130,8 +240,15 @@ func (p *Profile) validate() error {
 	if !p.Model {
 		return nil
 	}
-	if p.AccountRate <= 0 || p.PartitionKeyRate <= 0 || p.ThrottleAt <= 0 || p.ServerTimeout <= 0 {
-		return fmt.Errorf("engine: profile %q: rates, throttle threshold and server timeout must be positive", p.Name)
+	if p.RequestUnits() {
+		if err := p.validateRU(); err != nil {
+			return fmt.Errorf("engine: profile %q: %w", p.Name, err)
+		}
+	} else if p.AccountRate <= 0 || p.PartitionKeyRate <= 0 {
+		return fmt.Errorf("engine: profile %q: rates must be positive", p.Name)
+	}
+	if p.ThrottleAt <= 0 || p.ServerTimeout <= 0 {
+		return fmt.Errorf("engine: profile %q: throttle threshold and server timeout must be positive", p.Name)
 	}
 	return nil
 }

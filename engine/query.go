@@ -66,6 +66,9 @@ func (cl Client) QueryEntities(ctx context.Context, tableName string, q tables.Q
 	if qerr != nil {
 		return tables.Page{}, qerr
 	}
+	if e.cfg.Profile.UnsortedQueries {
+		unsorted(page.Entities)
+	}
 	return page, nil
 }
 

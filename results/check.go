@@ -48,6 +48,9 @@ func (r *Run) Check() error {
 	c.rates()
 	c.ops()
 	c.openLoad()
+	c.partitions()
+	c.heatmap()
+	c.rangePartitions()
 	return c.err
 }
 
@@ -143,6 +146,25 @@ func (c *checker) ops() {
 	}
 }
 
+// rangePartitions checks the target's range partitions: in key order from
+// the start of the key space, each on a server.
+func (c *checker) rangePartitions() {
+	for i, p := range c.r.RangePartitions {
+		f := fmt.Sprintf("range_partitions[%d]", i)
+		switch {
+		case i == 0 && p.Lo != "":
+			c.failf(f+".lo", "is %q; the first range partition starts the key space (\"\")", p.Lo)
+		case i > 0 && p.Lo <= c.r.RangePartitions[i-1].Lo:
+			c.failf(f+".lo", "is %q, not after the range before it (%q): ranges are in key order", p.Lo, c.r.RangePartitions[i-1].Lo)
+		case p.Server < 0:
+			c.failf(f+".server", "is %d; servers are numbered from 0", p.Server)
+		}
+		if c.err != nil {
+			return
+		}
+	}
+}
+
 type checker struct {
 	r   *Run
 	err error
@@ -188,6 +210,7 @@ func (c *checker) counts() {
 		{"totals.requests", float64(t.Requests)}, {"totals.entities", float64(t.Entities)}, {"totals.entities_sent", float64(t.EntitiesSent)},
 		{"totals.throttled", float64(t.Throttled)}, {"totals.timed_out", float64(t.TimedOut)}, {"totals.retries", float64(t.Retries)},
 		{"totals.late_starts", float64(t.LateStarts)}, {"max_start_lag_ms", r.MaxStartLagMs},
+		{"totals.request_units", t.RequestUnits}, {"request_units_per_sec", r.RequestUnitsPerSec},
 	} {
 		c.nonNegative(f.name, f.v)
 	}
@@ -206,8 +229,8 @@ func (c *checker) counts() {
 		c.failf("totals.errors", "count %d failed requests, more than the %d requests", errs, t.Requests)
 	case t.Retries > t.Requests:
 		c.failf("totals.retries", "is %d, more than the %d requests", t.Retries, t.Requests)
-	case t.Errors[OutcomeThrottled] != t.Throttled:
-		c.failf("totals.throttled", "is %d, but totals.errors counts %d %s", t.Throttled, t.Errors[OutcomeThrottled], OutcomeThrottled)
+	case t.Errors[OutcomeThrottled]+t.Errors[OutcomeRateLimited] != t.Throttled:
+		c.failf("totals.throttled", "is %d, but totals.errors counts %d %s and %d %s", t.Throttled, t.Errors[OutcomeThrottled], OutcomeThrottled, t.Errors[OutcomeRateLimited], OutcomeRateLimited)
 	case t.Errors[OutcomeTimedOut] != t.TimedOut:
 		c.failf("totals.timed_out", "is %d, but totals.errors counts %d %s", t.TimedOut, t.Errors[OutcomeTimedOut], OutcomeTimedOut)
 	case r.Billable != t.Requests:
@@ -230,6 +253,29 @@ func (c *checker) counts() {
 	if !near(r.ThrottledPct, want) {
 		c.failf("throttled_pct", "is %v, but totals say %d of %d requests were throttled (%v%%)", r.ThrottledPct, t.Throttled+t.TimedOut, t.Requests, want)
 	}
+	c.retryAfter()
+}
+
+// retryAfter checks the retry-afters the service asked for: one at most
+// for each throttled request, summarized from their histogram.
+func (c *checker) retryAfter() {
+	r := c.r
+	if r.RetryAfterMs == nil {
+		if r.RetryAfter != "" {
+			c.failf("retry_after_ms", "is missing, but retry_after_hist holds a histogram")
+		}
+		return
+	}
+	if r.RetryAfterMs.Count > r.Totals.Throttled+r.Totals.TimedOut {
+		c.failf("retry_after_ms.count", "is %d, more than the %d throttled requests", r.RetryAfterMs.Count, r.Totals.Throttled+r.Totals.TimedOut)
+		return
+	}
+	h, err := r.RetryAfterHistogram()
+	if err != nil || h == nil {
+		c.failf("retry_after_hist", "cannot be decoded: %v", err)
+		return
+	}
+	c.percentiles("retry_after_ms", *r.RetryAfterMs, h.TotalCount(), h)
 }
 
 // near compares a stored number with the one its counts give, allowing
@@ -263,6 +309,13 @@ func (c *checker) rates() {
 		if !near(f.rate, want) {
 			c.failf(f.name, "is %v, but %s is %d over %v measured seconds (%v)", f.rate, f.what, f.count, r.MeasuredSec, want)
 		}
+	}
+	want := 0.0
+	if r.MeasuredSec > 0 {
+		want = r.Totals.RequestUnits / r.MeasuredSec
+	}
+	if !near(r.RequestUnitsPerSec, want) {
+		c.failf("request_units_per_sec", "is %v, but totals.request_units is %v over %v measured seconds (%v)", r.RequestUnitsPerSec, r.Totals.RequestUnits, r.MeasuredSec, want)
 	}
 }
 
@@ -393,6 +446,7 @@ func (c *checker) intervals() {
 		}
 		c.nonNegative(f+".p50_ms", iv.P50Ms)
 		c.nonNegative(f+".p99_ms", iv.P99Ms)
+		c.nonNegative(f+".request_units", iv.RequestUnits)
 		switch {
 		case i > 0 && iv.Second <= r.Intervals[i-1].Second:
 			c.failf(f+".second", "is %d, not after the second before it (%d)", iv.Second, r.Intervals[i-1].Second)
@@ -406,6 +460,7 @@ func (c *checker) intervals() {
 		all.Requests += iv.Requests
 		all.Entities += iv.Entities
 		all.Throttled += iv.Throttled
+		all.RequestUnits += iv.RequestUnits
 		if iv.Second >= first && iv.Second < last {
 			measured.Requests += iv.Requests
 			measured.Entities += iv.Entities
@@ -419,6 +474,8 @@ func (c *checker) intervals() {
 		c.failf("totals.entities", "is %d, but the intervals hold %d entities", t.Entities, all.Entities)
 	case all.Throttled < t.Throttled+t.TimedOut:
 		c.failf("totals.throttled", "is %d, but the intervals hold %d throttled requests", t.Throttled+t.TimedOut, all.Throttled)
+	case all.RequestUnits < t.RequestUnits*(1-1e-9)-1e-9:
+		c.failf("totals.request_units", "is %v, but the intervals hold %v request units", t.RequestUnits, all.RequestUnits)
 	}
 	// A merged second is the shards' seconds, each on its own clock.
 	if len(r.MergedFrom) > 0 || s.VMs <= 0 || s.Threads <= 0 || duration <= 0 {
@@ -464,21 +521,23 @@ func (c *checker) merged() {
 		c.failf("measured_sec", "is %v; a merged run measures whole seconds", r.MeasuredSec)
 		return
 	}
-	ents, reqsAt := map[int]int64{}, map[int]int64{}
+	ents, reqsAt, rus := map[int]int64{}, map[int]int64{}, map[int]float64{}
 	for _, iv := range r.Intervals {
-		ents[iv.Second], reqsAt[iv.Second] = iv.Entities, iv.Requests
+		ents[iv.Second], reqsAt[iv.Second], rus[iv.Second] = iv.Entities, iv.Requests, iv.RequestUnits
 	}
-	wantE, wantR := r.EntitiesPerSec*r.MeasuredSec, r.RequestsPerSec*r.MeasuredSec
+	wantE, wantR, wantU := r.EntitiesPerSec*r.MeasuredSec, r.RequestsPerSec*r.MeasuredSec, r.RequestUnitsPerSec*r.MeasuredSec
 	for k := r.Intervals[0].Second; k+n <= r.Intervals[len(r.Intervals)-1].Second+1; k++ {
 		var e, q int64
+		var u float64
 		for s := k; s < k+n; s++ {
-			e, q = e+ents[s], q+reqsAt[s]
+			e, q, u = e+ents[s], q+reqsAt[s], u+rus[s]
 		}
-		if near(float64(e), wantE) && near(float64(q), wantR) {
+		// Request units are fractions, added in another order here.
+		if near(float64(e), wantE) && near(float64(q), wantR) && math.Abs(u-wantU) <= 1e-6*math.Max(u, wantU)+1e-6 {
 			return
 		}
 	}
-	c.failf("entities_per_sec", "is %v and requests_per_sec %v, but no %d-second window of its intervals holds %v entities and %v requests", r.EntitiesPerSec, r.RequestsPerSec, n, wantE, wantR)
+	c.failf("entities_per_sec", "is %v, requests_per_sec %v and request_units_per_sec %v, but no %d-second window of its intervals holds %v entities, %v requests and %v request units", r.EntitiesPerSec, r.RequestsPerSec, r.RequestUnitsPerSec, n, wantE, wantR, wantU)
 }
 
 // Check reports whether a result set holds each run once and every run's
@@ -554,4 +613,153 @@ func (r *Run) hlogName() string {
 		return fmt.Sprintf("%s shard %d/%d", r.ID, r.Shard.Index, r.Shard.Count)
 	}
 	return r.ID
+}
+
+// partitions checks the hottest keys against the run's totals: no key had
+// more requests than the run, the counts the keys are sure of (less their
+// error) add up to no more than the run's, and the list is in order.
+func (c *checker) partitions() {
+	p, t := c.r.Partitions, c.r.Totals
+	if p == nil || c.err != nil {
+		return
+	}
+	if !c.nonNegative("partitions.distinct", float64(p.Distinct)) || !c.nonNegative("partitions.unlisted_max", float64(p.UnlistedMax)) {
+		return
+	}
+	if len(p.Top) > TopKeys {
+		c.failf("partitions.top", "lists %d keys; a record keeps at most %d", len(p.Top), TopKeys)
+		return
+	}
+	throttled := t.Throttled + t.TimedOut
+	var sure, sureThrottled int64
+	seen := make(map[string]bool, len(p.Top))
+	for i, k := range p.Top {
+		f := fmt.Sprintf("partitions.top[%d]", i)
+		switch {
+		case k.Requests < 1 || k.Throttled < 0 || k.Error < 0:
+			c.failf(f, "counts %d requests, %d throttled, error %d: a listed key has a request, and no count is negative", k.Requests, k.Throttled, k.Error)
+		case k.Throttled > k.Requests:
+			c.failf(f+".throttled", "is %d, more than its %d requests", k.Throttled, k.Requests)
+		case k.Error > k.Requests:
+			c.failf(f+".error", "is %d, more than its %d requests", k.Error, k.Requests)
+		case k.Requests > t.Requests:
+			c.failf(f+".requests", "is %d, more than the run's %d requests (totals.requests)", k.Requests, t.Requests)
+		case k.Throttled-k.Error > throttled:
+			c.failf(f+".throttled", "is %d (error %d), more than the run's %d throttled requests", k.Throttled, k.Error, throttled)
+		case i > 0 && k.Requests > p.Top[i-1].Requests:
+			c.failf(f+".requests", "is %d, more than the key listed before it (%d): the list is hottest first", k.Requests, p.Top[i-1].Requests)
+		case seen[k.Key]:
+			c.failf(f+".key", "%q is listed twice", k.Key)
+		}
+		seen[k.Key] = true
+		sure += k.Requests - k.Error
+		sureThrottled += k.Throttled - k.Error
+	}
+	n := int64(len(p.Top))
+	switch {
+	case sure > t.Requests:
+		c.failf("partitions.top", "counts %d requests to its keys for sure, more than the run's %d", sure, t.Requests)
+	case sureThrottled > throttled:
+		c.failf("partitions.top", "counts %d throttled requests to its keys for sure, more than the run's %d", sureThrottled, throttled)
+	case n > 0 && p.UnlistedMax > p.Top[n-1].Requests:
+		c.failf("partitions.unlisted_max", "is %d, more than the last listed key's %d requests", p.UnlistedMax, p.Top[n-1].Requests)
+	case p.DistinctExact && p.Distinct < n:
+		c.failf("partitions.distinct", "is %d, fewer than the %d keys listed", p.Distinct, n)
+	case p.DistinctExact && p.Distinct > t.Requests:
+		c.failf("partitions.distinct", "is %d, more than the run's %d requests", p.Distinct, t.Requests)
+	case p.DistinctExact && p.UnlistedMax == 0 && p.Distinct != n:
+		c.failf("partitions.distinct", "is %d, but the top lists every key touched (unlisted_max is 0), and it lists %d", p.Distinct, n)
+	}
+}
+
+// heatmap checks the heat map against itself and the run's seconds: its
+// cells hold the requests, successes and throttled requests the intervals
+// hold, column by column (on a merged run, in all: its shards' columns
+// land in the merged one where they start).
+func (c *checker) heatmap() {
+	r, h := c.r, c.r.Heatmap
+	if h == nil || c.err != nil {
+		return
+	}
+	switch {
+	case h.ColumnSec < 1 || h.ColumnSec&(h.ColumnSec-1) != 0:
+		c.failf("heatmap.column_sec", "is %d; a column spans a power of two of seconds", h.ColumnSec)
+	case h.Columns < 0 || h.Columns > HeatmapColumns:
+		c.failf("heatmap.columns", "is %d; a heat map has 0 to %d", h.Columns, HeatmapColumns)
+	case len(h.Rows) > HeatmapRows:
+		c.failf("heatmap.rows", "hold %d rows; a heat map has at most %d", len(h.Rows), HeatmapRows)
+	}
+	if c.err != nil {
+		return
+	}
+	cols := make([]Interval, h.Columns)
+	var all Interval
+	cells := func(f string, cs HeatCells) {
+		for j, cell := range cs {
+			fc := fmt.Sprintf("%s.cells[%d]", f, j)
+			switch {
+			case cell.Column < 0 || cell.Column >= h.Columns:
+				c.failf(fc, "is in column %d, outside the heat map's %d columns", cell.Column, h.Columns)
+			case j > 0 && cell.Column <= cs[j-1].Column:
+				c.failf(fc, "is in column %d, not after the cell before it (%d)", cell.Column, cs[j-1].Column)
+			case cell.Requests < 1 || cell.OK < 0 || cell.Throttled < 0 || cell.OK+cell.Throttled > cell.Requests:
+				c.failf(fc, "counts %d requests, %d ok and %d throttled", cell.Requests, cell.OK, cell.Throttled)
+			}
+			if c.err != nil {
+				return
+			}
+			col := &cols[cell.Column]
+			failed := cell.Requests - cell.OK - cell.Throttled
+			col.Requests, col.Throttled, col.Errors = col.Requests+cell.Requests, col.Throttled+cell.Throttled, col.Errors+failed
+			all.Requests, all.Throttled, all.Errors = all.Requests+cell.Requests, all.Throttled+cell.Throttled, all.Errors+failed
+		}
+	}
+	for i, row := range h.Rows {
+		f := fmt.Sprintf("heatmap.rows[%d]", i)
+		switch {
+		case row.Lo > row.Hi:
+			c.failf(f, "ends (%q) before it starts (%q)", row.Hi, row.Lo)
+		case i > 0 && row.Lo <= h.Rows[i-1].Hi:
+			c.failf(f, "starts at %q, not after the row before it ends (%q): rows are apart, in key order", row.Lo, h.Rows[i-1].Hi)
+		}
+		cells(f, row.Cells)
+	}
+	cells("heatmap.no_key", h.NoKey)
+	if c.err != nil {
+		return
+	}
+	if len(r.Intervals) == 0 {
+		if all.Requests < r.Totals.Requests {
+			c.failf("heatmap", "holds %d requests, fewer than totals.requests %d", all.Requests, r.Totals.Requests)
+		}
+		return
+	}
+	var want Interval
+	wantCols := make([]Interval, h.Columns)
+	for _, iv := range r.Intervals {
+		want.Requests += iv.Requests
+		want.Throttled += iv.Throttled
+		want.Errors += iv.Errors
+		if k := iv.Second - h.StartSec; k >= 0 && k/h.ColumnSec < h.Columns {
+			w := &wantCols[k/h.ColumnSec]
+			w.Requests += iv.Requests
+			w.Throttled += iv.Throttled
+			w.Errors += iv.Errors
+		}
+	}
+	if all.Requests != want.Requests || all.Throttled != want.Throttled || all.Errors != want.Errors {
+		c.failf("heatmap", "holds %d requests, %d throttled and %d failed otherwise, but the intervals %d, %d and %d", all.Requests, all.Throttled, all.Errors, want.Requests, want.Throttled, want.Errors)
+		return
+	}
+	if len(r.MergedFrom) > 0 {
+		return
+	}
+	for i := range cols {
+		if cols[i].Requests != wantCols[i].Requests || cols[i].Throttled != wantCols[i].Throttled || cols[i].Errors != wantCols[i].Errors {
+			s0 := h.StartSec + i*h.ColumnSec
+			c.failf(fmt.Sprintf("heatmap column %d", i), "(seconds %d to %d) holds %d requests, %d throttled and %d failed otherwise, but the intervals %d, %d and %d",
+				s0, s0+h.ColumnSec, cols[i].Requests, cols[i].Throttled, cols[i].Errors, wantCols[i].Requests, wantCols[i].Throttled, wantCols[i].Errors)
+			return
+		}
+	}
 }

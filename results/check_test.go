@@ -127,6 +127,15 @@ func TestCheckRefusesTamperedRecords(t *testing.T) {
 		{"measured time", func(r *results.Run) { r.MeasuredSec /= 2 }, "entities_per_sec"},
 		{"negative count", func(r *results.Run) { r.Totals.Retries = -1 }, "totals.retries"},
 		{"throttled percentage", func(r *results.Run) { r.ThrottledPct = 0 }, "throttled_pct"},
+		{"request units rate against its counts", func(r *results.Run) { r.RequestUnitsPerSec = 1 }, "request_units_per_sec"},
+		{"request units beyond the intervals", func(r *results.Run) {
+			r.Totals.RequestUnits = 100
+			r.RequestUnitsPerSec = 100 / r.MeasuredSec
+		}, "totals.request_units"},
+		{"more retry-afters than throttled requests", func(r *results.Run) {
+			r.RetryAfterMs = &results.Percentiles{Count: r.Totals.Throttled + r.Totals.TimedOut + 1}
+		}, "retry_after_ms.count"},
+		{"a retry-after summary without its histogram", func(r *results.Run) { r.RetryAfterMs = &results.Percentiles{Count: 1} }, "retry_after_hist"},
 		{"throttling hidden", func(r *results.Run) {
 			r.Totals.Throttled = 0
 			delete(r.Totals.Errors, results.OutcomeThrottled)
@@ -144,6 +153,45 @@ func TestCheckRefusesTamperedRecords(t *testing.T) {
 		{"a histogram that does not decode", func(r *results.Run) { r.Histograms["batch/ok"] = "bm90IGEgaGlzdG9ncmFt" }, "histograms.batch/ok"},
 		{"seconds out of order", func(r *results.Run) { r.Intervals[3].Second = r.Intervals[2].Second }, "intervals[3].second"},
 		{"no spec", func(r *results.Run) { r.Spec = nil }, "spec"},
+		{"hot key scaled", func(r *results.Run) { r.Partitions.Top[0].Requests *= 1000 }, "partitions.top[0].requests"},
+		{"hot key throttled more than it was sent", func(r *results.Run) { r.Partitions.Top[0].Throttled = r.Partitions.Top[0].Requests + 1 }, "partitions.top[0].throttled"},
+		{"hot key's error hides a count", func(r *results.Run) { r.Partitions.Top[0].Error = -1 }, "partitions.top[0]"},
+		{"fewer keys than listed", func(r *results.Run) { r.Partitions.Distinct = 0 }, "partitions.distinct"},
+		{"keys added to the top", func(r *results.Run) {
+			k := r.Partitions.Top[0]
+			k.Key += "-copy"
+			r.Partitions.Top = append(r.Partitions.Top, k)
+			r.Partitions.Distinct++
+		}, "partitions.top"},
+		{"heat map scaled", func(r *results.Run) {
+			for i := range r.Heatmap.Rows[0].Cells {
+				c := &r.Heatmap.Rows[0].Cells[i]
+				c.Requests, c.OK, c.Throttled = 2*c.Requests, 2*c.OK, 2*c.Throttled
+			}
+		}, "heatmap"},
+		{"heat map throttling hidden", func(r *results.Run) {
+			for i := range r.Heatmap.Rows[0].Cells {
+				c := &r.Heatmap.Rows[0].Cells[i]
+				c.OK, c.Throttled = c.OK+c.Throttled, 0
+			}
+		}, "heatmap"},
+		{"heat map moved in time", func(r *results.Run) {
+			cs := r.Heatmap.Rows[0].Cells
+			i := len(cs) / 2
+			cs[i].Requests, cs[i+1].Requests = cs[i+1].Requests, cs[i].Requests
+			cs[i].OK, cs[i+1].OK = cs[i+1].OK, cs[i].OK
+			cs[i].Throttled, cs[i+1].Throttled = cs[i+1].Throttled, cs[i].Throttled
+		}, "heatmap column"},
+		{"heat map row backwards", func(r *results.Run) { r.Heatmap.Rows[0].Lo = r.Heatmap.Rows[0].Hi + "~" }, "heatmap.rows[0]"},
+		{"heat map cells out of order", func(r *results.Run) {
+			cs := r.Heatmap.Rows[0].Cells
+			cs[0], cs[1] = cs[1], cs[0]
+		}, "heatmap.rows[0].cells[1]"},
+		{"heat map unbounded", func(r *results.Run) { r.Heatmap.Columns = results.HeatmapColumns + 1 }, "heatmap.columns"},
+		{"range partitions from the middle", func(r *results.Run) { r.RangePartitions[0].Lo = "m" }, "range_partitions[0].lo"},
+		{"range partitions out of order", func(r *results.Run) {
+			r.RangePartitions = []results.RangePartition{{Lo: ""}, {Lo: "b"}, {Lo: "a"}}
+		}, "range_partitions[2].lo"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

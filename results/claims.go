@@ -120,6 +120,8 @@ func FormatValue(v float64, unit string) string {
 		return fmt.Sprintf("%.1f ms", v)
 	case "e/s":
 		return fmt.Sprintf("%.0f e/s", v)
+	case "req/s":
+		return fmt.Sprintf("%.0f req/s", v)
 	}
 	return fmt.Sprintf("%.3g %s", v, unit)
 }

@@ -54,6 +54,9 @@ func MergeRuns(shards []*Run) (*Run, error) {
 		}
 	}
 	g.m.HarnessLagMs = g.worstLag
+	if err := g.keySpace(byIndex); err != nil {
+		return nil, fmt.Errorf("run %s: %w", g.m.ID, err)
+	}
 	g.intervals()
 	if err := g.throughput(); err != nil {
 		return nil, err
@@ -62,6 +65,9 @@ func MergeRuns(shards []*Run) (*Run, error) {
 		return nil, fmt.Errorf("run %s: %w", g.m.ID, err)
 	}
 	g.m.opRates()
+	if err := g.m.setRetryAfter(g.retryAfter); err != nil {
+		return nil, fmt.Errorf("run %s: %w", g.m.ID, err)
+	}
 	g.clientCPU()
 	return g.m, nil
 }
@@ -124,6 +130,10 @@ type merger struct {
 	worstLag *Percentiles
 	totals   Counts
 	ops      map[string]Counts // each operation's, when the shards record them
+	// retryAfter is the shards' retry-after histograms added; nil if none
+	// had one.
+	retryAfter *hdr.Histogram
+	shifts     []int // each shard's seconds on the agreed clock, less its own
 }
 
 // mergedSecond is one second of the merged run, on the agreed clock.
@@ -183,6 +193,16 @@ func (g *merger) add(i int, r *Run) error {
 		}
 		g.hists[name].Merge(h)
 	}
+	if r.RetryAfter != "" {
+		h, err := r.RetryAfterHistogram()
+		if err != nil {
+			return fmt.Errorf("run %s, shard %d: retry-after histogram: %w", r.ID, i, err)
+		}
+		if g.retryAfter == nil {
+			g.retryAfter = NewHistogram()
+		}
+		g.retryAfter.Merge(h)
+	}
 	g.addSeconds(r)
 	return nil
 }
@@ -200,6 +220,7 @@ func (g *merger) addSeconds(r *Run) {
 	g.lo = math.Max(g.lo, offset+warmup.Seconds())
 	g.hi = math.Min(g.hi, offset+warmup.Seconds()+r.MeasuredSec)
 	shift := int(math.Round(offset))
+	g.shifts = append(g.shifts, shift)
 	if len(r.IntervalHists) != len(r.Intervals) {
 		g.allHlogs = false
 	}
@@ -216,11 +237,42 @@ func (g *merger) addSeconds(r *Run) {
 		s.iv.Throttled += iv.Throttled
 		s.iv.Errors += iv.Errors
 		s.iv.NoAnswer += iv.NoAnswer
+		s.iv.RequestUnits += iv.RequestUnits
 		if j < len(r.IntervalHists) {
 			s.hist.Merge(r.IntervalHists[j])
 			s.hs++
 		}
 	}
+}
+
+// keySpace merges where the shards' requests landed: their hottest keys,
+// distinct keys and heat maps (when every shard has them: older records
+// do not), and the range partitions the first shard to report them saw.
+func (g *merger) keySpace(shards []*Run) error {
+	var parts []*Partitions
+	var heats []*Heatmap
+	for _, r := range shards {
+		if r.Partitions != nil {
+			parts = append(parts, r.Partitions)
+		}
+		if r.Heatmap != nil {
+			heats = append(heats, r.Heatmap)
+		}
+		if g.m.RangePartitions == nil {
+			g.m.RangePartitions = r.RangePartitions
+		}
+	}
+	if len(parts) == len(shards) {
+		p, err := mergePartitions(parts)
+		if err != nil {
+			return err
+		}
+		g.m.Partitions = p
+	}
+	if len(heats) == len(shards) {
+		g.m.Heatmap = mergeHeatmaps(heats, g.shifts, HeatmapRows, HeatmapColumns)
+	}
+	return nil
 }
 
 // intervals writes the merged seconds, in order, with their percentiles
@@ -252,15 +304,18 @@ func (g *merger) throughput() error {
 		return fmt.Errorf("run %s: the shards' measured windows share less than a second (%.1f s to %.1f s from the start): were they started together?", m.ID, g.lo, g.hi)
 	}
 	var ents, reqs int64
+	var ru float64
 	for k := first0; k < last; k++ {
 		if s := g.secs[k]; s != nil {
 			ents += s.iv.Entities
 			reqs += s.iv.Requests
+			ru += s.iv.RequestUnits
 		}
 	}
 	m.MeasuredSec = float64(last - first0)
 	m.EntitiesPerSec = float64(ents) / m.MeasuredSec
 	m.RequestsPerSec = float64(reqs) / m.MeasuredSec
+	m.RequestUnitsPerSec = ru / m.MeasuredSec
 	m.EntitiesSentPerSec = g.sent // each shard's over its own window; they ran together
 	return nil
 }

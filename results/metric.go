@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -20,9 +21,12 @@ import (
 // rises. The run summary and the interval log keep every request's latency
 // besides.
 type Metric struct {
-	Name  string // as a figure and a sweep's y name it, such as p99
-	Label string // axis label, naming which requests it reads
-	Unit  string // as a value is printed: e/s, req/s, %, ms, x or none
+	Name string // as a figure and a sweep's y name it, such as p99
+	// Aliases are shorter names it is known by, such as throttled for
+	// throttled-pct; LookupMetric takes them, and any name with _ for -.
+	Aliases []string
+	Label   string // axis label, naming which requests it reads
+	Unit    string // as a value is printed: e/s, req/s, %, ms, x or none
 	// Column is the metric's column in a figure's CSV; empty for a metric
 	// that is not a property of the run alone.
 	Column string
@@ -40,6 +44,9 @@ type Metric struct {
 	// samples that tell a difference from the run's own noise; nil where
 	// the record holds no such samples.
 	PerSecond func(r *Run) []float64
+	// Entities says the metric reads how many entities the run moved,
+	// which a run's histograms do not tell per operation.
+	Entities bool
 }
 
 // latency is a latency metric of successful requests: pick reads it from a
@@ -58,13 +65,13 @@ func quantile(q float64) func(*hdr.Histogram) float64 {
 
 // Metrics are every metric, in the order help text lists them.
 var Metrics = []Metric{
-	{Name: "entities-per-sec", Label: "entities/s", Unit: "e/s", Column: "entities_per_sec", Better: 1, Sweep: true,
+	{Name: "entities-per-sec", Entities: true, Label: "entities/s", Unit: "e/s", Column: "entities_per_sec", Better: 1, Sweep: true,
 		Value:     func(r *Run, _ float64) float64 { return r.EntitiesPerSec },
 		PerSecond: func(r *Run) []float64 { return perSecond(r, func(iv Interval) float64 { return float64(iv.Entities) }) }},
 	{Name: "requests-per-sec", Label: "requests/s", Unit: "req/s", Column: "requests_per_sec", Better: 1, Sweep: true,
 		Value:     func(r *Run, _ float64) float64 { return r.RequestsPerSec },
 		PerSecond: func(r *Run) []float64 { return perSecond(r, func(iv Interval) float64 { return float64(iv.Requests) }) }},
-	{Name: "throttled-pct", Label: "% of requests throttled", Unit: "%", Column: "throttled_pct", Better: -1, Sweep: true,
+	{Name: "throttled-pct", Aliases: []string{"throttled"}, Label: "% of requests throttled", Unit: "%", Column: "throttled_pct", Better: -1, Sweep: true,
 		Value: func(r *Run, _ float64) float64 { return r.ThrottledPct },
 		PerSecond: func(r *Run) []float64 {
 			return perSecond(r, func(iv Interval) float64 {
@@ -78,9 +85,9 @@ var Metrics = []Metric{
 	latency("p90", "p90", "p90_ms", func(p Percentiles) float64 { return p.P90 }, quantile(90), nil),
 	latency("p95", "p95", "p95_ms", func(p Percentiles) float64 { return p.P95 }, quantile(95), nil),
 	latency("p99", "p99", "p99_ms", func(p Percentiles) float64 { return p.P99 }, quantile(99), func(iv Interval) float64 { return iv.P99Ms }),
-	latency("p99.9", "p99.9", "p999_ms", func(p Percentiles) float64 { return p.P999 }, quantile(99.9), nil),
-	latency("max-latency", "maximum", "max_ms", func(p Percentiles) float64 { return p.Max }, func(h *hdr.Histogram) float64 { return float64(h.Max()) / 1000 }, nil),
-	latency("mean-latency", "mean", "mean_ms", func(p Percentiles) float64 { return p.Mean }, func(h *hdr.Histogram) float64 { return h.Mean() / 1000 }, nil),
+	withAliases(latency("p99.9", "p99.9", "p999_ms", func(p Percentiles) float64 { return p.P999 }, quantile(99.9), nil), "p999"),
+	withAliases(latency("max-latency", "maximum", "max_ms", func(p Percentiles) float64 { return p.Max }, func(h *hdr.Histogram) float64 { return float64(h.Max()) / 1000 }, nil), "max"),
+	withAliases(latency("mean-latency", "mean", "mean_ms", func(p Percentiles) float64 { return p.Mean }, func(h *hdr.Histogram) float64 { return h.Mean() / 1000 }, nil), "mean"),
 	{Name: "errors", Label: "requests failed, throttling included", Unit: "", Column: "errors", Better: -1, Sweep: true,
 		Value: func(r *Run, _ float64) float64 {
 			var n int64
@@ -89,7 +96,7 @@ var Metrics = []Metric{
 			}
 			return float64(n)
 		}},
-	{Name: "entities-per-billable", Label: "successful entities per billed transaction", Unit: "x", Better: 1, Sweep: true,
+	{Name: "entities-per-billable", Entities: true, Label: "successful entities per billed transaction", Unit: "x", Better: 1, Sweep: true,
 		Value: func(r *Run, _ float64) float64 {
 			if r.Billable == 0 { // throttled requests are billed too
 				return 0
@@ -105,14 +112,33 @@ var Metrics = []Metric{
 		}},
 	{Name: "per-entity-latency", Label: "mean latency per entity of successful requests (ms)", Unit: "ms", Better: -1,
 		Value: func(r *Run, x float64) float64 { return r.SuccessLatencyMs.Mean / math.Max(x, 1) }}, // x is the batch size
-	{Name: "saturation", Label: "entities/s", Unit: "e/s", Better: 1, Y2: "throttled-pct",
+	{Name: "saturation", Entities: true, Label: "entities/s", Unit: "e/s", Better: 1, Y2: "throttled-pct",
 		Value: func(r *Run, _ float64) float64 { return r.EntitiesPerSec }},
+	{Name: "request-units-per-sec", Label: "request units charged per second (RU/s)", Unit: "RU/s", Better: 1,
+		Value:     func(r *Run, _ float64) float64 { return r.RequestUnitsPerSec },
+		PerSecond: func(r *Run) []float64 { return perSecond(r, func(iv Interval) float64 { return iv.RequestUnits }) }},
+	{Name: "request-units-per-request", Label: "request units charged per request (RU)", Unit: "RU", Better: -1,
+		Value: func(r *Run, _ float64) float64 {
+			if r.Totals.Requests == 0 {
+				return 0
+			}
+			return r.Totals.RequestUnits / float64(r.Totals.Requests)
+		}},
 }
 
-// LookupMetric returns the named metric, or an error listing the names.
+// withAliases gives a metric shorter names.
+func withAliases(m Metric, aliases ...string) Metric {
+	m.Aliases = aliases
+	return m
+}
+
+// LookupMetric returns the metric named by its name or an alias, with _
+// for - as a CSV column or a JSON record spells it, or an error listing
+// the names.
 func LookupMetric(name string) (*Metric, error) {
+	n := strings.ReplaceAll(name, "_", "-")
 	for i := range Metrics {
-		if Metrics[i].Name == name {
+		if Metrics[i].Name == n || slices.Contains(Metrics[i].Aliases, n) {
 			return &Metrics[i], nil
 		}
 	}

@@ -16,6 +16,9 @@ const (
 	OutcomeOK        = "ok"
 	OutcomeThrottled = tables.CodeServerBusy        // 503
 	OutcomeTimedOut  = tables.CodeOperationTimedOut // 500
+	// OutcomeRateLimited is Cosmos DB's throttling answer, 429
+	// RequestRateTooLarge; it counts as throttled, beside ServerBusy.
+	OutcomeRateLimited = tables.CodeRequestRateTooLarge
 	// Outcomes without an answer from the endpoint.
 	OutcomeTransport     = "transport"     // the connection failed
 	OutcomeClientTimeout = "ClientTimeout" // the client stopped waiting
@@ -25,6 +28,12 @@ const (
 	// was due to the end, so a stalled endpoint cannot hide in the tail.
 	OutcomeNotSent = "NotSent"
 )
+
+// Throttling reports whether an outcome is the service refusing for load:
+// 503 ServerBusy, 429 RequestRateTooLarge or 500 OperationTimedOut.
+func Throttling(outcome string) bool {
+	return outcome == OutcomeThrottled || outcome == OutcomeRateLimited || outcome == OutcomeTimedOut
+}
 
 // NoAnswer reports whether an outcome is a request the endpoint never
 // answered.
@@ -66,6 +75,8 @@ type IntervalDelta struct {
 	Samples []Sample
 	// Hist is the collector's histogram of the second.
 	Hist *hdr.Histogram
+	// keys are the samples' PartitionKeys, run by run, in order.
+	keys []keyRun
 }
 
 // Sample is one request's latency as a worker hands it to the collector.
@@ -77,12 +88,23 @@ type Sample struct {
 	key, perEntityKey *histKey
 }
 
+// keyRun is a run of consecutive samples of a second that went to one
+// PartitionKey ("" for none) with one outcome class: the collector counts
+// them in the heat map and, in the measured window, the hottest keys. A
+// thread's requests mostly share a key, so that a run costs far less than
+// a key in every sample.
+type keyRun struct {
+	pk    string
+	class outcomeClass
+	n     int
+}
+
 // Counts are the counters of a run or of a part of it.
 type Counts struct {
 	Requests     int64            `json:"requests"`
 	Entities     int64            `json:"entities"`      // entities written or read successfully
 	EntitiesSent int64            `json:"entities_sent"` // entities in every request, refused or not
-	Throttled    int64            `json:"throttled"`     // 503 ServerBusy
+	Throttled    int64            `json:"throttled"`     // 503 ServerBusy and 429 RequestRateTooLarge
 	TimedOut     int64            `json:"timed_out"`     // 500 OperationTimedOut
 	Errors       map[string]int64 `json:"errors,omitempty"`
 	Retries      int64            `json:"retries"`
@@ -91,6 +113,9 @@ type Counts struct {
 	// sent: every thread was busy (or, queued, the run ended first). They
 	// are no requests: not sent, not billed, in no histogram.
 	Dropped int64 `json:"dropped,omitempty"`
+	// RequestUnits are the request units the service charged (Cosmos DB's
+	// x-ms-request-charge), refused requests' included.
+	RequestUnits float64 `json:"request_units,omitempty"`
 }
 
 func (c *Counts) add(o *Counts) {
@@ -102,6 +127,7 @@ func (c *Counts) add(o *Counts) {
 	c.Retries += o.Retries
 	c.LateStarts += o.LateStarts
 	c.Dropped += o.Dropped
+	c.RequestUnits += o.RequestUnits
 	for k, v := range o.Errors {
 		if c.Errors == nil {
 			c.Errors = map[string]int64{}
@@ -130,6 +156,9 @@ type Recorder struct {
 	sec     int
 	secCnt  Counts
 	secVals []Sample
+
+	retryAfter *hdr.Histogram // what the service's 429s asked to wait, in µs
+	secKeys    []keyRun
 }
 
 // histKey names a run histogram: an operation and an outcome, or the
@@ -182,12 +211,13 @@ func (r *Recorder) Wake(late time.Duration) {
 	r.wake.RecordValue(late.Microseconds() + histMin)
 }
 
-// Record records one request (one attempt) of op carrying n entities that
-// was due at due, completed at done, with the given outcome (OutcomeOK, a
-// throttling outcome, or an error code). lag is how late it started. A
-// request belongs to the measured window when it was due in it, however
-// late it completed: a request in flight at the end is recorded, not lost.
-func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
+// Record records one request (one attempt) of op to PartitionKey pk ("" for
+// a request of no one partition) carrying n entities that was due at due,
+// completed at done, with the given outcome (OutcomeOK, a throttling
+// outcome, or an error code). lag is how late it started. A request belongs
+// to the measured window when it was due in it, however late it completed:
+// a request in flight at the end is recorded, not lost.
+func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
 	lat := done.Sub(due)
 	us := max(lat.Microseconds(), histMin)
 	ok := outcome == OutcomeOK
@@ -195,7 +225,7 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 	switch {
 	case ok:
 		r.live.Entities.Add(int64(n))
-	case outcome == OutcomeThrottled || outcome == OutcomeTimedOut:
+	case Throttling(outcome):
 		r.live.Throttled.Add(1)
 	default:
 		r.live.Errors.Add(1)
@@ -205,6 +235,12 @@ func (r *Recorder) Record(op string, n int, due, done time.Time, outcome string,
 		r.sec = sec
 	}
 	count(&r.secCnt, n, outcome, lag, retry)
+	class := classOf(outcome)
+	if k := len(r.secKeys) - 1; k >= 0 && r.secKeys[k].pk == pk && r.secKeys[k].class == class {
+		r.secKeys[k].n++
+	} else {
+		r.secKeys = append(r.secKeys, keyRun{pk: pk, class: class, n: 1})
+	}
 	sm := Sample{US: us}
 	if !due.Before(r.from) && due.Before(r.to) {
 		count(&r.Totals, n, outcome, lag, retry)
@@ -239,13 +275,31 @@ func (r *Recorder) Drop(due time.Time) {
 	}
 }
 
+// Charge records what the service said of the request Record last
+// recorded, which was due at due: the request units it charged (0 when it
+// did not say) and, for a throttled answer, how long it asked the client
+// to wait (0 when it did not say). Call it right after Record.
+func (r *Recorder) Charge(due time.Time, ru float64, retryAfter time.Duration) {
+	r.secCnt.RequestUnits += ru
+	if due.Before(r.from) || !due.Before(r.to) {
+		return
+	}
+	r.Totals.RequestUnits += ru
+	if retryAfter > 0 {
+		if r.retryAfter == nil {
+			r.retryAfter = NewHistogram()
+		}
+		r.retryAfter.RecordValue(max(retryAfter.Microseconds(), histMin))
+	}
+}
+
 func count(c *Counts, n int, outcome string, lag time.Duration, retry bool) {
 	c.Requests++
 	c.EntitiesSent += int64(n)
 	switch outcome {
 	case OutcomeOK:
 		c.Entities += int64(n)
-	case OutcomeThrottled:
+	case OutcomeThrottled, OutcomeRateLimited:
 		c.Throttled++
 	case OutcomeTimedOut:
 		c.TimedOut++
@@ -266,10 +320,10 @@ func count(c *Counts, n int, outcome string, lag time.Duration, retry bool) {
 
 func (r *Recorder) flushSecond() {
 	if r.sec >= 0 && r.secCnt.Requests > 0 {
-		r.out <- IntervalDelta{Second: r.sec, Counts: r.secCnt, Samples: r.secVals}
-		r.secVals = newSamples() // the collector owns the sent samples, and returns them to the pool
+		r.out <- IntervalDelta{Second: r.sec, Counts: r.secCnt, Samples: r.secVals, keys: r.secKeys}
+		r.secVals, r.secKeys = newSamples(), newKeyRuns() // the collector owns the sent ones, and returns them to the pools
 	}
-	r.secCnt, r.secVals = Counts{}, r.secVals[:0]
+	r.secCnt, r.secVals, r.secKeys = Counts{}, r.secVals[:0], r.secKeys[:0]
 }
 
 // samples are sample slices: a worker hands one to the collector every
@@ -281,5 +335,20 @@ func newSamples() []Sample { return (*samples.Get().(*[]Sample))[:0] }
 func putSamples(s []Sample) {
 	if cap(s) <= 1<<16 {
 		samples.Put(&s)
+	}
+}
+
+// keyRuns are key run slices, handed to the collector and returned as
+// samples are.
+var keyRuns = sync.Pool{New: func() any { return new([]keyRun) }}
+
+func newKeyRuns() []keyRun { return (*keyRuns.Get().(*[]keyRun))[:0] }
+
+// putKeyRuns returns a slice to the pool, cleared: a pooled slice pins no
+// request's PartitionKey.
+func putKeyRuns(s []keyRun) {
+	if cap(s) <= 1<<16 {
+		clear(s)
+		keyRuns.Put(&s)
 	}
 }

@@ -25,7 +25,7 @@ func TestRecorderAndSummary(t *testing.T) {
 			case i%200 == 9:
 				outcome = "EntityAlreadyExists"
 			}
-			r.Record("batch", 10, done.Add(-50*time.Millisecond), done, outcome, 0, false)
+			r.Record("batch", "pk1", 10, done.Add(-50*time.Millisecond), done, outcome, 0, false)
 		}
 	}
 	run, err := col.Close(to)

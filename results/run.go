@@ -20,13 +20,14 @@ import (
 //   - the coordinator (workloads.Coordinator) writes what the run was: its
 //     identity (ID, Figure, Series, X, as it was told before the run, or
 //     its table's name), Spec and Setup, Env, Interrupted, Shard,
-//     ClientCPUPct, Events and OpenLoad; and, from its checks, Warnings,
-//     Notes and Refused;
+//     ClientCPUPct, Events, RangePartitions and OpenLoad; and, from its
+//     checks, Warnings, Notes and Refused;
 //   - Collector.Close writes what was measured: Start, MeasuredSec, the
 //     rates, Totals, Billable, ThrottledPct, Errors, the latency
-//     summaries, MaxStartLagMs, HarnessLagMs, Intervals, Histograms and
-//     IntervalHists;
-//   - MergeRuns writes a new record from its shards', MergedFrom included.
+//     summaries, MaxStartLagMs, HarnessLagMs, Intervals, Histograms,
+//     IntervalHists, Partitions and Heatmap;
+//   - MergeRuns writes a new record from its shards', MergedFrom included;
+//   - the command that ran it writes Thresholds, the bars its user set.
 //
 // Readers may load IntervalHists from the run's .hlog (ReadHlog), or drop
 // the bulky parts they do not need, but change nothing else.
@@ -50,7 +51,7 @@ type Run struct {
 	EntitiesSentPerSec float64          `json:"entities_sent_per_sec"`
 	RequestsPerSec     float64          `json:"requests_per_sec"`
 	Billable           int64            `json:"billable_transactions"` // a batch is one; throttled requests are billed too
-	ThrottledPct       float64          `json:"throttled_pct"`         // % of requests answered 503 ServerBusy or 500 OperationTimedOut
+	ThrottledPct       float64          `json:"throttled_pct"`         // % of requests answered 503 ServerBusy, 429 RequestRateTooLarge or 500 OperationTimedOut
 	Errors             map[string]int64 `json:"errors"`                // error code -> count, throttling included
 	Totals             Counts           `json:"totals"`
 	LatencyMs          Percentiles      `json:"latency_ms"`            // every request
@@ -64,6 +65,16 @@ type Run struct {
 	// requests due, those dropped, and the rates intended and achieved.
 	OpenLoad      *OpenLoad `json:"open_load,omitempty"`
 	MaxStartLagMs float64   `json:"max_start_lag_ms,omitempty"`
+	// RequestUnitsPerSec is the request units the service charged per
+	// second of the measured window (Cosmos DB's x-ms-request-charge);
+	// Totals.RequestUnits holds their sum. Zero when the service charges
+	// none.
+	RequestUnitsPerSec float64 `json:"request_units_per_sec,omitempty"`
+	// RetryAfterMs summarizes how long the service's throttling answers
+	// asked clients to wait (x-ms-retry-after-ms), and RetryAfter is their
+	// compressed histogram in µs; absent when no answer said.
+	RetryAfterMs *Percentiles `json:"retry_after_ms,omitempty"`
+	RetryAfter   string       `json:"retry_after_hist,omitempty"`
 	// HarnessLagMs is how late, in the target's time, threads woke to send
 	// their requests: timers and scheduling on the client machine. Zero in
 	// virtual time; in wall time it says whether the numbers hold.
@@ -83,6 +94,9 @@ type Run struct {
 	// it was over the measured window: its serial section or its cores,
 	// whichever was busier.
 	ClientCPUPct []float64 `json:"client_cpu_pct,omitempty"`
+	// Thresholds are the bars the run's user set (--threshold), each
+	// checked against the run's numbers.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 
 	// Shard is set on the record of one shard of a run; MergedFrom on the
 	// record merged from every shard's.
@@ -93,20 +107,34 @@ type Run struct {
 	Histograms map[string]string `json:"histograms,omitempty"` // "op/outcome" or "op/per-entity" -> compressed HDR (µs)
 	Events     []Event           `json:"events,omitempty"`
 
+	// Partitions are the PartitionKeys the measured requests touched: how
+	// many, and the hottest. Heatmap is where every request landed in the
+	// key space over time. Both are bounded whatever the number of keys.
+	Partitions *Partitions `json:"partitions,omitempty"`
+	Heatmap    *Heatmap    `json:"heatmap,omitempty"`
+	// RangePartitions are how the target divided the run's table at its
+	// end, when it says (the engine does).
+	RangePartitions []RangePartition `json:"range_partitions,omitempty"`
+
 	// IntervalHists are the per-second histograms, stored in the run's .hlog.
 	IntervalHists []*hdr.Histogram `json:"-"`
 }
 
 // Environment is where a run ran.
 type Environment struct {
-	Tablebench string  `json:"tablebench"`
-	GoVersion  string  `json:"go"`
-	OS         string  `json:"os"`
-	CPUs       int     `json:"cpus"`
-	Target     string  `json:"target"`
-	Endpoint   string  `json:"endpoint,omitempty"` // with any secret removed
-	Profile    string  `json:"profile,omitempty"`
-	TimeScale  float64 `json:"time_scale,omitempty"`
+	Tablebench string `json:"tablebench"`
+	GoVersion  string `json:"go"`
+	OS         string `json:"os"`
+	CPUs       int    `json:"cpus"`
+	Target     string `json:"target"`
+	Endpoint   string `json:"endpoint,omitempty"` // with any secret removed
+	Profile    string `json:"profile,omitempty"`
+	// ProfileFile and ProfileSHA256 say that the profile was read from a
+	// file and is not the built-in one of its name: the file as given, and
+	// the hash of its parameters, which tells two files of one name apart.
+	ProfileFile   string  `json:"profile_file,omitempty"`
+	ProfileSHA256 string  `json:"profile_sha256,omitempty"`
+	TimeScale     float64 `json:"time_scale,omitempty"`
 }
 
 // Shard says which shard of a run a record is, when the run was sharded.
@@ -138,11 +166,13 @@ type Interval struct {
 	Warmup    bool    `json:"warmup,omitempty"`
 	Requests  int64   `json:"requests"`
 	Entities  int64   `json:"entities"`
-	Throttled int64   `json:"throttled"`           // 503 and 500-timeout
+	Throttled int64   `json:"throttled"`           // 503, 429 and 500-timeout
 	Errors    int64   `json:"errors"`              // other errors
 	NoAnswer  int64   `json:"no_answer,omitempty"` // of the errors, requests the endpoint never answered
 	P50Ms     float64 `json:"p50_ms"`
 	P99Ms     float64 `json:"p99_ms"`
+	// RequestUnits are the request units charged in the second: RU/s.
+	RequestUnits float64 `json:"request_units,omitempty"`
 }
 
 // Event is something the target did during a run, such as a partition split.
@@ -150,6 +180,20 @@ type Event struct {
 	Second float64 `json:"second"`
 	Kind   string  `json:"kind"`
 	Detail string  `json:"detail"`
+	// The range of PartitionKeys the event acted on, [Lo, Hi) with "" as
+	// Hi for the end of the key space, and the keys a split split it at,
+	// when the target says.
+	Lo string   `json:"lo,omitempty"`
+	Hi string   `json:"hi,omitempty"`
+	At []string `json:"at,omitempty"`
+}
+
+// RangePartition is a range of a table's PartitionKeys from Lo, and the
+// server that holds it. A table's ranges are listed in key order, each up
+// to where the next begins: the first from "", the last to the end.
+type RangePartition struct {
+	Lo     string `json:"lo"`
+	Server int    `json:"server"`
 }
 
 // PercentilesOf summarizes a histogram of microseconds.
@@ -175,6 +219,8 @@ type Collector struct {
 	recs            []*Recorder
 	secs            map[int]*IntervalDelta
 	hists           map[*histKey]*hdr.Histogram // the measured window's, by operation and outcome
+	pks             *keyCounter                 // the measured window's PartitionKeys
+	heat            *heatBuilder
 	done            chan struct{}
 	perOp           bool // see PerOperation
 }
@@ -186,7 +232,8 @@ func (c *Collector) PerOperation() { c.perOp = true }
 // NewCollector starts the collector of a run that starts at start and is
 // measured in [from, to).
 func NewCollector(start, from, to time.Time) *Collector {
-	c := &Collector{start: start, from: from, to: to, c: make(chan IntervalDelta, 4096), secs: map[int]*IntervalDelta{}, hists: map[*histKey]*hdr.Histogram{}, done: make(chan struct{})}
+	c := &Collector{start: start, from: from, to: to, c: make(chan IntervalDelta, 4096), secs: map[int]*IntervalDelta{}, hists: map[*histKey]*hdr.Histogram{},
+		pks: newKeyCounter(), heat: newHeatBuilder(to.Sub(start)), done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		var lastKey *histKey
@@ -217,7 +264,22 @@ func NewCollector(start, from, to time.Time) *Collector {
 					hist(v.perEntityKey).RecordValue(v.PerEntity)
 				}
 			}
+			col, i := c.heat.column(d.Second), 0
+			for _, k := range d.keys {
+				c.heat.add(col, k.pk, k.class, int64(k.n))
+				var measured int64 // the run's samples in the measured window
+				for _, v := range d.Samples[i : i+k.n] {
+					if v.key != nil {
+						measured++
+					}
+				}
+				if measured > 0 && k.pk != "" {
+					c.pks.add(k.pk, k.class == classThrottled, measured)
+				}
+				i += k.n
+			}
 			putSamples(d.Samples)
+			putKeyRuns(d.keys)
 		}
 	}()
 	return c
@@ -242,15 +304,29 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	}
 	close(c.c)
 	<-c.done
-	run := &Run{Start: c.start}
+	run := &Run{Start: c.start, Partitions: c.pks.record(), Heatmap: c.heat.record()}
 	warmupSecs := int(c.from.Sub(c.start) / time.Second)
-	for _, sec := range slices.Sorted(maps.Keys(c.secs)) {
+	// Every second of the run has its interval, those in which no request
+	// completed too: a reader that met a gap would draw a line across it,
+	// or leave a silent second out of a comparison's samples.
+	stop := end
+	if stop.After(c.to) {
+		stop = c.to
+	}
+	last := int((stop.Sub(c.start) - 1) / time.Second)
+	for sec := range c.secs {
+		last = max(last, sec)
+	}
+	for sec := 0; sec <= last; sec++ {
 		s := c.secs[sec]
+		if s == nil {
+			s = &IntervalDelta{Second: sec, Hist: NewHistogram()}
+		}
 		p := PercentilesOf(s.Hist)
 		run.Intervals = append(run.Intervals, Interval{
 			Second: sec, Warmup: sec < warmupSecs, Requests: s.Counts.Requests, Entities: s.Counts.Entities,
 			Throttled: s.Counts.Throttled + s.Counts.TimedOut, Errors: s.otherErrors(), NoAnswer: s.noAnswer(),
-			P50Ms: p.P50, P99Ms: p.P99,
+			P50Ms: p.P50, P99Ms: p.P99, RequestUnits: s.Counts.RequestUnits,
 		})
 		s.Hist.SetStartTimeMs(c.start.Add(time.Duration(sec) * time.Second).UnixMilli())
 		s.Hist.SetEndTimeMs(c.start.Add(time.Duration(sec+1) * time.Second).UnixMilli())
@@ -258,7 +334,7 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	}
 
 	var totals Counts
-	var wake histSum
+	var wake, retryAfter histSum
 	var lag time.Duration
 	var onTime int64
 	var ops map[string]Counts
@@ -279,6 +355,9 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 		if r.wake != nil {
 			wake.add(r.wake)
 		}
+		if r.retryAfter != nil {
+			retryAfter.add(r.retryAfter)
+		}
 	}
 	hists := make(map[string]*hdr.Histogram, len(c.hists))
 	for k, h := range c.hists {
@@ -286,6 +365,11 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	}
 	if err := summarize(run, totals, hists, ops); err != nil {
 		return nil, err
+	}
+	if retryAfter.snap != nil {
+		if err := run.setRetryAfter(retryAfter.hist()); err != nil {
+			return nil, err
+		}
 	}
 	if end.After(c.to) {
 		end = c.to
@@ -295,6 +379,7 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 		run.EntitiesPerSec = float64(totals.Entities) / s
 		run.EntitiesSentPerSec = float64(totals.EntitiesSent) / s
 		run.RequestsPerSec = float64(totals.Requests) / s
+		run.RequestUnitsPerSec = totals.RequestUnits / s
 	}
 	run.opRates()
 	run.MaxStartLagMs = float64(lag) / float64(time.Millisecond)
@@ -321,7 +406,7 @@ func (d *IntervalDelta) noAnswer() int64 {
 func (d *IntervalDelta) otherErrors() int64 {
 	var n int64
 	for code, v := range d.Counts.Errors {
-		if code != OutcomeThrottled && code != OutcomeTimedOut {
+		if !Throttling(code) {
 			n += v
 		}
 	}
@@ -467,4 +552,30 @@ func SortedErrors(m map[string]int64) []string {
 		return keys[i] < keys[j]
 	})
 	return keys
+}
+
+// setRetryAfter keeps h, the retry-afters the service asked for in µs, in
+// the record: summarized and encoded.
+func (r *Run) setRetryAfter(h *hdr.Histogram) error {
+	if h == nil || h.TotalCount() == 0 {
+		r.RetryAfterMs, r.RetryAfter = nil, ""
+		return nil
+	}
+	var enc hlogEncoder
+	b, err := enc.encode(h)
+	if err != nil {
+		return fmt.Errorf("encoding the retry-after histogram: %w", err)
+	}
+	p := PercentilesOf(h)
+	r.RetryAfterMs, r.RetryAfter = &p, string(b)
+	return nil
+}
+
+// RetryAfterHistogram decodes the record's retry-after histogram (µs);
+// nil when it has none.
+func (r *Run) RetryAfterHistogram() (*hdr.Histogram, error) {
+	if r.RetryAfter == "" {
+		return nil, nil
+	}
+	return hdr.Decode([]byte(r.RetryAfter))
 }

@@ -3,6 +3,7 @@ package results_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,6 +33,7 @@ func shardedRun(t *testing.T, n int) (shards []*results.Run, whole *results.Run)
 			if j%3 == 0 {
 				op, ents = "insert", 1
 			}
+			pk := fmt.Sprintf("p%02d", (j+3*i)%17) // shards share keys
 			outcome := results.OutcomeOK
 			switch (j + i) % 50 {
 			case 3:
@@ -40,9 +42,17 @@ func shardedRun(t *testing.T, n int) (shards []*results.Run, whole *results.Run)
 				outcome = results.OutcomeTimedOut
 			case 7:
 				outcome = "EntityAlreadyExists"
+			case 9:
+				outcome = results.OutcomeRateLimited
 			}
-			rec.Record(op, ents, due, done, outcome, 0, false)
-			allRec.Record(op, ents, due, done, outcome, 0, false)
+			ru, wait := 5.25, time.Duration(0)
+			if outcome == results.OutcomeRateLimited {
+				ru, wait = 0, time.Duration(100+j%900)*time.Millisecond
+			}
+			rec.Record(op, pk, ents, due, done, outcome, 0, false)
+			rec.Charge(due, ru, wait)
+			allRec.Record(op, pk, ents, due, done, outcome, 0, false)
+			allRec.Charge(due, ru, wait)
 		}
 		r, err := col.Close(to)
 		if err != nil {
@@ -81,12 +91,19 @@ func TestMergedShardsSummarizeAsTheirUnion(t *testing.T) {
 			{"success latency", merged.SuccessLatencyMs, whole.SuccessLatencyMs},
 			{"per-entity latency", merged.PerEntityMs, whole.PerEntityMs},
 			{"histograms", merged.Histograms, whole.Histograms},
+			{"retry-after", merged.RetryAfterMs, whole.RetryAfterMs},
+			{"retry-after histogram", merged.RetryAfter, whole.RetryAfter},
+			{"partitions", merged.Partitions, whole.Partitions},
+			{"heat map", merged.Heatmap, whole.Heatmap},
 		} {
 			if !reflect.DeepEqual(c.got, c.want) {
 				t.Errorf("%d shards: merged %s %v, recorded whole %v", n, c.name, c.got, c.want)
 			}
 		}
-		if whole.ThrottledPct == 0 || whole.PerEntityMs.Count == 0 || len(whole.Errors) != 3 {
+		if err := merged.Check(); err != nil {
+			t.Errorf("%d shards: %v", n, err)
+		}
+		if whole.ThrottledPct == 0 || whole.PerEntityMs.Count == 0 || len(whole.Errors) != 4 || whole.RetryAfterMs == nil || whole.Totals.RequestUnits == 0 {
 			t.Fatalf("the run is not a useful fixture: %v%% throttled, %d per-entity, errors %v", whole.ThrottledPct, whole.PerEntityMs.Count, whole.Errors)
 		}
 	}

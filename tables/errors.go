@@ -3,6 +3,7 @@ package tables
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes the engine answers with. They are the Table service's own codes,
@@ -34,6 +35,13 @@ const (
 	CodeServerBusy                      = "ServerBusy"
 	CodeOperationTimedOut               = "OperationTimedOut"
 	CodeInternalError                   = "InternalError"
+	// CodeRequestRateTooLarge is Cosmos DB's answer, with status 429, to a
+	// request over its physical partition's provisioned throughput for the
+	// current second; the x-ms-retry-after-ms header says when to retry.
+	CodeRequestRateTooLarge = "RequestRateTooLarge"
+	// CodePartitionKeyQuotaExceeded is Cosmos DB's answer, with status 403,
+	// to a write that would grow one PartitionKey past its 20 GB.
+	CodePartitionKeyQuotaExceeded = "PartitionKeyQuotaExceeded"
 )
 
 // The service's messages for throttling answers. Which ServerBusy message is
@@ -42,6 +50,7 @@ const (
 	MsgServerBusy       = "The server is currently unable to receive requests. Please retry your request."
 	MsgAccountOverLimit = "Operations per second is over the account limit."
 	MsgTimedOut         = "The operation could not be completed within the permitted time."
+	MsgRequestRateLarge = "Request rate is large. More Request Units may be needed, so no changes were made. Please retry this request later."
 )
 
 // Error is an answer of the engine that is not a success. It carries what the
@@ -53,6 +62,10 @@ type Error struct {
 	Code    string
 	Message string
 	Index   int
+	// RetryAfter is how long the service asks the client to wait before
+	// retrying (x-ms-retry-after-ms on a 429 RequestRateTooLarge); zero
+	// when it does not say.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -63,9 +76,10 @@ func (e *Error) Error() string {
 }
 
 // Throttled reports whether the error is one of the service's throttling
-// answers: 503 ServerBusy or 500 OperationTimedOut.
+// answers: 503 ServerBusy, 500 OperationTimedOut or Cosmos DB's 429
+// RequestRateTooLarge.
 func (e *Error) Throttled() bool {
-	return e.Code == CodeServerBusy || e.Code == CodeOperationTimedOut
+	return e.Code == CodeServerBusy || e.Code == CodeOperationTimedOut || e.Code == CodeRequestRateTooLarge
 }
 
 // AsError returns err as an *Error if it is one (or wraps one).

@@ -67,6 +67,35 @@ cp "$work/head.txt" results/perf/engine-head.txt
 echo "perf: the runs are in results/perf/, for benchstat" >&2
 go tool benchstat "$base=$work/base.txt" "head=$work/head.txt"
 
+# The engine as a simulator in virtual time (workloads/simulate_bench_test.go):
+# simulated requests per CPU-second at 240, 3,840 and 15,000 threads, for
+# each calibrated profile, and the memory a simulated thread holds. Both
+# builds run this tree's benchmark file, on one core as `tablebench run`
+# runs a virtual run. A release from before the clock had its own package,
+# or before Coordinator was named so, gets the file with those names
+# changed; one it still does not build against is not compared.
+cp workloads/simulate_bench_test.go "$work/base/workloads/simulate_bench_test.go"
+if [ ! -d "$work/base/clock" ] && [ -d "$work/base/engine/clock" ]; then
+	sed -i 's#tablebench/tablebench/clock"#tablebench/tablebench/engine/clock"#' "$work/base/workloads/simulate_bench_test.go"
+fi
+if ! grep -q 'func NewCoordinator' "$work/base/workloads/coordinator.go" 2>/dev/null; then
+	sed -i 's#workloads\.NewCoordinator#workloads.NewRunner#' "$work/base/workloads/simulate_bench_test.go"
+fi
+if (cd "$work/base" && go test -c -o "$work/base-sim.test" ./workloads/ 2>"$work/build.err"); then
+	go test -c -o "$work/head-sim.test" ./workloads/
+	for i in $(seq "${PERF_SIM_COUNT:-3}"); do
+		echo "perf: simulator, turn $i" >&2
+		for build in base head; do
+			"$work/$build-sim.test" -test.run '^$' -test.bench '^BenchmarkSimulate(Memory)?$' -test.benchtime 1x -test.cpu 1 >>"$work/$build-sim.txt"
+		done
+	done
+	cp "$work/base-sim.txt" "results/perf/simulate-$base.txt"
+	cp "$work/head-sim.txt" results/perf/simulate-head.txt
+	go tool benchstat -filter '.unit:(sim-req/cpu-s OR bytes/thread)' "$base=$work/base-sim.txt" "head=$work/head-sim.txt"
+else
+	echo "perf: the simulator's benchmarks do not build against $base ($(head -1 "$work/build.err")): not compared" >&2
+fi
+
 # The figure suite in quick mode, the same turns: user+system CPU seconds
 # and peak memory, as benchmark lines benchstat compares.
 if [ ! -x /usr/bin/time ]; then
@@ -89,3 +118,28 @@ done
 cp "$work/base-suite.txt" "results/perf/suite-$base.txt"
 cp "$work/head-suite.txt" results/perf/suite-head.txt
 go tool benchstat "$base=$work/base-suite.txt" "head=$work/head-suite.txt"
+
+# The same as the user runs it: `tablebench run` of single inserts in
+# virtual time at 240, 3,840 and 15,000 simulated threads (16, 256 and
+# 1,000 VMs of 15), the same turns: the requests it measured per CPU-second
+# of the whole command (user+system, building its threads included) and
+# its peak memory, stored entities and all.
+PERF_RUN_VMS=${PERF_RUN_VMS:-'16 256 1000'}
+simrun() { # binary, VMs, output file
+	/usr/bin/time -f '%U %S %M' -o "$work/time" "$1" run --profile modern --op insert --partition guid \
+		--vms "$2" --threads 15 --duration 20s --warmup 5s --quiet --json >"$work/run.json" 2>/dev/null
+	read -r user sys rss <"$work/time"
+	reqs=$(grep -o '"totals":{"requests":[0-9]*' "$work/run.json" | grep -o '[0-9]*$')
+	awk -v n="$((15 * $2))" -v q="$reqs" -v u="$user" -v s="$sys" -v r="$rss" \
+		'BEGIN { printf "BenchmarkRunInsert/threads=%d 1 %.0f sim-req/cpu-s %.0f peak-MB\n", n, q/(u+s), r/1024 }' >>"$3"
+}
+for i in $(seq "${PERF_SIM_COUNT:-3}"); do
+	echo "perf: tablebench run in virtual time, turn $i" >&2
+	for vms in $PERF_RUN_VMS; do
+		simrun "$work/base.bin" "$vms" "$work/base-run.txt"
+		simrun "$work/head.bin" "$vms" "$work/head-run.txt"
+	done
+done
+cp "$work/base-run.txt" "results/perf/run-$base.txt"
+cp "$work/head-run.txt" results/perf/run-head.txt
+go tool benchstat "$base=$work/base-run.txt" "head=$work/head-run.txt"

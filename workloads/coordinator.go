@@ -58,7 +58,7 @@ func NewCoordinator(spec Spec, t Target) (*Coordinator, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Coordinator{spec: spec, target: t, cost: vm.DefaultCost()}
+	r := &Coordinator{spec: spec, target: t, cost: spec.VMSize.ClientCost()}
 	if spec.Shards > 1 && r.virtual() {
 		return nil, errors.New("a sharded run needs a target in wall time: shards on other machines cannot share a virtual clock")
 	}
@@ -236,9 +236,10 @@ func (r *Coordinator) dropTable(ctx context.Context, table string) {
 	r.target.DeleteTable(dctx, table)
 }
 
-// buildWorkers makes this process's threads, each with its own keys and
-// payloads drawn from the seed, and the modelled client VMs they run on
-// when the target models its client.
+// buildWorkers makes this process's threads, each with its own keys drawn
+// from the seed and payloads shared with the threads whose keys are as
+// long, and the modelled client VMs they run on when the target models
+// its client.
 func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 	s := &r.spec
 	clock := r.target.Clock()
@@ -262,6 +263,7 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 	if s.Partition == PartitionFixed {
 		fixed = newFixedKeys(s)
 	}
+	pays := newPayloadSets(threadSeed)
 	for v := 1; v <= s.VMs; v++ {
 		if s.Shards > 1 && (v-1)%s.Shards != s.Shard { // another shard's VM
 			continue
@@ -280,7 +282,7 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 				w.keyPick = chooser(s.Keys.Pick)
 				pkLen, rkLen = fixed.names.KeyLen(), len(fixed.rowPrefix)+10
 			}
-			w.pay = newPayloads(rng, s.EntitySize, s.EntityMax, pkLen, rkLen)
+			w.pay = pays.payloads(rng, s.EntitySize, s.EntityMax, pkLen, rkLen)
 			w.op.Table = table
 			workers = append(workers, w)
 		}
@@ -396,6 +398,9 @@ func (r *Coordinator) describe(ctx context.Context, run *results.Run, table stri
 		ol.SetRates(run.MeasuredSec)
 		run.OpenLoad = ol
 	}
+	if rr, ok := r.target.(RangeReporter); ok {
+		run.RangePartitions = rr.RangePartitions(table)
+	}
 	run.Warnings, run.Notes, run.Refused = r.check(run)
 }
 
@@ -448,6 +453,7 @@ func (r *Coordinator) environment() results.Environment {
 	if d, ok := r.target.(Describer); ok {
 		t := d.Describe()
 		env.Target, env.Endpoint, env.Profile, env.TimeScale = t.Target, t.Endpoint, t.Profile, t.TimeScale
+		env.ProfileFile, env.ProfileSHA256 = t.ProfileFile, t.ProfileSHA256
 	}
 	return env
 }
@@ -728,7 +734,16 @@ func (w *worker) request(ctx, stop context.Context, sess Session, due, sent time
 		if !retriable(err) || attempt >= s.Retry.MaxRetries {
 			return done, err, true
 		}
-		if clock.SleepUntil(stop, done.Add(w.backoff(attempt+1))) != nil {
+		wait := w.backoff(attempt + 1)
+		if ra := retryAfter(err); ra > 0 && s.Retry.Policy == RetrySDK {
+			// As azcore's retry policy: it waits what x-ms-retry-after-ms
+			// says, and gives up on a wait longer than its maximum.
+			if s.Retry.MaxBackoff > 0 && ra > s.Retry.MaxBackoff {
+				return done, err, true
+			}
+			wait = ra
+		}
+		if clock.SleepUntil(stop, done.Add(wait)) != nil {
 			return time.Time{}, err, false
 		}
 		sent = clock.Now()
@@ -746,7 +761,24 @@ func (w *worker) record(due, done time.Time, err error, lag time.Duration, retry
 	case OpQuery, OpRange, OpScan:
 		n = w.op.Returned
 	}
-	w.rec.Record(string(w.op.Kind), n, due, done, Outcome(err), lag, retry)
+	w.rec.Record(string(w.op.Kind), w.partitionKey(), n, due, done, Outcome(err), lag, retry)
+	w.rec.Charge(due, w.op.Charge, retryAfter(err))
+}
+
+// partitionKey is the PartitionKey of the prepared request, where the
+// heat map and the hottest keys count it; a scan, which crosses
+// partitions, counts at the one it starts from.
+func (w *worker) partitionKey() string {
+	switch w.op.Kind {
+	case OpInsert, OpUpsert, OpUpdate:
+		return w.op.Entity.PartitionKey
+	case OpBatch:
+		if len(w.op.Batch) > 0 {
+			return w.op.Batch[0].Entity.PartitionKey
+		}
+		return ""
+	}
+	return w.op.PartitionKey
 }
 
 // backoff returns the delay before retry number try (1-based).

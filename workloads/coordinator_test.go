@@ -227,7 +227,7 @@ func TestOpenLoopRampsByStages(t *testing.T) {
 			t.Fatalf("open load %+v, want 8,000 due and none dropped", res.OpenLoad)
 		}
 		for _, iv := range res.Intervals {
-			want := map[int]int64{5: 100, 20: 200, 35: 300}[iv.Second]
+			want := map[int]int64{5: 100, 20: 205, 35: 300}[iv.Second] // second 20 is 10.5 s into the ramp
 			if want > 0 && (iv.Requests < want-3 || iv.Requests > want+3) {
 				t.Errorf("second %d: %d requests, want %d", iv.Second, iv.Requests, want)
 			}
@@ -515,4 +515,36 @@ func TestRecordSaysWhatRan(t *testing.T) {
 			t.Errorf("a run without an identity is named %q, not after its table", res.ID)
 		}
 	})
+}
+
+// TestEveryRequestCountsAtItsPartitionKey: whatever the operation, each
+// request counts at the PartitionKey it went to: a run of 6 threads with a
+// key each touches 6 keys, and its heat map has a row for each.
+func TestEveryRequestCountsAtItsPartitionKey(t *testing.T) {
+	for _, op := range []workloads.OpKind{workloads.OpInsert, workloads.OpUpsert, workloads.OpBatch, workloads.OpGet, workloads.OpQuery} {
+		t.Run(string(op), func(t *testing.T) {
+			spec := workloads.DefaultSpec()
+			spec.Op, spec.BatchSize, spec.Partition, spec.VMs, spec.Threads = op, 10, workloads.PartitionGUID, 2, 3
+			spec.Warmup, spec.Duration = time.Second, 5*time.Second
+			var r *results.Run
+			synctest.Test(t, func(t *testing.T) { r = run(t, spec, engineTarget(t)) })
+			p, h := r.Partitions, r.Heatmap
+			if p == nil || p.Distinct != 6 || !p.DistinctExact || len(p.Top) != 6 || p.UnlistedMax != 0 {
+				t.Fatalf("partitions %+v; want 6 keys, exactly", p)
+			}
+			var sum int64
+			for _, k := range p.Top {
+				sum += k.Requests
+			}
+			if sum != r.Totals.Requests {
+				t.Errorf("the keys count %d requests, the run %d", sum, r.Totals.Requests)
+			}
+			if h == nil || len(h.Rows) != 6 || len(h.NoKey) != 0 {
+				t.Errorf("heat map %+v; want a row for each of the 6 keys, and no request without one", h)
+			}
+			if err := r.Check(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
 }

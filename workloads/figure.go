@@ -61,9 +61,12 @@ type Durations struct {
 // EngineSetup overrides the suite's engine for one run; empty fields keep
 // the suite's.
 type EngineSetup struct {
-	Profile  string `json:"profile,omitempty"`  // wa2010, modern or none
+	Profile  string `json:"profile,omitempty"`  // wa2010, modern, cosmos or none
 	Cold     bool   `json:"cold,omitempty"`     // start the table in one range partition
 	Balancer string `json:"balancer,omitempty"` // default, accelerated or off
+	// RU is, under the cosmos profile, the table's provisioned throughput
+	// in RU/s; 0 keeps the suite's.
+	RU float64 `json:"ru,omitempty"`
 }
 
 // RunID returns the stable ID of a figure's run, used for its files and to

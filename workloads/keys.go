@@ -140,20 +140,42 @@ type payloads struct {
 
 const payloadAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
+// payloadCopies is how many different payloads a thread cycles through.
+const payloadCopies = 8
+
+// payloadShape returns the names of the Payload properties of an entity of
+// size bytes with keys of the given lengths, and how many random
+// characters they hold between them: the entity weighs size bytes by the
+// service's formula, 4 + 2·(len(PK) + len(RK)) and, for each property,
+// 8 + 2·len(name) + 2·len(value) + 4 (one byte less where that is odd).
+// The characters go into one Payload string while a string property holds
+// them (32K characters, some 64 KiB of entity), and into Payload,
+// Payload2, Payload3, ... of nearly equal lengths beyond that, as a writer
+// of larger entities must.
+func payloadShape(size, pkLen, rkLen int) (names []string, chars int) {
+	room := size - 4 - 2*(pkLen+rkLen) // for the properties
+	names = []string{"Payload"}
+	fit := func() int { // the characters the properties' values can hold
+		n := room
+		for _, name := range names {
+			n -= 8 + 2*len(name) + 4
+		}
+		return max(0, n/2)
+	}
+	for fit() > len(names)*tables.MaxStringUnits {
+		names = append(names, "Payload"+strconv.Itoa(len(names)+1))
+	}
+	return names, fit()
+}
+
 // newPayloads makes payloads so that an entity with keys of the given
-// lengths weighs size bytes by the service's formula: 4 + 2·(len(PK) +
-// len(RK)) and, for each property, 8 + 2·len(name) + 2·len(value) + 4 (one
-// byte less where that is odd). An entity's random characters go into one
-// Payload string while a string property holds them (32K characters, some
-// 64 KiB of entity), and into Payload, Payload2, Payload3, ... of nearly
-// equal lengths beyond that, as a writer of larger entities must.
-//
-// With a largest size above size, the entities' sizes are drawn uniformly
+// lengths weighs size bytes (see payloadShape). With a largest size above
+// size, the entities' sizes are drawn uniformly
 // from size to largest: 64 of them, which the thread's writes cycle
 // through.
 func newPayloads(rng *rand.Rand, size, largest, pkLen, rkLen int) payloads {
 	if largest <= size {
-		return newPayloadsOf(rng, size, pkLen, rkLen, 8)
+		return newPayloadsOf(rng, size, pkLen, rkLen, payloadCopies)
 	}
 	var p payloads
 	for range 64 {
@@ -163,21 +185,9 @@ func newPayloads(rng *rand.Rand, size, largest, pkLen, rkLen int) payloads {
 	return p
 }
 
-// newPayloadsOf makes n payloads of one size.
+// newPayloadsOf makes count payloads of one size, drawn from rng.
 func newPayloadsOf(rng *rand.Rand, size, pkLen, rkLen, count int) payloads {
-	room := size - 4 - 2*(pkLen+rkLen) // for the properties
-	names := []string{"Payload"}
-	chars := func() int { // the characters the properties' values can hold
-		n := room
-		for _, name := range names {
-			n -= 8 + 2*len(name) + 4
-		}
-		return max(0, n/2)
-	}
-	for chars() > len(names)*tables.MaxStringUnits {
-		names = append(names, "Payload"+strconv.Itoa(len(names)+1))
-	}
-	n := chars()
+	names, n := payloadShape(size, pkLen, rkLen)
 	var p payloads
 	for range count {
 		props := make([]tables.Property, len(names))
@@ -193,6 +203,43 @@ func newPayloadsOf(rng *rand.Rand, size, pkLen, rkLen, count int) payloads {
 			props[j] = tables.String(name, string(b))
 		}
 		p.props = append(p.props, props)
+	}
+	return p
+}
+
+// payloadSets makes a run's payloads once for each length of keys: the
+// threads whose keys are as long share them. Their characters say nothing
+// a run measures, only their sizes do, and a thread's own copies would
+// hold a kilobyte-entity run's every thread to several kilobytes more.
+type payloadSets struct {
+	rng  *rand.Rand
+	made map[[3]int]payloads // by entity size, PartitionKey and RowKey length
+}
+
+func newPayloadSets(seed uint64) *payloadSets {
+	return &payloadSets{rng: rand.New(rand.NewPCG(seed, 0x9a7104d)), made: map[[3]int]payloads{}}
+}
+
+// payloads returns the payloads of a thread whose keys have the given
+// lengths, and draws from the thread's rng what making its own would
+// have drawn, so that its later draws (its session's seed, its start)
+// are those of a thread with payloads of its own.
+//
+// Entities of sizes drawn from a range (largest above size) are the
+// thread's own.
+func (s *payloadSets) payloads(rng *rand.Rand, size, largest, pkLen, rkLen int) payloads {
+	if largest > size {
+		return newPayloads(rng, size, largest, pkLen, rkLen)
+	}
+	shape := [3]int{size, pkLen, rkLen}
+	p, ok := s.made[shape]
+	if !ok {
+		p = newPayloadsOf(s.rng, size, pkLen, rkLen, payloadCopies)
+		s.made[shape] = p
+	}
+	_, n := payloadShape(size, pkLen, rkLen)
+	for range payloadCopies * n {
+		rng.IntN(len(payloadAlphabet))
 	}
 	return p
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/google/uuid"
 
@@ -68,6 +69,35 @@ func TestPayloadSizes(t *testing.T) {
 			if _, err := e.Client(nil).Upsert(t.Context(), "sizes", ent, tables.Replace); err != nil {
 				t.Errorf("size %d: %v", size, err)
 			}
+		}
+	}
+}
+
+// TestPayloadsShared: threads whose keys are as long share one run's
+// payloads rather than holding copies of their own, and each thread's
+// random source is left where making its own would have left it, so that
+// what it draws next (its session's seed) is the same.
+func TestPayloadsShared(t *testing.T) {
+	spec := DefaultSpec()
+	spec.VMs, spec.Threads = 2, 3
+	r, err := NewCoordinator(spec, wallTarget{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	workers, _ := r.buildWorkers("t")
+	first := unsafe.StringData(workers[0].pay.props[0][0].Value.(string))
+	for _, w := range workers[1:] {
+		if got := unsafe.StringData(w.pay.props[0][0].Value.(string)); got != first {
+			t.Errorf("thread %d of VM %d holds payloads of its own", w.id, w.vmID)
+		}
+	}
+	sharedPK := guidFrom(rand.New(rand.NewPCG(spec.Seed, 0)))
+	for _, w := range workers {
+		own := rand.New(rand.NewPCG(spec.Seed, uint64(w.vmID)<<32|uint64(w.id)))
+		k := newKeys(&spec, sharedPK, w.vmID, w.id, own)
+		newPayloads(own, spec.EntitySize, 0, len(k.pk), len(k.prefix)+10)
+		if got, want := w.rng.Uint64(), own.Uint64(); got != want {
+			t.Errorf("thread %d of VM %d draws %d next, want %d as with payloads of its own", w.id, w.vmID, got, want)
 		}
 	}
 }

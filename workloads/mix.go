@@ -248,10 +248,12 @@ func (w *worker) prepare(clock clock.Clock, kind OpKind) {
 		op.PartitionKey, op.RowKey, op.IfMatch = r.pk, r.rk, "*"
 	case OpQuery:
 		r := w.existing(s.BatchSize)
+		op.PartitionKey = r.pk
 		op.Query = tables.Query{Filter: "PartitionKey eq " + quote(r.pk) + " and RowKey ge " + quote(r.rk), Top: s.BatchSize}
 	case OpRange: // YCSB's short range: a length uniform in 1 to batch size
 		span := 1 + w.rng.IntN(s.BatchSize)
 		r := w.existing(span)
+		op.PartitionKey = r.pk
 		f := "PartitionKey eq " + quote(r.pk) + " and RowKey ge " + quote(r.rk)
 		if r.next != "" {
 			f += " and RowKey lt " + quote(r.next)
@@ -259,6 +261,7 @@ func (w *worker) prepare(clock clock.Clock, kind OpKind) {
 		op.Query = tables.Query{Filter: f, Top: span}
 	case OpScan:
 		r := w.existing(s.BatchSize)
+		op.PartitionKey = r.pk
 		op.Query = tables.Query{Filter: "PartitionKey ge " + quote(r.pk), Top: s.BatchSize}
 	}
 }

@@ -108,6 +108,32 @@ func TestModelBalancerSplitsHotRange(t *testing.T) {
 	if res.Totals.Throttled+res.Totals.TimedOut == 0 {
 		t.Fatal("no request was refused while partitions split and moved")
 	}
+	// The record says where: the balancer's actions by key range, the
+	// range partitions at the end, and the load by PartitionKey.
+	var split *results.Event
+	for i, ev := range res.Events {
+		if ev.Kind == string(engine.EventSplit) {
+			split = &res.Events[i]
+			break
+		}
+	}
+	if split == nil || len(split.At) == 0 || split.Second != first.Seconds() {
+		t.Errorf("the record's first split %+v does not say where in the key space, or when (%v)", split, first)
+	}
+	parts, _ := e.Partitions("bench")
+	if len(res.RangePartitions) != len(parts) || res.RangePartitions[1].Lo != parts[1].Lo || res.RangePartitions[1].Server != parts[1].Server {
+		t.Errorf("the record's range partitions %+v, the engine's %+v", res.RangePartitions, parts)
+	}
+	if p := res.Partitions; p == nil || p.Distinct != 150 || !p.DistinctExact || len(p.Top) != results.TopKeys {
+		t.Errorf("150 threads' keys: partitions %+v", p)
+	}
+	// 90 columns of 2 s, and one for the requests in flight at the end.
+	if h := res.Heatmap; h == nil || len(h.Rows) != results.HeatmapRows || h.ColumnSec != 2 || h.Columns != 91 {
+		t.Errorf("heat map of 150 keys over 180 s: %d rows, %d columns of %d s; want %d rows, 91 of 2 s", len(h.Rows), h.Columns, h.ColumnSec, results.HeatmapRows)
+	}
+	if err := res.Check(); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestModelBalancerNeverSplitsOneKey: a saturated single PartitionKey can at

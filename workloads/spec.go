@@ -288,7 +288,7 @@ func (s *Spec) Validate() error {
 		bad("threads", "%d threads in all is too many: keep VMs x threads at most 20000", s.VMs*s.Threads)
 	}
 	if s.VMSize.Cores < 1 || s.VMSize.SerialFraction < 0 || s.VMSize.SerialFraction > 1 {
-		bad("vm_size", "VM size %q is not valid: use small, xl or cores:N[,serial:F]", s.VMSize.Name)
+		bad("vm_size", "VM size %q is not valid: use small, xl, modern or cores:N[,serial:F]", s.VMSize.Name)
 	}
 	largest := max(s.EntitySize, s.EntityMax)
 	switch {

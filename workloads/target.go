@@ -51,6 +51,14 @@ type EventSource interface {
 	Events(since time.Time) []results.Event
 }
 
+// RangeReporter is implemented by targets that say how they divided a
+// table's PartitionKey space into range partitions, and which server holds
+// each: the engine does, where a Table service keeps it to itself. The
+// coordinator asks at the end of a run, for the record.
+type RangeReporter interface {
+	RangePartitions(table string) []results.RangePartition
+}
+
 // Describer is implemented by targets that describe themselves for the run
 // record (target kind, endpoint without secrets, profile).
 type Describer interface {
@@ -82,6 +90,9 @@ type Op struct {
 	Next     *tables.Continuation
 	// Read, when set, receives the entity a get read.
 	Read *tables.Entity
+	// Charge is the request units the service charged, set by Do: Cosmos
+	// DB's x-ms-request-charge; 0 when the service does not say.
+	Charge float64
 	// ClientTimeout, when set, is how long the client waits for the
 	// response, in the target's time: past it Do returns a client timeout
 	// at that moment, while the service may still do the work. Targets on
@@ -90,7 +101,8 @@ type Op struct {
 }
 
 // Outcome classifies a request's error as the recorder counts it: OK,
-// throttled (503 ServerBusy), timed out (500 OperationTimedOut), the
+// throttled (503 ServerBusy, or Cosmos DB's 429 RequestRateTooLarge),
+// timed out (500 OperationTimedOut), the
 // service's error code, or results.OutcomeTransport for a failure with no
 // response.
 func Outcome(err error) string {
@@ -114,10 +126,21 @@ func Outcome(err error) string {
 	return results.OutcomeTransport
 }
 
+// retryAfter is how long a throttling answer asked the client to wait;
+// zero when it did not say.
+func retryAfter(err error) time.Duration {
+	if e, ok := tables.AsError(err); ok {
+		return e.RetryAfter
+	}
+	return 0
+}
+
 func httpStatusOutcome(status int) string {
 	switch status {
 	case 503:
 		return results.OutcomeThrottled
+	case 429:
+		return results.OutcomeRateLimited
 	case 0:
 		return results.OutcomeTransport
 	}

@@ -135,6 +135,8 @@ func TestReportInBrowser(t *testing.T) {
 		{dir, "fig05.html", "fig05_main", "series coincide"},      // coinciding series, one dashed over the other
 		{dir, "fig05.html", "fig05_tput_17", "one panel per run"}, // 18 runs as small multiples
 		{exp, "xbalance-221.html", "xbalance_221_main", "X3.3"},   // a timeline with the balancer's moves marked
+		{dir, "fig15.html", "fig15_keys", "Where the load landed in the key space"},
+		{exp, "xbalance-221.html", "xbalance_221_keys", "range partitions on"}, // the key space with the balancer's splits and moves
 	} {
 		url := "file://" + filepath.Join(page.dir, page.file)
 		dom := headless(t, browser, "--dump-dom", url)
@@ -163,4 +165,34 @@ func TestReportInBrowser(t *testing.T) {
 		}
 		t.Logf("screenshot: %s", png)
 	}
+}
+
+// TestRunPageInBrowser opens the pages run --out writes, network off: a
+// run that is throttled (two outcomes, a throttled share over time) alone
+// in its directory, and two runs in one, each page with its charts drawn
+// and nothing cut; it leaves a screenshot for people to look at.
+func TestRunPageInBrowser(t *testing.T) {
+	browser := chromium(t)
+	one, two := t.TempDir(), t.TempDir()
+	run := []string{"run", "--quiet", "--duration=20s", "--warmup=5s"}
+	suite(t, append(run, "--op=batch", "--batch-size=100", "--partition=shared", "--vms=4", "--threads=10", "--out="+one)...)
+	suite(t, append(run, "--threads=4", "--out="+two)...)
+	suite(t, append(run, "--threads=8", "--job-id=other", "--out="+two)...)
+	checkCharts(t, browser, one)
+	checkCharts(t, browser, two)
+	url := "file://" + filepath.Join(one, "index.html")
+	dom := headless(t, browser, "--dump-dom", url)
+	for _, want := range []string{"batch, successful", "batch, throttled (ServerBusy)", "% of requests throttled", "warm-up"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the run's page shows no %q", want)
+		}
+	}
+	shots := filepath.Join(os.TempDir(), "tablebench-browser")
+	os.MkdirAll(shots, 0o755)
+	png := filepath.Join(shots, "run.png")
+	headless(t, browser, "--screenshot="+png, "--window-size=1400,2600", url)
+	if st, err := os.Stat(png); err != nil || st.Size() < 10000 {
+		t.Fatalf("screenshot %s: %v", png, err)
+	}
+	t.Logf("screenshot: %s", png)
 }

@@ -38,6 +38,17 @@ type regressionError struct{ msg string }
 
 func (e *regressionError) Error() string { return e.msg }
 
+// exitThreshold is the exit code of a run or sweep whose numbers are
+// trusted but fail a --threshold its user set: a pipeline tells it from a
+// failure or untrusted numbers (1), bad input (2) and a comparison's
+// regression (3). docs/exit-codes.md lists every code.
+const exitThreshold = 4
+
+// thresholdError is a failed --threshold: the command exits 4.
+type thresholdError struct{ msg string }
+
+func (e *thresholdError) Error() string { return e.msg }
+
 // command is one of tablebench's commands. The table of them is the one
 // list: the usage lists it, and main.go's package doc must match it
 // (TestDocListsEveryCommand).
@@ -54,11 +65,12 @@ func commands() []command {
 		{"figures", "reproduce Figures 3-15 and check every published claim", figuresCmd},
 		{"experiments", "test the case study's advice its figures never test: retries, keys, balancing, conflicts, today", experimentsCmd},
 		{"sweep", "a figure of your own: any run parameters as lists", sweepCmd},
-		{"report", "rebuild the charts of a stored result set", reportCmd},
+		{"report", "rebuild the pages of a stored result set or run", reportCmd},
 		{"compare", "two result sets side by side, each difference tested against the runs' noise", compareCmd},
 		{"merge", "combine the shards of a run or suite into one", mergeCmd},
 		{"k8s", "print a Kubernetes Indexed Job that runs a run's shards", k8sCmd},
 		{"serve", "serve the engine as an Azure Table endpoint", serveCmd},
+		{"profile", "list the engine's service models, or print one as a file to change and load with --profile", profileCmd},
 		{"admin", "change a served engine's fault rules and rates while it runs", adminCmd},
 		{"version", "print the version", versionCmd},
 	}
@@ -66,7 +78,8 @@ func commands() []command {
 
 // run runs the command line and returns the process's exit code: 0, 1 for a
 // failure or numbers that cannot be trusted, 2 for bad input, 3
-// (exitRegression) for a comparison's regression beyond its tolerance.
+// (exitRegression) for a comparison's regression beyond its tolerance, 4
+// (exitThreshold) for a --threshold that fails.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	if f, ok := stderr.(*os.File); ok {
@@ -93,6 +106,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			var re *regressionError
 			if errors.As(err, &re) {
 				return exitRegression
+			}
+			var te *thresholdError
+			if errors.As(err, &te) {
+				return exitThreshold
 			}
 			return 1
 		}

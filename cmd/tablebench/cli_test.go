@@ -80,12 +80,15 @@ func TestRunJSON(t *testing.T) {
 		if dec.More() {
 			t.Fatal("stdout holds more than one JSON object")
 		}
-		for _, k := range []string{"entities_per_sec", "requests_per_sec", "throttled_pct", "errors", "latency_ms", "spec"} {
+		for _, k := range []string{"entities_per_sec", "requests_per_sec", "throttled_pct", "errors", "latency_ms", "spec", "partitions"} {
 			if _, ok := v[k]; !ok {
 				t.Errorf("no %q in %s", k, out)
 			}
 		}
-		for _, k := range []string{"intervals", "histograms"} { // left out, not null
+		if p, _ := v["partitions"].(map[string]any); p["distinct"] != 3.0 || p["distinct_exact"] != true || len(p["top"].([]any)) != 3 {
+			t.Errorf("partitions %v; want 3 threads' keys, exactly", p)
+		}
+		for _, k := range []string{"intervals", "histograms", "heatmap"} { // left out, not null
 			if x, ok := v[k]; ok {
 				t.Errorf("%q is %v in the summary; leave it out", k, x)
 			}
@@ -197,6 +200,14 @@ func TestBadInput(t *testing.T) {
 		{[]string{"merge", "/nonexistent/x.json"}, "no such file"},
 		{[]string{"admin", "faults"}, "$TABLEBENCH_CONNECTION_STRING is empty"},
 		{[]string{"admin", "rates", "--partition-rate=x"}, `invalid value "x" for flag -partition-rate`},
+		{[]string{"run", "--threshold=p99<50"}, `p99 is a latency: give its unit, as 50ms`},
+		{[]string{"run", "--threshold=p98<50ms"}, `metric "p98" is not known`},
+		{[]string{"run", "--threshold=throttled<0.1"}, "give it in %, as 0.1%"},
+		{[]string{"run", "--threshold=p99"}, "no comparison"},
+		{[]string{"run", "--threshold=fly.p99<1ms"}, `op "fly" is not known`},
+		{[]string{"run", "--threshold=get.p99<1ms"}, "no run here does get requests"},
+		{[]string{"sweep", "--vms=1,2", "--threshold=p99<50"}, "give its unit"},
+		{[]string{"sweep", "--vms=1,2", "--threshold=get.p99<1ms"}, "no run here does get requests"},
 		// Flags that another flag makes meaningless are refused, not ignored.
 		{[]string{"run", "--rate=100", "--load=closed"}, "rate 100 with closed load"},
 		{[]string{"run", "--batch-size=50", "--op=insert"}, "--batch-size 50 does nothing with --op insert"},

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"io/fs"
+	"os"
+	"strings"
 
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/workloads/vm"
 )
 
 // engineUse is how a command runs the engine, which decides the defaults
@@ -30,20 +35,34 @@ type engineFlags struct {
 	// budgets: registered where a single engine is configured (run and
 	// serve); a suite's claims hold for the profile's own budgets.
 	partitionRate, accountRate, latencyScale float64
+	// ru and ruMax provision the cosmos profile's throughput.
+	ru, ruMax float64
 
 	use engineUse
 	fs  *flag.FlagSet // where --presplit was or was not given
+	// files holds the profile files read, by --profile's value, shared by
+	// every copy of the flags: a suite reads its file once, so every run
+	// and the settings it records see the same profile.
+	files map[string]*profileFile
+}
+
+// profileFile is a profile file as --profile named it.
+type profileFile struct {
+	path string
+	*engine.ProfileFile
 }
 
 // engineFlagNames are the flags engineFlags may register: they configure
 // the in-tree engine and nothing else.
-var engineFlagNames = []string{"profile", "time-scale", "presplit", "balancer", "partition-rate", "account-rate", "latency-scale"}
+var engineFlagNames = []string{"profile", "time-scale", "presplit", "balancer", "partition-rate", "account-rate", "latency-scale", "ru", "ru-max"}
 
 // register binds the engine's flags for a command that runs it as use
 // says; budgets adds the rates and the latency scale.
 func (f *engineFlags) register(fs *flag.FlagSet, use engineUse, budgets bool) {
-	f.use, f.fs, f.latencyScale = use, fs, 1
-	fs.StringVar(&f.profile, "profile", "wa2010", "engine model: wa2010 (the 2010 case study), modern (today's targets) or none (no latency, no throttling)")
+	f.use, f.fs, f.latencyScale, f.files = use, fs, 1, map[string]*profileFile{}
+	fs.StringVar(&f.profile, "profile", "wa2010", "engine model: wa2010 (the 2010 case study), modern (today's targets), cosmos (Cosmos DB for Table, in request units; docs/cosmos.md), none (no latency, no throttling), or a profile FILE.yaml (see 'tablebench profile show')")
+	fs.Float64Var(&f.ru, "ru", 0, "engine, profile cosmos: provisioned throughput of each table in RU/s, 400 to 1,000,000 (default: 100,000, the Table service's 20,000 entities/s of 1 KB writes)")
+	fs.Float64Var(&f.ruMax, "ru-max", 0, "engine, profile cosmos: autoscale instead, with this maximum in RU/s, 1,000 to 1,000,000: each table scales between 10% and 100% of it at once")
 	switch use {
 	case served:
 		fs.Float64Var(&f.timeScale, "time-scale", 1, "engine: model seconds per wall second, above 0 up to 1000; serve answers clients in wall time, so its default is 1, as the service would, and 0 (virtual time) is refused")
@@ -66,9 +85,9 @@ func (f *engineFlags) register(fs *flag.FlagSet, use engineUse, budgets bool) {
 // decides how to run in virtual time.
 func (f *engineFlags) config(seed uint64) (engine.Config, error) {
 	cfg := engine.DefaultConfig()
-	p, err := engine.ProfileByName(f.profile)
+	p, _, err := f.resolveProfile()
 	if err != nil {
-		return cfg, usagef("--profile: %v", err)
+		return cfg, err
 	}
 	switch {
 	case f.use == served && (f.timeScale <= 0 || f.timeScale > 1000):
@@ -92,7 +111,27 @@ func (f *engineFlags) config(seed uint64) (engine.Config, error) {
 		return cfg, usagef("--latency-scale %g is out of range: use a factor above 0 up to 1000", f.latencyScale)
 	}
 	if f.latencyScale != 1 && !p.Model {
-		return cfg, usagef("--latency-scale: profile %s models no latency; use wa2010 or modern", p.Name)
+		return cfg, usagef("--latency-scale: profile %s models no latency; use wa2010, modern, cosmos or a profile with model: true", p.Name)
+	}
+	if p.RequestUnits() && (f.partitionRate > 0 || f.accountRate > 0) {
+		return cfg, usagef("--partition-rate and --account-rate are the Table service's budgets in entities/s; profile cosmos provisions request units: use --ru or --ru-max")
+	}
+	if f.ru != 0 || f.ruMax != 0 {
+		if !p.RequestUnits() {
+			return cfg, usagef("--ru and --ru-max provision request units: use them with --profile cosmos")
+		}
+		switch {
+		case f.ru != 0 && f.ruMax != 0:
+			return cfg, usagef("--ru and --ru-max: give one, manual throughput or an autoscale maximum")
+		case f.ru != 0 && !(f.ru >= engine.MinRU && f.ru <= engine.MaxRU):
+			return cfg, usagef("--ru %g is out of range: use %d to %d RU/s", f.ru, engine.MinRU, engine.MaxRU)
+		case f.ruMax != 0 && !(f.ruMax >= engine.MinRUMax && f.ruMax <= engine.MaxRU):
+			return cfg, usagef("--ru-max %g is out of range: use %d to %d RU/s", f.ruMax, engine.MinRUMax, engine.MaxRU)
+		case f.ru != 0:
+			p.RU = f.ru
+		default:
+			p.RU, p.RUMax = 0, f.ruMax
+		}
 	}
 	cfg.Profile, cfg.TimeScale, cfg.Seed = p, f.timeScale, seed
 	if f.latencyScale != 1 {
@@ -115,4 +154,51 @@ func (f *engineFlags) split(p engine.Profile) bool {
 		return false
 	}
 	return f.presplit
+}
+
+// resolveProfile returns the profile --profile names: a built-in one, or
+// the profile file it names (anything with a path separator or ending in
+// .yaml or .yml), read once; file is nil for a built-in profile.
+func (f *engineFlags) resolveProfile() (p engine.Profile, file *profileFile, err error) {
+	if !engine.IsProfileFile(f.profile) {
+		p, err := engine.ProfileByName(f.profile)
+		if err != nil {
+			return p, nil, usagef("--profile: %v, or a profile file such as mine.yaml ('tablebench profile show modern > mine.yaml' writes one)", err)
+		}
+		return p, nil, nil
+	}
+	if file := f.files[f.profile]; file != nil {
+		return file.Profile, file, nil
+	}
+	file, err = loadProfile(f.profile)
+	if err != nil {
+		return p, nil, err
+	}
+	if f.files != nil {
+		f.files[f.profile] = file
+	}
+	return file.Profile, file, nil
+}
+
+// loadProfile reads and checks the profile file at path, the client it
+// names included; a mistake is one line naming the field and its line.
+func loadProfile(path string) (*profileFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, usagef("--profile %s: %v; give a profile file, or one of %s", path, err, strings.Join(engine.ProfileNames(), ", "))
+	}
+	pf, err := engine.ParseProfile(data)
+	if err != nil {
+		return nil, usagef("--profile %s: %v", path, err)
+	}
+	if c := pf.Profile.Client; c != "" {
+		if _, err := vm.ParseSize(c); err != nil {
+			return nil, usagef("--profile %s: %v", path, &engine.ProfileError{Line: pf.Line("client"), Field: "client", Msg: err.Error()})
+		}
+	}
+	return &profileFile{path: path, ProfileFile: pf}, nil
 }

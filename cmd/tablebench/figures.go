@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/tablebench/tablebench/engine"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -35,6 +37,8 @@ type suiteFlags struct {
 	warmup   time.Duration
 	shf      shardFlags
 	jobID    string
+	// thresholds are a sweep's bars, checked against each of its runs.
+	thresholds thresholdFlags
 
 	endpoint  string // the Table endpoint the target flags name, "" for the engine
 	confirmed bool   // the user has confirmed the plan
@@ -49,6 +53,7 @@ func (s *suiteFlags) register(fs *flagSet, figures bool) {
 		fs.BoolVar(&s.check, "check", false, "exit 1 if a claim fails or a run warns that its numbers cannot be trusted")
 	} else {
 		fs.BoolVar(&s.check, "check", false, "exit 1 if a run warns that its numbers cannot be trusted")
+		fs.Var(&s.thresholds, "threshold", strings.Replace(thresholdHelp, "the run's numbers", "every run's numbers", 1))
 	}
 	fs.StringVar(&s.out, "out", "", "result directory (default results/<UTC time>, with results/latest pointing to it)")
 	fs.BoolVar(&s.resume, "resume", false, "finish the suite in --out, made with the same settings (target, profile, time scale, presplit, balancer, seed, mode): skip runs stored with the same spec")
@@ -140,10 +145,20 @@ func (s *suiteFlags) targetFor(pr workloads.PlannedRun) (targetFlags, error) {
 	if b := pr.Engine.Balancer; b != "" {
 		tf.balancer = b
 	}
+	if ru := pr.Engine.RU; ru > 0 {
+		tf.ru, tf.ruMax = ru, 0
+	}
+	// --ru and --ru-max provision the cosmos profile's runs; an
+	// experiment's run that chose another profile has none to provision.
+	if p, err := engine.ProfileByName(tf.profile); err == nil && !p.RequestUnits() {
+		tf.ru, tf.ruMax = 0, 0
+	}
 	// A suite of profile none would run for hours of wall time; say so
 	// rather than start it.
-	if tf.timeScale == 0 && tf.profile == "none" {
-		return tf, usagef("--profile none has no modelled time to run virtually: give --time-scale 1 to run the suite in wall time")
+	if p, _, err := tf.resolveProfile(); err != nil {
+		return tf, err
+	} else if tf.timeScale == 0 && !p.Model {
+		return tf, usagef("--profile %s has no modelled time to run virtually: give --time-scale 1 to run the suite in wall time", tf.profile)
 	}
 	return tf, nil
 }
@@ -190,7 +205,14 @@ func (s *suiteFlags) settings(figures bool, getenv func(string) string) (results
 	set := results.Settings{results.SettingTarget: s.tf.target, "seed": strconv.FormatUint(s.seed, 10)}
 	switch s.tf.target {
 	case "engine":
-		set["profile"], set["time-scale"], set["presplit"], set["balancer"] = s.tf.profile, strconv.FormatFloat(s.tf.timeScale, 'g', -1, 64), strconv.FormatBool(s.tf.presplit), s.tf.balancer
+		p, file, err := s.tf.resolveProfile()
+		if err != nil {
+			return nil, err
+		}
+		set["profile"], set["time-scale"], set["presplit"], set["balancer"] = p.Name, strconv.FormatFloat(s.tf.timeScale, 'g', -1, 64), strconv.FormatBool(s.tf.presplit), s.tf.balancer
+		if file != nil && !file.Builtin { // two files may give one name to two models
+			set[settingProfileSHA] = file.SHA256
+		}
 	default:
 		set["endpoint"] = s.endpoint
 	}
@@ -271,7 +293,22 @@ func sameSuite(out string, set *results.Set, mode string, settings results.Setti
 	if !differ {
 		return nil
 	}
+	if name == settingProfileSHA {
+		return usagef("--out %s was made with %s, and this --profile gives other parameters under its name (sha256 %.12s, not %.12s): the set would mix two models as one; %srerun with the file it was made with", out, profileText(set.Settings["profile"], stored), given, stored, fix)
+	}
 	return usagef("--out %s was made %s, and this one uses %s: the set would mix both; %srerun with %s", out, withFlag(name, stored), flagText(name, given), fix, flagText(name, stored))
+}
+
+// settingProfileSHA is the setting that holds the hash of a profile read
+// from a file, when it is not the built-in profile of its name.
+const settingProfileSHA = "profile-sha256"
+
+// profileText names a suite's profile and whether it came from a file.
+func profileText(name, sha string) string {
+	if sha == "" {
+		return "profile " + name
+	}
+	return fmt.Sprintf("profile %s from a file (sha256 %.12s)", name, sha)
 }
 
 func suiteKind(mode string) string {
@@ -404,6 +441,15 @@ type suiteRun struct {
 // result directory, runs what is not stored yet, and writes the report.
 func (s *suiteFlags) run(ctx context.Context, e *env, r suiteRun) error {
 	plan := r.plan
+	var ops []workloads.OpKind
+	for _, pr := range plan {
+		if !slices.Contains(ops, pr.Spec.Op) {
+			ops = append(ops, pr.Spec.Op)
+		}
+	}
+	if err := s.thresholds.checkOps(ops); err != nil {
+		return err
+	}
 	if err := s.override(plan); err != nil {
 		return err
 	}
@@ -438,10 +484,30 @@ func (s *suiteFlags) run(ctx context.Context, e *env, r suiteRun) error {
 	if err != nil {
 		return err
 	}
+	var verdicts bytes.Buffer // after the report, as a run prints them after its summary
+	failed := s.thresholds.checkSweep(&verdicts, storedRuns(dir, plan))
 	if err := dir.Save(); err != nil {
 		return err
 	}
-	return finishReport(e, s, dir, figs, claims, summary)
+	if err := finishReport(e, s, dir, figs, claims, summary); err != nil {
+		return err
+	}
+	e.stdout.Write(verdicts.Bytes())
+	if failed > 0 {
+		return failedThresholds(failed)
+	}
+	return nil
+}
+
+// storedRuns returns the stored runs of a plan, in its order.
+func storedRuns(dir *results.Dir, plan []workloads.PlannedRun) []*results.Run {
+	var runs []*results.Run
+	for _, pr := range plan {
+		if r := dir.Find(pr.ID); r != nil {
+			runs = append(runs, r)
+		}
+	}
+	return runs
 }
 
 // confirm asks before a suite sends anything to a Table endpoint off this
@@ -480,6 +546,8 @@ func runSuite(ctx context.Context, e *env, sf *suiteFlags, dir *results.Dir, pla
 	parallel := sf.parallel
 	if !sf.tf.virtual() {
 		parallel = 1 // runs in wall time share the machine: one at a time keeps them honest
+	} else {
+		defer virtualCores(min(parallel, len(todo)))()
 	}
 	suite := &workloads.Suite{Runs: todo, NewTarget: sf.newTarget(e.getenv), Parallel: parallel,
 		Finished: func(pr workloads.PlannedRun, r *results.Run) error {
@@ -635,7 +703,7 @@ func finishReport(e *env, sf *suiteFlags, dir *results.Dir, figs []workloads.Fig
 }
 
 func reportCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "report", "DIR")
+	fs := newFlagSet(e, "report", "DIR   (a suite's result directory, or a run's from run --out)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.help()
@@ -645,6 +713,14 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if fs.NArg() != 1 {
 		return usagef("give one result directory, as in 'tablebench report results/latest'")
+	}
+	if !holdsSuite(fs.Arg(0)) { // a run's directory (run --out)
+		page, err := writeRunPages(fs.Arg(0))
+		if err != nil {
+			return usagef("%v", err)
+		}
+		fmt.Fprintf(e.stdout, "report: %s\n", page)
+		return nil
 	}
 	dir, err := results.ReadDir(fs.Arg(0))
 	if err != nil {
@@ -693,16 +769,20 @@ func sameProfile(set *results.Set, figs []workloads.Figure) error {
 	for _, pr := range workloads.Plan(figs, workloads.QuickMode()) {
 		chosen[pr.ID] = pr.Engine.Profile != ""
 	}
-	want, from := set.Settings["profile"], "the set was made with --profile "+set.Settings["profile"]
+	want, wantSHA := set.Settings["profile"], set.Settings[settingProfileSHA]
+	from := "the set was made with --profile " + want
+	if wantSHA != "" {
+		from = "the set was made with " + profileText(want, wantSHA)
+	}
 	for _, r := range set.Runs {
 		if r.Env.Target != "engine" || chosen[r.ID] {
 			continue
 		}
 		if want == "" { // a set that does not record its settings: the first run's
-			want, from = r.Env.Profile, "run "+r.ID+" ran on profile "+r.Env.Profile
+			want, wantSHA, from = r.Env.Profile, r.Env.ProfileSHA256, "run "+r.ID+" ran on "+profileText(r.Env.Profile, r.Env.ProfileSHA256)
 		}
-		if r.Env.Profile != want {
-			return usagef("run %s ran on profile %s, but %s: the set mixes two engine models; run them again into one --out", r.ID, r.Env.Profile, from)
+		if r.Env.Profile != want || r.Env.ProfileSHA256 != wantSHA {
+			return usagef("run %s ran on %s, but %s: the set mixes two engine models; run them again into one --out", r.ID, profileText(r.Env.Profile, r.Env.ProfileSHA256), from)
 		}
 	}
 	return nil

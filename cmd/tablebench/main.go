@@ -6,11 +6,12 @@
 //	tablebench figures      reproduce Figures 3-15 and check every published claim
 //	tablebench experiments  test the case study's advice its figures never test: retries, keys, balancing, conflicts, today
 //	tablebench sweep        a figure of your own: any run parameters as lists
-//	tablebench report       rebuild the charts of a stored result set
+//	tablebench report       rebuild the pages of a stored result set or run
 //	tablebench compare      two result sets side by side, each difference tested against the runs' noise
 //	tablebench merge        combine the shards of a run or suite into one
 //	tablebench k8s          print a Kubernetes Indexed Job that runs a run's shards
 //	tablebench serve        serve the engine as an Azure Table endpoint
+//	tablebench profile      list the engine's service models, or print one as a file to change and load with --profile
 //	tablebench admin        change a served engine's fault rules and rates while it runs
 //	tablebench version      print the version
 //

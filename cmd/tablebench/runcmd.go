@@ -18,6 +18,7 @@ import (
 
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/enginetarget"
 	"github.com/tablebench/tablebench/workloads/gctune"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
@@ -53,7 +54,7 @@ func (s *specFlags) register(fs *flag.FlagSet) {
 	fs.Var(nameFlag[workloads.PartitionScheme]{&s.spec.Partition}, "partition", "the `scheme` of PartitionKeys: "+workloads.PartitionSchemes().Help())
 	fs.IntVar(&s.spec.VMs, "vms", d.VMs, "client VMs")
 	fs.IntVar(&s.spec.Threads, "threads", d.Threads, "worker threads per VM")
-	fs.StringVar(&s.vmSize, "vm-size", "xl", "VM size: small (1 core), xl (8 cores) or cores:N[,serial:F]; the engine's client model uses it")
+	fs.StringVar(&s.vmSize, "vm-size", "xl", "VM size the engine's client model charges: small (1 core) and xl (8 cores) with the 2010 client, modern (4 vCPUs with today's SDK), or cores:N[,serial:F] (default: the profile's client, xl under wa2010, modern under modern)")
 	fs.IntVar(&s.spec.EntitySize, "entity-size", d.EntitySize, "bytes per entity by the service's size formula, one random Payload string (Payload, Payload2, ... beyond the 32K characters one string holds)")
 	fs.DurationVar(&s.spec.Duration, "duration", d.Duration, "measured time, after the warm-up (model time on the engine)")
 	fs.DurationVar(&s.spec.Warmup, "warmup", d.Warmup, "warm-up before measuring; 0 measures from the start")
@@ -218,6 +219,7 @@ type runFlags struct {
 	shard                shardFlags
 	out                  string
 	asJSON, quiet, check bool
+	thresholds           thresholdFlags
 }
 
 func newRunFlags(e *env) (*flagSet, *runFlags) {
@@ -226,10 +228,11 @@ func newRunFlags(e *env) (*flagSet, *runFlags) {
 	r.spec.register(fs.FlagSet)
 	r.target.register(fs.FlagSet, true)
 	r.shard.register(fs.FlagSet)
-	fs.StringVar(&r.out, "out", "", "directory to store the run record (JSON) and its HdrHistogram interval log (.hlog)")
+	fs.StringVar(&r.out, "out", "", "directory to store the run record (JSON), its HdrHistogram interval log (.hlog) and its page (index.html; 'tablebench report DIR' rebuilds it)")
 	fs.BoolVar(&r.asJSON, "json", false, "print one JSON object with the results instead of the summary")
 	fs.BoolVar(&r.quiet, "quiet", false, "no progress and no configuration lines on stderr")
 	fs.BoolVar(&r.check, "check", false, "exit 1 if the run warns that its numbers cannot be trusted (an endpoint that stalled or failed, a saturated modelled client)")
+	r.thresholds.register(fs)
 	return fs, r
 }
 
@@ -247,11 +250,23 @@ func (r *runFlags) resolve(fs *flagSet, getenv func(string) string, stdin io.Rea
 	}
 	r.shard.apply(&r.spec.spec, k, n, startAt)
 	r.spec.stdin = stdin
+	if !given(fs.FlagSet, "vm-size") && r.target.target == "engine" {
+		p, _, err := r.target.resolveProfile()
+		if err != nil {
+			return workloads.Spec{}, err
+		}
+		if p.Model { // only a model charges the client
+			r.spec.vmSize = enginetarget.ClientSize(p).Name
+		}
+	}
 	spec, err := r.spec.resolve(fs.FlagSet)
 	if err != nil {
 		return spec, err
 	}
 	if err := r.spec.contradictions(fs.FlagSet); err != nil {
+		return spec, err
+	}
+	if err := r.thresholds.checkOps([]workloads.OpKind{spec.Op}); err != nil {
 		return spec, err
 	}
 	spec.KeepTable = r.target.keep
@@ -273,6 +288,9 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	tf := &r.target
+	if tf.virtual() {
+		defer virtualCores(1)()
+	}
 	tg, release, err := tf.build(e.getenv, spec.Seed)
 	if err != nil {
 		return err
@@ -319,19 +337,25 @@ func (r *runFlags) watch(e *env, coord *workloads.Coordinator, tg workloads.Targ
 	return stop
 }
 
-// report prints the run's result, then stores it: a store that fails (a
-// full disk) loses nothing the user has not seen. It returns the run's
-// error, runErr, or why its numbers do not hold.
+// report checks the run's thresholds, prints its result, then stores it
+// with its page: a store that fails (a full disk) loses nothing the user
+// has not seen. It returns the run's error, runErr, why its numbers do not
+// hold, or the thresholds they fail.
 func (r *runFlags) report(e *env, res *results.Run, runErr error) error {
+	failed := r.thresholds.check(res)
 	if r.asJSON {
 		if err := writeJSONSummary(e.stdout, res); err != nil {
 			return err
 		}
 	} else {
 		results.WriteSummary(e.stdout, res)
+		writeThresholds(e.stdout, res.Thresholds)
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(e.stderr, "warning:", w)
+	}
+	if r.asJSON { // the record holds them; a pipeline's log shows them too
+		writeThresholds(e.stderr, res.Thresholds)
 	}
 	if r.out != "" {
 		if err := store(r.out, res); err != nil {
@@ -339,6 +363,13 @@ func (r *runFlags) report(e *env, res *results.Run, runErr error) error {
 		}
 		if !r.asJSON {
 			fmt.Fprintf(e.stdout, "stored in %s\n", filepath.Join(r.out, res.ID+".json"))
+		}
+		if holdsSuite(r.out) { // its report is the suite's
+			fmt.Fprintf(e.stderr, "note: %s holds a suite's results, so the run's page is not written there: give the run a directory of its own\n", r.out)
+		} else if page, err := writeRunPages(r.out); err != nil {
+			return fmt.Errorf("the results above are stored in %s, but their page could not be written: %w", r.out, err)
+		} else if !r.asJSON {
+			fmt.Fprintf(e.stdout, "page: %s\n", page)
 		}
 	}
 	switch {
@@ -350,6 +381,8 @@ func (r *runFlags) report(e *env, res *results.Run, runErr error) error {
 		return fmt.Errorf("refused: the harness could not keep time at this time scale, so the numbers above do not hold (see the warning)")
 	case r.check && len(res.Warnings) > 0:
 		return fmt.Errorf("check failed: %d warning(s) above say the numbers cannot be trusted", len(res.Warnings))
+	case failed > 0:
+		return failedThresholds(failed)
 	}
 	return nil
 }
@@ -425,12 +458,19 @@ func store(dir string, res *results.Run) error {
 }
 
 // writeJSONSummary prints the run record without its encoded histograms,
-// unless it is a shard's, which merge needs whole.
+// intervals, heat map and key sketch, unless it is a shard's, which merge
+// needs whole.
 func writeJSONSummary(w interface{ Write([]byte) (int, error) }, res *results.Run) error {
 	c := *res
 	if c.Shard == nil {
 		c.Histograms = nil
 		c.Intervals = nil
+		c.Heatmap = nil
+		if c.Partitions != nil {
+			p := *c.Partitions
+			p.Sketch = ""
+			c.Partitions = &p
+		}
 	}
 	b, err := json.Marshal(c)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tablebench/tablebench/engine"
@@ -26,7 +27,7 @@ type serveFlags struct {
 }
 
 func newServeFlags(e *env) (*flagSet, *serveFlags) {
-	fs := newFlagSet(e, "serve", "[--addr 127.0.0.1:10002] [--profile wa2010|modern|none] [flags]")
+	fs := newFlagSet(e, "serve", "[--addr 127.0.0.1:10002] [--profile wa2010|modern|none|FILE.yaml] [flags]")
 	s := &serveFlags{}
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:10002", "address to listen on; port 0 picks a free one")
 	s.eng.register(fs.FlagSet, served, true)
@@ -158,9 +159,17 @@ func (s *serveFlags) announce(e *env, eng *engine.Engine, addr net.Addr, keyShow
 	}
 	endpoint := fmt.Sprintf("%s://%s/%s", scheme, addr, s.account)
 	rates := eng.Rates()
-	fmt.Fprintf(e.stdout, "serving the engine (profile %s) at %s\n", eng.Config().Profile.Name, endpoint)
+	profile := eng.Config().Profile.Name
+	if _, file, _ := s.eng.resolveProfile(); file != nil && !file.Builtin {
+		profile += fmt.Sprintf(" from %s, sha256 %.12s", file.path, file.SHA256)
+	}
+	fmt.Fprintf(e.stdout, "serving the engine (profile %s) at %s\n", profile, endpoint)
 	fmt.Fprintf(e.stdout, "connection string: %s\n", rest.ConnectionString(scheme, s.account, keyShown, endpoint))
-	fmt.Fprintf(e.stdout, "budgets: %s entities/s per PartitionKey, %s per account; metrics at %s://%s%s\n", rateText(rates.Partition), rateText(rates.Account), scheme, addr, rest.MetricsPath)
+	if p := eng.Config().Profile; p.RequestUnits() {
+		fmt.Fprintf(e.stdout, "throughput: %s, answered as Cosmos DB for Table (docs/cosmos.md); metrics at %s://%s%s\n", strings.TrimPrefix(s.eng.describeRU(), ", "), scheme, addr, rest.MetricsPath)
+	} else {
+		fmt.Fprintf(e.stdout, "budgets: %s entities/s per PartitionKey, %s per account; metrics at %s://%s%s\n", rateText(rates.Partition), rateText(rates.Account), scheme, addr, rest.MetricsPath)
+	}
 	fmt.Fprintf(e.stdout, "a deleted table's name can be created again after %v (--table-delete-delay)\n", s.deleteDelay)
 	if rules != nil {
 		fmt.Fprintf(e.stdout, "faults: %d rules from %s, reloaded when it changes\n", len(rules.Rules()), s.faultsFile)

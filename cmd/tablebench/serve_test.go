@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -259,5 +260,27 @@ func TestServeUnmodelledPagesAsAStore(t *testing.T) {
 				t.Fatalf("%d entities in %d pages, want 25 in at most %d", n, pages, c.pages)
 			}
 		})
+	}
+}
+
+// TestServeCosmosThroughTheSDKTarget: a run through the SDK against
+// `serve --profile cosmos` records the charges the served engine reports
+// in x-ms-request-charge, and its 429s with their retry-after.
+func TestServeCosmosThroughTheSDKTarget(t *testing.T) {
+	cs, stop := startServe(t, "--profile", "cosmos", "--ru", "1000")
+	defer stop()
+	code, out, errOut := tb(t, context.Background(), csEnv(cs), "run", "--target", "table", "--partition", "shared", "--threads", "4", "--duration", "1s", "--warmup", "0s", "--json", "--quiet")
+	var res struct {
+		RequestUnitsPerSec float64          `json:"request_units_per_sec"`
+		Errors             map[string]int64 `json:"errors"`
+		RetryAfterMs       *struct {
+			Max float64 `json:"max"`
+		} `json:"retry_after_ms"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if res.RequestUnitsPerSec <= 0 || res.Errors["RequestRateTooLarge"] == 0 || res.RetryAfterMs == nil || res.RetryAfterMs.Max > 1000 {
+		t.Fatalf("a hot key at 1,000 RU/s through the SDK: %.0f RU/s, errors %v, retry-after %+v\n%s", res.RequestUnitsPerSec, res.Errors, res.RetryAfterMs, out)
 	}
 }

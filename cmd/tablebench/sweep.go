@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/enginetarget"
 )
 
 // listFlags are a sweep's parameters, each a comma-separated list.
@@ -28,7 +29,7 @@ func (s *sweepFlags) register(fs *flagSet) {
 	lf := &s.lists
 	fs.StringVar(&lf.vms, "vms", "", "VM counts, such as 1,2,4,8")
 	fs.StringVar(&lf.threads, "threads", "", "threads per VM, such as 10,30")
-	fs.StringVar(&lf.vmSize, "vm-size", "", "VM sizes: small, xl, cores:N[,serial:F]")
+	fs.StringVar(&lf.vmSize, "vm-size", "", "VM sizes: small, xl, modern, cores:N[,serial:F] (default: the profile's client, xl under wa2010, modern under modern)")
 	fs.StringVar(&lf.op, "op", "", "operations: "+workloads.Ops().Or())
 	fs.StringVar(&lf.batch, "batch-size", "", "batch sizes, such as 1,20,100")
 	fs.StringVar(&lf.partition, "partition", "", "partition schemes: "+workloads.PartitionSchemes().Or())
@@ -109,6 +110,15 @@ func sweepCmd(ctx context.Context, e *env, args []string) error {
 	def, err := sw.def(&sf)
 	if err != nil {
 		return err
+	}
+	if len(def.VMSizes) == 0 && sf.tf.target == "engine" { // the profile's client, as run's
+		p, _, err := sf.tf.resolveProfile()
+		if err != nil {
+			return err
+		}
+		if p.Model {
+			def.VMSizes = []string{enginetarget.ClientSize(p).Name}
+		}
 	}
 	fig, err := def.Figure()
 	if err != nil {

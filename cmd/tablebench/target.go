@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/clock"
-	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/aztarget"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
@@ -119,7 +118,7 @@ func (t *targetFlags) virtual() bool {
 	if t.target != "engine" || t.timeScale != 0 {
 		return false
 	}
-	p, err := engine.ProfileByName(t.profile)
+	p, _, err := t.resolveProfile()
 	return err == nil && p.Model
 }
 
@@ -192,6 +191,9 @@ func (t *targetFlags) build(getenv func(string) string, seed uint64) (workloads.
 		if err != nil {
 			return nil, nil, usagef("%v", err)
 		}
+		if _, file, _ := t.resolveProfile(); file != nil && !file.Builtin {
+			tg.FromFile(file.path, file.SHA256)
+		}
 		return tg, func() { tg.Close() }, nil
 	case "table":
 		tg, err := t.table(getenv)
@@ -232,7 +234,11 @@ func (t *targetFlags) describe(w io.Writer, tg workloads.Target) {
 			if env.TimeScale == 0 {
 				clock = "virtual time"
 			}
-			fmt.Fprintf(w, "target engine: profile %s, %s, presplit %v, balancer %s%s\n", env.Profile, clock, t.presplit, t.balancer, t.describeBudgets())
+			profile := env.Profile
+			if env.ProfileFile != "" {
+				profile += fmt.Sprintf(" (from %s, sha256 %.12s)", env.ProfileFile, env.ProfileSHA256)
+			}
+			fmt.Fprintf(w, "target engine: profile %s, %s, presplit %v, balancer %s%s\n", profile, clock, t.presplit, t.balancer, t.describeBudgets())
 		default:
 			fmt.Fprintf(w, "target table: %s\n", env.Endpoint)
 		}
@@ -251,5 +257,20 @@ func (f *engineFlags) describeBudgets() string {
 	if f.latencyScale != 1 && f.latencyScale != 0 {
 		fmt.Fprintf(&b, ", latencies x%g", f.latencyScale)
 	}
+	b.WriteString(f.describeRU())
 	return b.String()
+}
+
+// describeRU names the throughput provisioned under the cosmos profile.
+func (f *engineFlags) describeRU() string {
+	p, _, err := f.resolveProfile()
+	switch {
+	case err != nil || !p.RequestUnits():
+		return ""
+	case f.ruMax > 0:
+		return fmt.Sprintf(", autoscale to %g RU/s per table", f.ruMax)
+	case f.ru > 0:
+		return fmt.Sprintf(", %g RU/s per table", f.ru)
+	}
+	return fmt.Sprintf(", %g RU/s per table", p.RU)
 }

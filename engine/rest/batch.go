@@ -691,7 +691,7 @@ func (s *Server) batch(q *request, g *grant) {
 		return
 	}
 	defer pb.release()
-	stored, err := s.e.Client(nil).BatchAppend(q.r.Context(), table, ops, pb.stored[:0])
+	stored, err := s.e.Client(q.call).BatchAppend(q.r.Context(), table, ops, pb.stored[:0])
 	pb.stored = stored
 	if err != nil {
 		if e, isEngine := tables.AsError(err); isEngine && e.Index >= 0 {
@@ -783,7 +783,7 @@ func (s *Server) batchQuery(q *request, g *grant, sub *subRequest) {
 	if hasKeys {
 		if fail = g.authorize(actRead, table, keys[0], keys[1]); fail == nil {
 			sel := selectList(sub.query().Get("$select"))
-			ent, err := s.e.Client(nil).Get(q.r.Context(), table, keys[0], keys[1], sel)
+			ent, err := s.e.Client(q.call).Get(q.r.Context(), table, keys[0], keys[1], sel)
 			if err != nil {
 				fail = serviceError(err)
 			} else {

@@ -51,7 +51,7 @@ func (s *Server) insert(q *request, g *grant, table string) {
 	if s.point(q, faults.OpInsert, table, ent.PartitionKey) {
 		return
 	}
-	stored, err := s.e.Client(nil).Insert(q.r.Context(), table, ent)
+	stored, err := s.e.Client(q.call).Insert(q.r.Context(), table, ent)
 	if err != nil {
 		s.failErr(q, err)
 		return
@@ -135,7 +135,7 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 			return
 		}
 		sel := selectList(q.vals.Get("$select"))
-		ent, err := s.e.Client(nil).Get(ctx, table, pk, rk, sel)
+		ent, err := s.e.Client(q.call).Get(ctx, table, pk, rk, sel)
 		if err != nil {
 			s.failErr(q, err)
 			return
@@ -170,9 +170,9 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 		var stored tables.Entity
 		var err error
 		if ifMatch == "" {
-			stored, err = s.e.Client(nil).Upsert(ctx, table, ent, mode)
+			stored, err = s.e.Client(q.call).Upsert(ctx, table, ent, mode)
 		} else {
-			stored, err = s.e.Client(nil).Update(ctx, table, ent, mode, ifMatch)
+			stored, err = s.e.Client(q.call).Update(ctx, table, ent, mode, ifMatch)
 		}
 		if err != nil {
 			s.failErr(q, err)
@@ -192,7 +192,7 @@ func (s *Server) entity(q *request, g *grant, table, pk, rk string) {
 		if s.point(q, faults.OpDelete, table, pk) {
 			return
 		}
-		s.respondErr(q, s.e.Client(nil).Delete(ctx, table, pk, rk, ifMatch), http.StatusNoContent)
+		s.respondErr(q, s.e.Client(q.call).Delete(ctx, table, pk, rk, ifMatch), http.StatusNoContent)
 	default:
 		s.notAllowed(q)
 	}
@@ -249,7 +249,7 @@ func (s *Server) queryPage(q *request, g *grant, table string, vals url.Values) 
 		}
 		qu.Continuation = c
 	}
-	page, err := s.e.Client(nil).QueryEntities(q.r.Context(), table, qu)
+	page, err := s.e.Client(q.call).QueryEntities(q.r.Context(), table, qu)
 	if err != nil {
 		return tables.Page{}, nil, serviceError(err)
 	}

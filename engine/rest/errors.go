@@ -20,6 +20,9 @@ func (s *Server) fail(q *request, err *tables.Error) {
 	h := q.w.Header()
 	h.Set("Content-Type", s.contentType(odata.MinimalMetadata))
 	h.Set("x-ms-error-code", err.Code)
+	if err.RetryAfter > 0 {
+		h.Set(HeaderRetryAfterMs, strconv.FormatInt(max(err.RetryAfter.Milliseconds(), 1), 10))
+	}
 	q.w.WriteHeader(err.Status)
 	q.w.Write(errorBody(err, q.id))
 }

@@ -194,6 +194,10 @@ type request struct {
 	injected  string        // the kind of fault injected, if one was
 	trunc     *truncating   // the response, held back to be cut short
 	body      *bytes.Buffer // the request body read, returned to bodies when the request ends
+	// call is the request's state in the engine under a profile that
+	// charges request units, whose charge every answer reports; nil
+	// otherwise.
+	call *engine.Call
 }
 
 // firstVersion is the oldest service version; a version is a date, so one
@@ -212,8 +216,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
 	w = sw
+	var call *engine.Call
+	if s.e.Config().Profile.RequestUnits() {
+		w, call = chargeWriterFor(sw)
+	}
 	ids := s.requestID()
-	q := &request{w: w, r: r, id: ids[0], version: header(r, "X-Ms-Version"), vals: query(r.URL.RawQuery)}
+	q := &request{w: w, r: r, id: ids[0], version: header(r, "X-Ms-Version"), vals: query(r.URL.RawQuery), call: call}
 	w.Header()["X-Ms-Request-Id"] = ids
 	if cid := r.Header["X-Ms-Client-Request-Id"]; len(cid) > 0 && echoedClientID(cid[0]) {
 		w.Header()["X-Ms-Client-Request-Id"] = cid[:1]

@@ -104,8 +104,9 @@ func New(cfg Config) (*Target, error) {
 // connection per worker thread.
 func clientOptions(cfg Config) *aztables.ClientOptions {
 	opts := &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Retry:     policy.RetryOptions{MaxRetries: -1}, // one try: the harness sees and counts every 503
-		Transport: cfg.Transport,
+		Retry:           policy.RetryOptions{MaxRetries: -1}, // one try: the harness sees and counts every 503
+		Transport:       cfg.Transport,
+		PerCallPolicies: []policy.Policy{serviceSaysPolicy{}},
 	}}
 	if opts.Transport == nil {
 		opts.Transport = &http.Client{Transport: &http.Transport{
@@ -379,7 +380,12 @@ type session struct {
 
 // Do sends op and returns when its response arrived.
 func (s *session) Do(ctx context.Context, op *workloads.Op) (done time.Time, err error) {
-	defer func() { done = s.t.clock.Now() }()
+	var said serviceSaid
+	ctx = context.WithValue(ctx, serviceSaidKey{}, &said)
+	defer func() {
+		done = s.t.clock.Now()
+		said.apply(op, err)
+	}()
 	defer s.t.recoverInto(&err)
 	c := s.t.client(op.Table)
 	switch op.Kind {

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/casestudy"
+	"github.com/tablebench/tablebench/workloads/enginetarget"
 )
 
 func TestCatalog(t *testing.T) {
@@ -254,5 +256,38 @@ func TestPublishedNumbersAreMarked(t *testing.T) {
 		if !slices.Equal(got[id], w) {
 			t.Errorf("%s marks %q, want %q", id, got[id], w)
 		}
+	}
+}
+
+// TestTodayRunsThroughTodaysClient: an experiment's run on an engine
+// profile of its own models that profile's client, so today's service is
+// not measured through the 2010 client's 5 ms of CPU a request, nor paused
+// 3 s after a 503 where today's SDK retries; the 2010 profile keeps the
+// 2010 XL VM and the study's method its figures were calibrated with.
+func TestTodayRunsThroughTodaysClient(t *testing.T) {
+	want := map[string]string{"wa2010": "xl", "modern": "modern"}
+	retry := map[string]workloads.RetryPolicy{"wa2010": workloads.RetryNone, "modern": workloads.RetrySDK}
+	seen := map[string]bool{}
+	for _, f := range casestudy.Experiments() {
+		for _, fr := range f.Runs {
+			name := fr.Engine.Profile
+			if name == "" {
+				continue
+			}
+			p, err := engine.ProfileByName(name)
+			if err != nil {
+				t.Fatalf("%s: %v", workloads.RunID(f.ID, fr.Series, fr.X), err)
+			}
+			if got := fr.Spec.VMSize; got != enginetarget.ClientSize(p) || want[name] != "" && got.Name != want[name] {
+				t.Errorf("%s runs on profile %s with a %s VM, want its client %s", workloads.RunID(f.ID, fr.Series, fr.X), name, got.Name, enginetarget.ClientSize(p).Name)
+			}
+			if r := retry[name]; r != "" && fr.Spec.Retry.Policy != r {
+				t.Errorf("%s runs on profile %s retrying as %s, want %s", workloads.RunID(f.ID, fr.Series, fr.X), name, fr.Spec.Retry.Policy, r)
+			}
+			seen[name] = true
+		}
+	}
+	if !seen["modern"] || !seen["wa2010"] {
+		t.Errorf("the experiments run profiles %v, want wa2010 and modern among them", seen)
 	}
 }

@@ -386,6 +386,8 @@ const (
 	SentPerSec                 // entities sent, throttled or not
 	ThrottledPct               // requests throttled or timed out, %
 	Requests                   // requests sent
+	RUPerSec                   // request units charged per second
+	RUPerRequest               // request units charged per request
 )
 
 var stats = map[Stat]struct {
@@ -400,6 +402,8 @@ var stats = map[Stat]struct {
 	SentPerSec:     {"entities/s sent", "e/s", func(r *results.Run) float64 { return r.EntitiesSentPerSec }},
 	ThrottledPct:   {"the throttled share", "%", metricOf("throttled-pct")},
 	Requests:       {"requests", "", func(r *results.Run) float64 { return float64(r.Totals.Requests) }},
+	RUPerSec:       {"the request units charged per second", "RU/s", metricOf("request-units-per-sec")},
+	RUPerRequest:   {"the request units charged per request", "RU", metricOf("request-units-per-request")},
 }
 
 // metricOf reads a run's metric from the one table of them, so that a

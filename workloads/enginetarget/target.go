@@ -14,12 +14,16 @@ import (
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads"
+	"github.com/tablebench/tablebench/workloads/vm"
 )
 
 // Target is the engine as a run's target.
 type Target struct {
 	e     *engine.Engine
 	scale float64
+	// file and sha256 are the profile file the engine's profile was read
+	// from, when it is not the built-in one of its name.
+	file, sha256 string
 }
 
 var (
@@ -28,6 +32,7 @@ var (
 	_ workloads.Loader        = (*Target)(nil)
 	_ workloads.EventSource   = (*Target)(nil)
 	_ workloads.Describer     = (*Target)(nil)
+	_ workloads.RangeReporter = (*Target)(nil)
 )
 
 // New returns a target over a new engine configured by cfg.
@@ -67,8 +72,13 @@ func (t *Target) ModelsClient() bool { return t.e.Config().Profile.Model }
 
 // Describe describes the target for the run record.
 func (t *Target) Describe() results.Environment {
-	return results.Environment{Target: "engine", Profile: t.e.Config().Profile.Name, TimeScale: t.scale}
+	return results.Environment{Target: "engine", Profile: t.e.Config().Profile.Name, ProfileFile: t.file, ProfileSHA256: t.sha256, TimeScale: t.scale}
 }
+
+// FromFile has the record say that the engine's profile was read from the
+// file path, whose parameters hash to sha256, so that no reader takes it
+// for the built-in profile of its name.
+func (t *Target) FromFile(path, sha256 string) { t.file, t.sha256 = path, sha256 }
 
 // Load stores entities directly, outside the model: a run's preload is not
 // measured and should not spend modelled time or budgets.
@@ -91,7 +101,21 @@ func (t *Target) Events(since time.Time) []results.Event {
 			detail += fmt.Sprintf(" moved from server %d to %d", ev.From, ev.To)
 		}
 		detail += fmt.Sprintf(", unavailable for %v", ev.Until.Sub(ev.Time).Round(time.Millisecond))
-		out = append(out, results.Event{Second: ev.Time.Sub(since).Seconds(), Kind: string(ev.Kind), Detail: detail})
+		out = append(out, results.Event{Second: ev.Time.Sub(since).Seconds(), Kind: string(ev.Kind), Detail: detail, Lo: ev.Lo, Hi: ev.Hi, At: ev.At})
+	}
+	return out
+}
+
+// RangePartitions returns the table's range partitions and their servers
+// now; none if the table is gone.
+func (t *Target) RangePartitions(table string) []results.RangePartition {
+	ps, err := t.e.Partitions(table)
+	if err != nil {
+		return nil
+	}
+	out := make([]results.RangePartition, len(ps))
+	for i, p := range ps {
+		out[i] = results.RangePartition{Lo: p.Lo, Server: p.Server}
 	}
 	return out
 }
@@ -154,6 +178,7 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
 	default:
 		return time.Time{}, fmt.Errorf("operation %q is not known", op.Kind)
 	}
+	op.Charge = s.call.Timing.Charge
 	done := s.call.Timing.Done
 	if done.IsZero() { // no model, or refused before it: now
 		done = s.e.Clock().Now()
@@ -171,4 +196,21 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
 		}
 	}
 	return done, err
+}
+
+// ClientSize returns the client VM the harness models against profile p
+// unless a run names one: the profile's own, today's when it names none
+// (or one that does not parse: profile files are checked when read). A
+// service's latency is only seen through a client of its own time: the
+// 2010 client costs 5 ms of CPU a request, as much as today's service
+// takes to answer.
+func ClientSize(p engine.Profile) vm.Size {
+	if p.Client == "" {
+		return vm.Modern
+	}
+	sz, err := vm.ParseSize(p.Client)
+	if err != nil {
+		return vm.Modern
+	}
+	return sz
 }

@@ -1,6 +1,7 @@
 package vm_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -105,5 +106,41 @@ func TestUtilizationOverTheWindow(t *testing.T) {
 	idle.Spend(to.Add(-10*time.Millisecond), 100*time.Millisecond)   // a tenth in it
 	if u := idle.Utilization(to.Sub(from)); u < 2.99 || u > 3.01 {
 		t.Fatalf("60 ms of work in a 2 s window shows %.2f%%", u)
+	}
+}
+
+// TestModernClient: today's client parses by name, costs what was measured
+// rather than the 2010 client's 5 ms, and leaves the 2010 sizes' records as
+// they were (no cost written for them).
+func TestModernClient(t *testing.T) {
+	sz, err := vm.ParseSize("modern")
+	if err != nil || sz != vm.Modern {
+		t.Fatalf("vm.ParseSize(modern) = %+v, %v", sz, err)
+	}
+	if c := vm.Modern.ClientCost(); c != vm.Modern.Cost || c.Write(1) >= time.Millisecond {
+		t.Errorf("today's client costs %+v", c)
+	}
+	if vm.XL.ClientCost() != vm.DefaultCost() || vm.Small.ClientCost() != vm.DefaultCost() {
+		t.Error("the 2010 sizes do not cost the 2010 client's CPU")
+	}
+	b, _ := json.Marshal(vm.XL)
+	if string(b) != `{"name":"xl","cores":8,"serial_fraction":0.55}` {
+		t.Errorf("vm.XL is recorded as %s", b)
+	}
+	// 15 threads each sending a single insert every 7 ms, the modern
+	// profile's service time, keep today's VM mostly idle; the 2010 vm.XL is
+	// saturated by them.
+	for _, tc := range []struct {
+		size    vm.Size
+		min, mx float64
+	}{{vm.Modern, 0, 10}, {vm.XL, 90, 100}} {
+		v := vm.New(tc.size)
+		start := time.Unix(0, 0)
+		for i := range 15 * 1000 {
+			v.Spend(start.Add(time.Duration(i/15)*7*time.Millisecond), tc.size.ClientCost().Write(1))
+		}
+		if u := v.Utilization(7 * time.Second); u < tc.min || u > tc.mx {
+			t.Errorf("%s: %.0f%% busy, want %g-%g%%", tc.size.Name, u, tc.min, tc.mx)
+		}
 	}
 }

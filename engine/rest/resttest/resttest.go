@@ -17,8 +17,12 @@ import (
 // Options configure a test server; the zero value serves the engine
 // without a model (no latency, no throttling) and with no faults.
 type Options struct {
-	// Profile is the engine's model: "none" (default), "wa2010" or "modern".
+	// Profile is the engine's model: "none" (default), "wa2010", "modern"
+	// or "cosmos".
 	Profile string
+	// RU is, under the cosmos profile, each table's provisioned
+	// throughput in RU/s; 0 keeps the profile's.
+	RU float64
 	// PartitionRate and AccountRate override the profile's budgets, in
 	// entities/s; 0 keeps them.
 	PartitionRate, AccountRate float64
@@ -58,6 +62,9 @@ func NewServer(t testing.TB, o Options) *Server {
 	}
 	if o.LatencyScale > 0 {
 		p = p.ScaleLatency(o.LatencyScale)
+	}
+	if o.RU > 0 {
+		p.RU = o.RU
 	}
 	cfg := engine.DefaultConfig()
 	cfg.Profile = p

@@ -1,0 +1,302 @@
+package results
+
+import (
+	"cmp"
+	"encoding/base64"
+	"fmt"
+	"slices"
+
+	"github.com/axiomhq/hyperloglog"
+)
+
+// Partitions says where a run's measured requests landed by PartitionKey:
+// how many keys they touched, and the hottest keys with their requests and
+// throttled requests, so that a user sees where throttling lands. It is
+// bounded whatever the number of keys: the collector keeps a Space-Saving
+// summary (Metwally, Agrawal and El Abbadi, 2005) of TrackedKeys counters
+// and a HyperLogLog of the keys, and the record keeps the TopKeys hottest.
+//
+// Counts are exact while the run touched at most TrackedKeys keys. Past
+// that, a key the summary did not hold takes the place of the least
+// counted one and inherits its count as its error: each listed count then
+// overstates by at most its Error, never understates, and no key's error
+// exceeds the run's requests / TrackedKeys. A key that is hot enough to be
+// listed is almost always held from its first requests, with no error.
+type Partitions struct {
+	// Distinct is how many PartitionKeys the measured requests touched:
+	// exact when DistinctExact, else a HyperLogLog estimate (standard
+	// error about 1.6%).
+	Distinct      int64 `json:"distinct"`
+	DistinctExact bool  `json:"distinct_exact"`
+	// Top are the most requested keys, most requested first (at most
+	// TopKeys).
+	Top []KeyLoad `json:"top"`
+	// UnlistedMax bounds the keys Top leaves out: none had more requests.
+	// Zero when Top lists every key the run touched.
+	UnlistedMax int64 `json:"unlisted_max"`
+	// Sketch is the HyperLogLog of the keys, base64, by which shards'
+	// distinct counts merge; left out when Top lists every key exactly.
+	Sketch string `json:"sketch,omitempty"`
+}
+
+// KeyLoad is one PartitionKey's share of a run.
+type KeyLoad struct {
+	Key       string `json:"key"`
+	Requests  int64  `json:"requests"`
+	Throttled int64  `json:"throttled"` // answered 503 ServerBusy or 500 OperationTimedOut
+	// Error is how much Requests and Throttled may overstate: the true
+	// counts lie in [count - Error, count]. Zero: exact.
+	Error int64 `json:"error,omitempty"`
+}
+
+// Bounds of what a run keeps of its keys.
+const (
+	// TrackedKeys is how many keys the collector counts at once: exact
+	// counts (and an exact distinct count) up to this many keys.
+	TrackedKeys = 4096
+	// TopKeys is how many of the hottest keys a record keeps.
+	TopKeys = 32
+	// sketchPrecision is the HyperLogLog's: 2^12 registers, a standard
+	// error of 1.04/64 = 1.6%, and at most 4 KiB in a record.
+	sketchPrecision = 12
+)
+
+// keyCounter is the collector's Space-Saving summary of the measured
+// requests' keys: at most TrackedKeys counters in a min-heap by count, so
+// that the least counted is at hand when a new key must take its place.
+type keyCounter struct {
+	byKey   map[string]*keyEntry
+	heap    keyHeap
+	evicted bool // a key has taken another's counter: counts are estimates
+	hll     *hyperloglog.Sketch
+	last    *keyEntry // the last key counted, which the next request most often shares
+}
+
+type keyEntry struct {
+	key         string
+	n, thr, err int64
+	pos         int // in the heap
+}
+
+func newKeyCounter() *keyCounter {
+	sk, _ := hyperloglog.NewSketch(sketchPrecision, true)
+	return &keyCounter{byKey: map[string]*keyEntry{}, hll: sk}
+}
+
+// add counts n requests to key, throttled or not.
+func (c *keyCounter) add(key string, throttled bool, n int64) {
+	e := c.last
+	if e == nil || e.key != key {
+		if e = c.byKey[key]; e == nil {
+			e = c.insert(key)
+		}
+		c.last = e
+	}
+	e.n += n
+	if throttled {
+		e.thr += n
+	}
+	c.heap.down(e.pos)
+}
+
+// insert gives key a counter: a new one while there are fewer than
+// TrackedKeys, else the least counted key's, whose count it inherits as
+// its error (for throttled requests too: any of them may have been).
+func (c *keyCounter) insert(key string) *keyEntry {
+	c.hll.Insert([]byte(key))
+	var e *keyEntry
+	if len(c.heap) < TrackedKeys {
+		e = &keyEntry{key: key, pos: len(c.heap)}
+		c.heap = append(c.heap, e) // with no count yet, the least: the heap holds
+		c.heap.up(e.pos)
+	} else {
+		c.evicted = true
+		e = c.heap[0]
+		delete(c.byKey, e.key)
+		e.key, e.err, e.thr = key, e.n, e.n
+	}
+	c.byKey[key] = e
+	return e
+}
+
+// record returns what the run keeps of its keys.
+func (c *keyCounter) record() *Partitions {
+	ents := slices.Clone(c.heap)
+	slices.SortFunc(ents, func(a, b *keyEntry) int {
+		if a.n != b.n {
+			return cmp.Compare(b.n, a.n)
+		}
+		return cmp.Compare(a.key, b.key)
+	})
+	p := &Partitions{Top: []KeyLoad{}}
+	for i, e := range ents {
+		if i == TopKeys {
+			p.UnlistedMax = e.n
+			break
+		}
+		p.Top = append(p.Top, KeyLoad{Key: e.key, Requests: e.n, Throttled: e.thr, Error: e.err})
+	}
+	if c.evicted {
+		p.Distinct = int64(c.hll.Estimate())
+	} else {
+		p.Distinct, p.DistinctExact = int64(len(ents)), true
+	}
+	if !p.listsAll() {
+		p.Sketch = encodeSketch(c.hll)
+	}
+	return p
+}
+
+// listsAll reports whether Top lists every key the run touched, exactly.
+func (p *Partitions) listsAll() bool {
+	if !p.DistinctExact || p.UnlistedMax > 0 {
+		return false
+	}
+	for _, k := range p.Top {
+		if k.Error > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func encodeSketch(sk *hyperloglog.Sketch) string {
+	b, err := sk.MarshalBinary()
+	if err != nil {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// sketch returns the HyperLogLog of the keys: the stored one, or one made
+// of Top when Top lists every key.
+func (p *Partitions) sketch() (*hyperloglog.Sketch, error) {
+	sk, _ := hyperloglog.NewSketch(sketchPrecision, true)
+	if p.Sketch == "" {
+		for _, k := range p.Top {
+			sk.Insert([]byte(k.Key))
+		}
+		return sk, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(p.Sketch)
+	if err == nil {
+		err = sk.UnmarshalBinary(b)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("partitions.sketch cannot be decoded: %w", err)
+	}
+	return sk, nil
+}
+
+// mergePartitions merges shards' key summaries. A key a shard does not
+// list counts that shard's UnlistedMax, as requests, throttled requests
+// and error alike: the merged counts still never understate, and each
+// overstates by at most its Error. Where every shard lists every key, the
+// merge is exact.
+func mergePartitions(ps []*Partitions) (*Partitions, error) {
+	exact := true
+	var unlisted int64
+	sums := map[string]*KeyLoad{}
+	for _, p := range ps {
+		exact = exact && p.listsAll()
+		unlisted += p.UnlistedMax
+		for _, k := range p.Top {
+			if sums[k.Key] == nil {
+				sums[k.Key] = &KeyLoad{Key: k.Key}
+			}
+		}
+	}
+	for _, p := range ps {
+		listed := make(map[string]KeyLoad, len(p.Top))
+		for _, k := range p.Top {
+			listed[k.Key] = k
+		}
+		for key, s := range sums {
+			k, ok := listed[key]
+			if !ok {
+				k = KeyLoad{Requests: p.UnlistedMax, Throttled: p.UnlistedMax, Error: p.UnlistedMax}
+			}
+			s.Requests += k.Requests
+			s.Throttled += k.Throttled
+			s.Error += k.Error
+		}
+	}
+	all := make([]KeyLoad, 0, len(sums))
+	for _, s := range sums {
+		all = append(all, *s)
+	}
+	slices.SortFunc(all, func(a, b KeyLoad) int {
+		if a.Requests != b.Requests {
+			return cmp.Compare(b.Requests, a.Requests)
+		}
+		return cmp.Compare(a.Key, b.Key)
+	})
+	m := &Partitions{Top: all[:min(len(all), TopKeys)], UnlistedMax: unlisted}
+	if len(all) > TopKeys {
+		m.UnlistedMax = max(m.UnlistedMax, all[TopKeys].Requests)
+	}
+	if exact {
+		m.Distinct, m.DistinctExact = int64(len(all)), true
+		if len(all) > TopKeys {
+			sk, _ := hyperloglog.NewSketch(sketchPrecision, true)
+			for _, k := range all {
+				sk.Insert([]byte(k.Key))
+			}
+			m.Sketch = encodeSketch(sk)
+		}
+		return m, nil
+	}
+	sk, _ := hyperloglog.NewSketch(sketchPrecision, true)
+	for _, p := range ps {
+		s, err := p.sketch()
+		if err != nil {
+			return nil, err
+		}
+		if err := sk.Merge(s); err != nil {
+			return nil, fmt.Errorf("partitions.sketch: %w", err)
+		}
+	}
+	m.Distinct, m.Sketch = int64(sk.Estimate()), encodeSketch(sk)
+	return m, nil
+}
+
+// keyHeap is a min-heap of counters by count. A count only grows, so
+// that a counter only moves down; its own methods spare the request path
+// container/heap's interface calls.
+type keyHeap []*keyEntry
+
+// down moves the counter at i below the counters it outgrew.
+func (h keyHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].n < h[l].n {
+			m = r
+		}
+		if h[i].n <= h[m].n {
+			return
+		}
+		h.swap(i, m)
+		i = m
+	}
+}
+
+// up moves the counter at i above the counters it is below.
+func (h keyHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].n <= h[i].n {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h keyHeap) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].pos, h[j].pos = i, j
+}
