@@ -47,10 +47,10 @@ func (r *Run) Check() error {
 	c.counts()
 	c.rates()
 	c.ops()
-	c.openLoad()
 	c.partitions()
 	c.heatmap()
 	c.rangePartitions()
+	c.openLoad()
 	return c.err
 }
 

@@ -109,13 +109,13 @@ type Counts struct {
 	Errors       map[string]int64 `json:"errors,omitempty"`
 	Retries      int64            `json:"retries"`
 	LateStarts   int64            `json:"late_starts"` // open loop: requests that could not start on time
+	// RequestUnits are the request units the service charged (Cosmos DB's
+	// x-ms-request-charge), refused requests' included.
+	RequestUnits float64 `json:"request_units,omitempty"`
 	// Dropped counts an open load's requests that fell due and were never
 	// sent: every thread was busy (or, queued, the run ended first). They
 	// are no requests: not sent, not billed, in no histogram.
 	Dropped int64 `json:"dropped,omitempty"`
-	// RequestUnits are the request units the service charged (Cosmos DB's
-	// x-ms-request-charge), refused requests' included.
-	RequestUnits float64 `json:"request_units,omitempty"`
 }
 
 func (c *Counts) add(o *Counts) {
@@ -126,8 +126,8 @@ func (c *Counts) add(o *Counts) {
 	c.TimedOut += o.TimedOut
 	c.Retries += o.Retries
 	c.LateStarts += o.LateStarts
-	c.Dropped += o.Dropped
 	c.RequestUnits += o.RequestUnits
+	c.Dropped += o.Dropped
 	for k, v := range o.Errors {
 		if c.Errors == nil {
 			c.Errors = map[string]int64{}
@@ -268,13 +268,6 @@ func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome str
 	r.secVals = append(r.secVals, sm)
 }
 
-// Drop records an open load's request that was due at due and never sent.
-func (r *Recorder) Drop(due time.Time) {
-	if !due.Before(r.from) && due.Before(r.to) {
-		r.Totals.Dropped++
-	}
-}
-
 // Charge records what the service said of the request Record last
 // recorded, which was due at due: the request units it charged (0 when it
 // did not say) and, for a throttled answer, how long it asked the client
@@ -290,6 +283,13 @@ func (r *Recorder) Charge(due time.Time, ru float64, retryAfter time.Duration) {
 			r.retryAfter = NewHistogram()
 		}
 		r.retryAfter.RecordValue(max(retryAfter.Microseconds(), histMin))
+	}
+}
+
+// Drop records an open load's request that was due at due and never sent.
+func (r *Recorder) Drop(due time.Time) {
+	if !due.Before(r.from) && due.Before(r.to) {
+		r.Totals.Dropped++
 	}
 }
 

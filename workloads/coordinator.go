@@ -274,7 +274,8 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 			machines = append(machines, machine)
 		}
 		for th := 1; th <= s.Threads; th++ {
-			rng := mrand.New(mrand.NewPCG(threadSeed, uint64(v)<<32|uint64(th)))
+			src := mrand.NewPCG(threadSeed, uint64(v)<<32|uint64(th))
+			rng := mrand.New(src)
 			w := &worker{r: r, vmID: v, id: th, machine: machine, rng: rng, fixed: fixed, mix: newMixer(s), rowPick: chooser(s.Rows)}
 			w.keys = newKeys(s, sharedPK, v, th, rng)
 			pkLen, rkLen := len(w.keys.partitionKey(clock.Now().UnixNano())), len(w.keys.prefix)+10
@@ -282,7 +283,7 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 				w.keyPick = chooser(s.Keys.Pick)
 				pkLen, rkLen = fixed.names.KeyLen(), len(fixed.rowPrefix)+10
 			}
-			w.pay = pays.payloads(rng, s.EntitySize, s.EntityMax, pkLen, rkLen)
+			w.pay = pays.payloads(src, rng, s.EntitySize, s.EntityMax, pkLen, rkLen)
 			w.op.Table = table
 			workers = append(workers, w)
 		}
@@ -389,6 +390,9 @@ func (r *Coordinator) describe(ctx context.Context, run *results.Run, table stri
 	if es, ok := r.target.(EventSource); ok {
 		run.Events = es.Events(win.start)
 	}
+	if rr, ok := r.target.(RangeReporter); ok {
+		run.RangePartitions = rr.RangePartitions(table)
+	}
 	if a := r.arrivals; a != nil {
 		overload := s.Overload
 		if overload == "" {
@@ -397,9 +401,6 @@ func (r *Coordinator) describe(ctx context.Context, run *results.Run, table stri
 		ol := &results.OpenLoad{Overload: string(overload), Due: a.due(win.from, win.end), Dropped: run.Totals.Dropped}
 		ol.SetRates(run.MeasuredSec)
 		run.OpenLoad = ol
-	}
-	if rr, ok := r.target.(RangeReporter); ok {
-		run.RangePartitions = rr.RangePartitions(table)
 	}
 	run.Warnings, run.Notes, run.Refused = r.check(run)
 }

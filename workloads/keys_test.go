@@ -101,3 +101,18 @@ func TestPayloadsShared(t *testing.T) {
 		}
 	}
 }
+
+// TestSkip: skipping n draws of a random source leaves it where n draws
+// would.
+func TestSkip(t *testing.T) {
+	for _, n := range []uint64{0, 1, 2, 3, 64, 1000, 3617, 28_936} {
+		drawn, skipped := rand.NewPCG(7, uint64(n)), rand.NewPCG(7, uint64(n))
+		for range n {
+			drawn.Uint64()
+		}
+		skip(skipped, n)
+		if a, b := drawn.Uint64(), skipped.Uint64(); a != b {
+			t.Errorf("after %d draws: %d next, after skipping them: %d", n, a, b)
+		}
+	}
+}

@@ -47,6 +47,9 @@ func simulate(b *testing.B, p engine.Profile, spec workloads.Spec, probeAt int64
 	if err != nil {
 		b.Fatal(err)
 	}
+	if probeAt > 0 && pr.held == 0 {
+		b.Fatalf("%d threads sent %d requests, fewer than the %d to measure at: lengthen the run", spec.VMs*spec.Threads, pr.sent, probeAt)
+	}
 	return res.Totals.Requests, processCPU() - c0, pr.held
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/tablebench/tablebench/engine"
@@ -15,10 +16,13 @@ import (
 // time keeps every core.
 func TestVirtualRunsUseACoreEach(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var mu sync.Mutex // a suite builds its runs' targets concurrently
 	var cores []int
 	t.Cleanup(func() { newEngineTarget = enginetarget.New })
 	newEngineTarget = func(cfg engine.Config) (*enginetarget.Target, error) {
+		mu.Lock()
 		cores = append(cores, runtime.GOMAXPROCS(0))
+		mu.Unlock()
 		return enginetarget.New(cfg)
 	}
 	for _, c := range []struct {
