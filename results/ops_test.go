@@ -2,8 +2,8 @@ package results_test
 
 import (
 	"bytes"
-	"maps"
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
