@@ -283,7 +283,11 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 				w.keyPick = chooser(s.Keys.Pick)
 				pkLen, rkLen = fixed.names.KeyLen(), len(fixed.rowPrefix)+10
 			}
-			w.pay = pays.payloads(src, rng, s.EntitySize, s.EntityMax, pkLen, rkLen)
+			if s.typed() {
+				w.pay = typedPayloads(rng, s, pkLen, rkLen)
+			} else {
+				w.pay = pays.payloads(src, rng, s.EntitySize, s.EntityMax, pkLen, rkLen)
+			}
 			w.op.Table = table
 			workers = append(workers, w)
 		}
@@ -426,6 +430,7 @@ func setup(s *Spec) results.RunSpec {
 		return rs
 	}
 	rs.Workload, rs.EntityMax, rs.Overload = s.Workload, s.EntityMax, string(s.Overload)
+	rs.EntityProps, rs.EntityTypes = s.EntityProps, s.EntityTypes
 	rs.Mix = map[string]float64{}
 	for _, m := range s.Ops() {
 		rs.Mix[string(m.Op)] = m.Weight
