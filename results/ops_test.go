@@ -3,6 +3,7 @@ package results_test
 import (
 	"bytes"
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,11 @@ func TestOpsRecordEachOperation(t *testing.T) {
 		{"a rate", func(r *results.Run) { s := r.Ops["update"]; s.EntitiesPerSec *= 2; r.Ops["update"] = s }, "ops.update.entities_per_sec"},
 		{"an outcome moved", func(r *results.Run) {
 			s := r.Ops["update"]
-			s.Errors = map[string]int64{"UpdateConditionNotSatisfied": s.Errors["UpdateConditionNotSatisfied"] + 1}
+			s.Errors = maps.Clone(s.Errors)
+			if s.Errors == nil {
+				s.Errors = map[string]int64{}
+			}
+			s.Errors["UpdateConditionNotSatisfied"]++
 			r.Ops["update"] = s
 		}, "ops.update.errors.UpdateConditionNotSatisfied"},
 	} {

@@ -29,8 +29,12 @@ type RunSpec struct {
 	Rows      Pick               `json:"rows,omitzero"`       // how reads pick among existing rows; absent: in order
 	RowsEach  int                `json:"rows_each,omitempty"` // rows each key (fixed) or thread holds before the run
 	EntityMax int                `json:"entity_max,omitempty"`
-	Stages    []Stage            `json:"stages,omitempty"`
-	Overload  string             `json:"overload,omitempty"` // open load: drop or queue
+	// EntityProps and EntityTypes are the written entities' properties:
+	// how many, and their EDM types in turn; absent, one Payload string.
+	EntityProps int      `json:"entity_properties,omitempty"`
+	EntityTypes []string `json:"entity_types,omitempty"`
+	Stages      []Stage  `json:"stages,omitempty"`
+	Overload    string   `json:"overload,omitempty"` // open load: drop or queue
 }
 
 // KeySpace is a fixed key space as a record describes it.

@@ -233,7 +233,7 @@ func (r *Coordinator) overloaded(run *results.Run) string {
 		failed += n
 	}
 	if s.Retry.Policy == RetryNone && s.Retry.Pause > 0 && failed > 0 {
-		why = fmt.Sprintf("its %d errors (throttling included) each held a thread for the %v pause of --retry none; retry, or add threads for the pauses", failed, s.Retry.Pause)
+		why += fmt.Sprintf(", and each of its %d errors (throttling included) held a thread for the %v pause of --retry none: retry, or add threads for the pauses", failed, s.Retry.Pause)
 	}
 	return head + fmt.Sprintf("; at the answered requests' mean latency of %.1f ms %d threads suffice for %.0f/s, so the endpoint held them: %s",
 		lat, threads, ol.IntendedPerSec, why)

@@ -283,7 +283,11 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 				w.keyPick = chooser(s.Keys.Pick)
 				pkLen, rkLen = fixed.names.KeyLen(), len(fixed.rowPrefix)+10
 			}
-			w.pay = pays.payloads(src, rng, s.EntitySize, s.EntityMax, pkLen, rkLen)
+			if s.typed() {
+				w.pay = typedPayloads(rng, s, pkLen, rkLen)
+			} else {
+				w.pay = pays.payloads(src, rng, s.EntitySize, s.EntityMax, pkLen, rkLen)
+			}
 			w.op.Table = table
 			workers = append(workers, w)
 		}
@@ -426,6 +430,7 @@ func setup(s *Spec) results.RunSpec {
 		return rs
 	}
 	rs.Workload, rs.EntityMax, rs.Overload = s.Workload, s.EntityMax, string(s.Overload)
+	rs.EntityProps, rs.EntityTypes = s.EntityProps, s.EntityTypes
 	rs.Mix = map[string]float64{}
 	for _, m := range s.Ops() {
 		rs.Mix[string(m.Op)] = m.Weight
@@ -674,6 +679,20 @@ func (w *worker) run(ctx, stop context.Context, start, to time.Time) error {
 	return nil
 }
 
+// answered reports whether err is an answer the operation anticipates
+// rather than trouble: a read, update or delete of a row another thread
+// deleted (a miss), or an update's conflict. The published method pauses
+// after errors; after these a thread goes on, as an application would.
+func answered(kind OpKind, err error) bool {
+	switch Outcome(err) {
+	case tables.CodeResourceNotFound:
+		return kind.ReadsPreloaded() || kind == OpGet
+	case tables.CodeUpdateConditionNotSatisfied:
+		return kind == OpUpdate
+	}
+	return false
+}
+
 // later returns the later of two times.
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
@@ -730,6 +749,9 @@ func (w *worker) request(ctx, stop context.Context, sess Session, due, sent time
 			return done, nil, true
 		}
 		if s.Retry.Policy == RetryNone {
+			if answered(w.op.Kind, err) {
+				return done, err, true
+			}
 			return done.Add(s.Retry.Pause), err, true
 		}
 		if !retriable(err) || attempt >= s.Retry.MaxRetries {

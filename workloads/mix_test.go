@@ -208,3 +208,21 @@ func intMap(m map[string]int) map[string]int64 {
 	}
 	return out
 }
+
+// TestMissesDoNotPause: a read that misses a row another thread deleted is
+// an answer: the thread goes on at once, where after an error the
+// published method pauses 3 s.
+func TestMissesDoNotPause(t *testing.T) {
+	s := mixSpec(workloads.MixOp{Op: workloads.OpGet, Weight: 1}, workloads.MixOp{Op: workloads.OpDelete, Weight: 1})
+	s.Keys.Count, s.Preload = 2, 1 // the two rows are soon gone: most gets miss
+	res := run(t, s, virtualEngine(t))
+	get := res.Ops["get"]
+	if get.Missed < get.Requests/2 {
+		t.Fatalf("%d of %d gets missed; the test needs most to", get.Missed, get.Requests)
+	}
+	// 8 threads over 20 s: paused 3 s after each miss they would send
+	// some 60 requests in all.
+	if res.Totals.Requests < 1000 {
+		t.Fatalf("%d requests: threads paused after their misses", res.Totals.Requests)
+	}
+}

@@ -103,6 +103,12 @@ type Spec struct {
 	// EntityMax, when above EntitySize, makes each written entity's size
 	// uniform in [EntitySize, EntityMax].
 	EntityMax int `json:"entity_max,omitempty"`
+	// EntityProps and EntityTypes shape the written entities' properties:
+	// EntityProps of them (P01, P02, ...), of the EDM types EntityTypes
+	// names in turn; zero and empty: one Payload string, as the case study
+	// wrote.
+	EntityProps int      `json:"entity_properties,omitempty"`
+	EntityTypes []string `json:"entity_types,omitempty"`
 	// Stages ramp an open load's rate (see Stage); Rate is where it starts.
 	Stages []Stage `json:"stages,omitempty"`
 	// Overload is what open load does with a request due while every
@@ -300,6 +306,7 @@ func (s *Spec) Validate() error {
 		bad("batch_size", "a batch of %d entities of %d bytes is %.1f MiB, and a batch may carry at most 4 MiB: use --batch-size %d or smaller entities",
 			s.BatchSize, largest, float64(s.BatchSize*largest)/(1<<20), tables.MaxBatchBytes/largest)
 	}
+	s.validateEntity(bad)
 	if s.Duration <= 0 {
 		bad("duration", "duration %v must be positive, as in 60s", s.Duration)
 	}

@@ -164,7 +164,7 @@ type retryRow struct {
 }
 
 var retryTable = []retryRow{
-	{Term[RetryPolicy]{RetryNone, "the published method: no retry, a 3 s pause after any error"},
+	{Term[RetryPolicy]{RetryNone, "the published method: no retry, a 3 s pause after any error (a workload's misses and conflicts are answers, not errors)"},
 		Retry{Pause: 3 * time.Second}},
 	{Term[RetryPolicy]{RetryFixed, "retry throttling and timeouts 3 times after 1 s"},
 		Retry{MaxRetries: 3, Delay: time.Second}},

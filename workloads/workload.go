@@ -65,7 +65,9 @@ type RowsDef struct {
 
 // EntityDef is the entities a workload writes.
 type EntityDef struct {
-	Size SizeDef `yaml:"size,omitempty" json:"size,omitzero"`
+	Size       SizeDef `yaml:"size,omitempty" json:"size,omitzero"`
+	Properties int     `yaml:"properties,omitempty" json:"properties,omitempty"` // how many: P01, P02, ...
+	Types      Words   `yaml:"types,omitempty" json:"types,omitempty"`           // their EDM types, in turn
 }
 
 // SizeDef is an entity size in bytes: one, or a range {min, max} that
@@ -121,6 +123,7 @@ const (
 	kMix
 	kStages
 	kSize
+	kWords
 )
 
 // field is a workload file's field: what it holds and, for a map, its
@@ -143,7 +146,7 @@ var workloadFields = map[string]field{
 		"scheme": {kind: kText}, "count": {kind: kWhole}, "names": {kind: kText}, "buckets": {kind: kWhole}, "bucket_at": {kind: kText},
 	})},
 	"rows":     {kind: kMap, fields: merged(pickFields, map[string]field{"count": {kind: kWhole}})},
-	"entity":   {kind: kMap, fields: map[string]field{"size": {kind: kSize}}},
+	"entity":   {kind: kMap, fields: map[string]field{"size": {kind: kSize}, "properties": {kind: kWhole}, "types": {kind: kWords}}},
 	"load":     {kind: kText},
 	"rate":     {kind: kNumber},
 	"stages":   {kind: kStages},
@@ -302,6 +305,16 @@ func checkValue(name string, v *yaml.Node, f field) error {
 				return err
 			}
 		}
+	case kWords:
+		items := []*yaml.Node{v}
+		if v.Kind == yaml.SequenceNode {
+			items = v.Content
+		}
+		for _, it := range items {
+			if it.Kind != yaml.ScalarNode {
+				return line("takes a word or a list of them, such as [string, int64, datetime]")
+			}
+		}
 	case kSize:
 		if scalar {
 			return checkValue(name, v, field{kind: kWhole})
@@ -369,6 +382,7 @@ func fileField(specField string) string {
 		{"op", "mix"}, {"partition", "partitions.scheme"}, {"keys.pick.", "partitions."}, {"keys.count", "partitions.count"},
 		{"keys.names", "partitions.names"}, {"keys.buckets", "partitions.buckets"}, {"keys.bucket_at", "partitions.bucket_at"},
 		{"keys", "partitions"}, {"entity_size", "entity.size"}, {"entity_max", "entity.size"}, {"preload", "rows.count"},
+		{"entity_properties", "entity.properties"}, {"entity_types", "entity.types"},
 	} {
 		if specField == r.spec || strings.HasPrefix(specField, r.spec) && strings.HasSuffix(r.spec, ".") {
 			return r.file + strings.TrimPrefix(specField, r.spec)
@@ -469,6 +483,9 @@ func (w *Workload) Spec(base Spec) (Spec, error) {
 		if e.Size.Max != e.Size.Min {
 			s.EntityMax = e.Size.Max
 		}
+	}
+	if e := w.Entity; e != nil {
+		s.EntityProps, s.EntityTypes = e.Properties, e.Types
 	}
 	if w.Rate != 0 {
 		s.Rate = w.Rate

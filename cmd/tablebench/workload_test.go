@@ -48,12 +48,13 @@ func runJSON(t *testing.T, getenv func(string) string, args ...string) map[strin
 
 // shape is the fields of a record that say what it holds: its top-level
 // keys, its setup's, and each operation's, without those only one kind of
-// target writes (where it ran, modelled client CPU, harness lag).
+// target writes (where it ran, modelled client CPU, harness lag, the
+// engine's own range partitions).
 func shape(v map[string]any) []string {
 	var out []string
 	for k := range v {
 		switch k {
-		case "environment", "client_cpu_pct", "harness_lag_ms", "events", "max_start_lag_ms", "warnings", "notes", "errors":
+		case "environment", "client_cpu_pct", "harness_lag_ms", "events", "range_partitions", "max_start_lag_ms", "warnings", "notes", "errors":
 			continue
 		}
 		out = append(out, k)
