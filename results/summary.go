@@ -44,8 +44,13 @@ func WriteSummary(w io.Writer, r *Run) {
 		if o.Overload == "queue" {
 			what = "never sent: still queued at the end"
 		}
-		fmt.Fprintf(w, "  open load        %.1f requests/s intended, %.1f achieved; %d of %d due %s (%.1f%%)\n",
-			o.IntendedPerSec, o.AchievedPerSec, o.Dropped, o.Due, what, pct)
+		if o.Dropped == 0 {
+			fmt.Fprintf(w, "  open load        %.1f requests/s intended, %.1f achieved; all %d due were sent\n",
+				o.IntendedPerSec, o.AchievedPerSec, o.Due)
+		} else {
+			fmt.Fprintf(w, "  open load        %.1f requests/s intended, %.1f achieved; %d of %d due %s (%.1f%%)\n",
+				o.IntendedPerSec, o.AchievedPerSec, o.Dropped, o.Due, what, pct)
+		}
 	}
 	if r.Totals.Retries > 0 {
 		fmt.Fprintf(w, "  retries          %d\n", r.Totals.Retries)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/results"
+	"github.com/tablebench/tablebench/workloads/vm"
 )
 
 // Thresholds of a run's self-check.
@@ -154,8 +155,12 @@ func (r *Coordinator) saturatedClient(cpu []float64) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the modelled 2010 client was saturated: %d of %d VMs (%s) at %.0f%% or more of their CPU over the measured window (the busiest %.0f%%), so the numbers describe the client, not the service",
-		n, len(cpu), r.spec.VMSize.Name, ClientSaturated, busiest)
+	client := "2010 client"
+	if r.spec.VMSize.ClientCost() != vm.DefaultCost() {
+		client = "client of today"
+	}
+	return fmt.Sprintf("the modelled %s was saturated: %d of %d VMs (%s) at %.0f%% or more of their CPU over the measured window (the busiest %.0f%%), so the numbers describe the client, not the service",
+		client, n, len(cpu), r.spec.VMSize.Name, ClientSaturated, busiest)
 }
 
 // silence returns the longest run of whole seconds in [from, to) in which
@@ -220,6 +225,12 @@ func (r *Coordinator) overloaded(run *results.Run) string {
 		if best > 0 {
 			lat = 1000 * float64(threads) / float64(best)
 		}
+	}
+	if r.saturatedClient(run.ClientCPUPct) != "" {
+		// The modelled VMs' CPU, not the number of threads, held the rate:
+		// a thread more on a saturated VM only queues for its CPU.
+		return head + fmt.Sprintf("; the client is too small for the rate, not the endpoint too slow: its modelled VMs' CPU was saturated (%s VMs), so more threads per VM will not help; use more VMs (--vms) or a larger --vm-size",
+			s.VMSize.Name)
 	}
 	need := int(math.Ceil(ol.IntendedPerSec * lat / 1000 * 1.25)) // a quarter to spare: latency varies
 	if lat > 0 && need > threads {

@@ -181,6 +181,24 @@ func TestOpenLoopCountsQueueing(t *testing.T) {
 	})
 }
 
+// TestOpenLoopOnASaturatedClient: an open load that its modelled VM's CPU
+// cannot send, rather than its threads, is blamed on the client with the
+// fix that works, more or larger VMs: another thread on a saturated VM
+// only queues for its CPU.
+func TestOpenLoopOnASaturatedClient(t *testing.T) {
+	spec := workloads.DefaultSpec()
+	spec.Duration, spec.Warmup = 10*time.Second, 2*time.Second
+	spec.VMSize, spec.Threads = vm.Small, 20 // one core at 5 ms a request: some 200 requests/s
+	spec.Load, spec.Rate = workloads.LoadOpen, 1000
+	res := run(t, spec, engineTarget(t))
+	if !hasWarning(res.Warnings, "modelled VMs' CPU was saturated (small VMs), so more threads per VM will not help; use more VMs") {
+		t.Fatalf("warnings %q", res.Warnings)
+	}
+	if hasWarning(res.Warnings, "use --threads") {
+		t.Fatalf("a saturated VM is told to add threads: %q", res.Warnings)
+	}
+}
+
 // TestOpenLoopDropsWhatNoThreadTakes: by default an open load twice what
 // its one thread can send drops the requests due while the thread is
 // busy: it never sends them, bills them or counts their wait, reports the

@@ -130,6 +130,7 @@ func (s *specFlags) fromWorkload(fs *flag.FlagSet) (workloads.Spec, error) {
 	base := workloads.DefaultSpec()
 	base.Seed, base.JobID, base.Table, base.RequestTimeout = f.Seed, f.JobID, f.Table, f.RequestTimeout
 	base.Shard, base.Shards, base.StartAt, base.Rendezvous = f.Shard, f.Shards, f.StartAt, f.Rendezvous
+	base.VMSize = f.VMSize // the profile's client, or --vm-size: a workload's own vm_size overrides it
 	w, err := parsed.Workload.Spec(base)
 	if err != nil {
 		return s.spec, usagef("--workload: %v", parsed.Located(err))
