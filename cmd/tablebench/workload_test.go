@@ -153,6 +153,29 @@ func TestWorkloadFlagsOverrideItsFields(t *testing.T) {
 	}
 }
 
+// TestWorkloadRunsOnItsProfilesClient: a workload that names no VM size
+// runs on its profile's client, as a run of flags does; one that names its
+// VM size, or a --vm-size beside it, keeps it.
+func TestWorkloadRunsOnItsProfilesClient(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain.yaml")
+	os.WriteFile(plain, []byte("mix: {get: 1}\npartitions: {count: 10}\nthreads: 2\nduration: 2s\nwarmup: 0s\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workload", plain, "--profile", "modern"}, "modern"},
+		{[]string{"--workload", plain, "--profile", "wa2010"}, "xl"},
+		{[]string{"--workload", plain, "--profile", "modern", "--vm-size", "small"}, "small"},
+		{[]string{"--workload", "case-insert", "--profile", "modern", "--duration", "2s", "--warmup", "0s"}, "xl"}, // the case study's own
+	} {
+		rec := runJSON(t, nil, append([]string{"run"}, c.args...)...)
+		if got := rec["setup"].(map[string]any)["vm_size"]; got != c.want {
+			t.Errorf("%v: vm_size %v, want %s", c.args, got, c.want)
+		}
+	}
+}
+
 // TestWorkloadBadInput: a bad workload file, or a preset that does not
 // exist, exits 2 with one line that names the field and its line, and
 // creates nothing.
