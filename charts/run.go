@@ -314,7 +314,9 @@ func throughputOverTime(id string, r *results.Run) render.ChartSnippet {
 	l := charts.NewLine()
 	l.SetGlobalOptions(fr.opts()...)
 	l.SetGlobalOptions(fr.y(opts.YAxis{Type: "value", Min: 0, Max: niceCeil(top)}))
-	l.ExtendYAxis(fr.y2(opts.YAxis{Name: "% of requests throttled", Type: "value", Min: 0, Max: math.Min(100, niceCeil(topPct))}))
+	// At least 0-5%: a share that is small stays small to the eye, yet a
+	// share of 0.1% on an axis to 100% still shows.
+	l.ExtendYAxis(fr.y2(opts.YAxis{Name: "% of requests throttled", Type: "value", Min: 0, Max: math.Min(100, math.Max(5, niceCeil(topPct)))}))
 	var ents, reqs, thr []opts.LineData
 	end := wholeSeconds(r)
 	for _, iv := range r.Intervals {
@@ -407,7 +409,11 @@ func latencyOverTime(id string, r *results.Run) render.ChartSnippet {
 	for j, p := range levelsDrawn {
 		var data []opts.LineData
 		for i, iv := range r.Intervals {
-			if iv.Second >= end || iv.Requests == 0 {
+			if iv.Second >= end {
+				continue
+			}
+			if iv.Requests == 0 { // no latency that second: a gap, not a line across it
+				data = append(data, opts.LineData{Value: []any{iv.Second, "-"}})
 				continue
 			}
 			v := iv.P50Ms
