@@ -238,14 +238,20 @@ func (r *Coordinator) overloaded(run *results.Run) string {
 		return head + fmt.Sprintf("; the client is too small for the rate, not the endpoint too slow: at the mean latency of %.1f ms a thread sends at most %.1f requests/s, so %.0f/s needs some %d threads; use --threads %d with --vms %d, or more VMs",
 			lat, 1000/lat, ol.IntendedPerSec, need, perVM, s.VMs)
 	}
-	why := "its answers came late or not at all (see the other warnings)"
+	holder, why := "the endpoint", "its answers came late or not at all (see the other warnings)"
 	var failed int64
 	for _, n := range run.Errors {
 		failed += n
 	}
-	if s.Retry.Policy == RetryNone && s.Retry.Pause > 0 && failed > 0 {
+	switch {
+	case s.Retry.Policy == RetryNone && s.Retry.Pause > 0 && failed > 0:
 		why += fmt.Sprintf(", and each of its %d errors (throttling included) held a thread for the %v pause of --retry none: retry, or add threads for the pauses", failed, s.Retry.Pause)
+	case run.Totals.Retries > 0:
+		// A thread waiting out a retry's backoff sends nothing: by Little's
+		// law the backoffs alone keep retries x backoff / seconds threads.
+		holder = "the retries"
+		why = fmt.Sprintf("its %d retries each held a thread for its backoff (--retry %s, from %v), which is more than the answers' latency; add threads for the backoffs, or spread the load that is throttled", run.Totals.Retries, s.Retry.Policy, s.Retry.Delay)
 	}
-	return head + fmt.Sprintf("; at the answered requests' mean latency of %.1f ms %d threads suffice for %.0f/s, so the endpoint held them: %s",
-		lat, threads, ol.IntendedPerSec, why)
+	return head + fmt.Sprintf("; at the answered requests' mean latency of %.1f ms %d threads suffice for %.0f/s, so %s held them: %s",
+		lat, threads, ol.IntendedPerSec, holder, why)
 }

@@ -186,17 +186,43 @@ func TestOpenLoopCountsQueueing(t *testing.T) {
 // fix that works, more or larger VMs: another thread on a saturated VM
 // only queues for its CPU.
 func TestOpenLoopOnASaturatedClient(t *testing.T) {
-	spec := workloads.DefaultSpec()
-	spec.Duration, spec.Warmup = 10*time.Second, 2*time.Second
-	spec.VMSize, spec.Threads = vm.Small, 20 // one core at 5 ms a request: some 200 requests/s
-	spec.Load, spec.Rate = workloads.LoadOpen, 1000
-	res := run(t, spec, engineTarget(t))
-	if !hasWarning(res.Warnings, "modelled VMs' CPU was saturated (small VMs), so more threads per VM will not help; use more VMs") {
-		t.Fatalf("warnings %q", res.Warnings)
-	}
-	if hasWarning(res.Warnings, "use --threads") {
-		t.Fatalf("a saturated VM is told to add threads: %q", res.Warnings)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		spec := workloads.DefaultSpec()
+		spec.Duration, spec.Warmup = 10*time.Second, 2*time.Second
+		spec.VMSize, spec.Threads = vm.Small, 20 // one core at 5 ms a request: some 200 requests/s
+		spec.Load, spec.Rate = workloads.LoadOpen, 1000
+		res := run(t, spec, engineTarget(t))
+		if !hasWarning(res.Warnings, "modelled VMs' CPU was saturated (small VMs), so more threads per VM will not help; use more VMs") {
+			t.Fatalf("warnings %q", res.Warnings)
+		}
+		if hasWarning(res.Warnings, "use --threads") {
+			t.Fatalf("a saturated VM is told to add threads: %q", res.Warnings)
+		}
+	})
+}
+
+// TestOpenLoopHeldByRetries: an open load whose threads wait out retries'
+// backoffs drops requests though its threads would carry the rate at the
+// answers' latency: the warning blames the retries, not the endpoint.
+func TestOpenLoopHeldByRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spec := workloads.DefaultSpec()
+		spec.Duration, spec.Warmup = 10*time.Second, 2*time.Second
+		spec.VMSize, spec.VMs, spec.Threads = vm.Modern, 1, 40
+		spec.Partition = workloads.PartitionShared // one key at 1,000 entities/s: the rest throttled and retried
+		spec.Retry, _ = workloads.DefaultRetry(workloads.RetrySDK)
+		spec.Load, spec.Rate = workloads.LoadOpen, 3000
+		res := run(t, spec, engineTarget(t, func(c *engine.Config) {
+			c.Profile = engine.Modern()
+			c.Profile.PartitionKeyRate = 1000
+		}))
+		if res.Totals.Retries == 0 || res.OpenLoad == nil || res.OpenLoad.Dropped == 0 {
+			t.Fatalf("%d retries, open load %+v, errors %v, warnings %q: want retries that drop requests", res.Totals.Retries, res.OpenLoad, res.Errors, res.Warnings)
+		}
+		if !hasWarning(res.Warnings, "so the retries held them") || !hasWarning(res.Warnings, "held a thread for its backoff (--retry sdk") {
+			t.Fatalf("warnings %q", res.Warnings)
+		}
+	})
 }
 
 // TestOpenLoopDropsWhatNoThreadTakes: by default an open load twice what
