@@ -388,7 +388,7 @@ func (cfg *Config) escalate(ctx context.Context, f *File, profile string, p engi
 	v.Summary = fmt.Sprintf("No design is better at %s requests/s: %s are within noise of each other", num(f.TargetRate), strings.Join(tied, ", "))
 	if v.Tried > 0 {
 		v.Summary += fmt.Sprintf(", and still at %s requests/s (%gx the target), the highest load tried below what the account serves", num(v.Tried), v.Tried/f.TargetRate)
-	} else {
+	} else if len(cfg.Multiples) > 0 {
 		v.Summary += fmt.Sprintf("; no higher load was tried: %gx the target is past what the account serves", cfg.Multiples[0])
 	}
 	v.Summary += "."
