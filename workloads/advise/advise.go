@@ -63,6 +63,10 @@ const (
 	defaultRows = 20
 )
 
+// escalationMin is the least a run at a higher load measures: enough
+// seconds for the noise test to tell candidates apart.
+const escalationMin = 10 * time.Second
+
 // Plan is one run advise makes: a candidate under a profile at a rate.
 type Plan struct {
 	ID        string
@@ -363,6 +367,10 @@ func (cfg *Config) escalate(ctx context.Context, f *File, profile string, p engi
 		}
 		if len(plans) < len(tied) {
 			break
+		}
+		// Shorter runs: they only need to tell the candidates apart.
+		for i := range plans {
+			plans[i].Spec.Duration = max(plans[i].Spec.Duration/2, min(plans[i].Spec.Duration, escalationMin))
 		}
 		runs, err := cfg.run(ctx, plans)
 		if err != nil {

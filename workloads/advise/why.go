@@ -45,6 +45,9 @@ func hottest(r *results.Run, p engine.Profile, s workloads.Spec) Hot {
 		}
 	}
 	if p.RequestUnits() {
+		if phys := hotPhysical(r, p, secs); phys.Use() > key.Use() && phys.Load > 1.2*key.Load {
+			return phys
+		}
 		return key
 	}
 	rng := hotRange(r, p, s, total, secs)
@@ -53,6 +56,47 @@ func hottest(r *results.Run, p engine.Profile, s workloads.Spec) Hot {
 		return rng
 	}
 	return key
+}
+
+// hotPhysical is the physical partition that the hottest keys listed in
+// the record load most, their RU/s against its share of the throughput:
+// keys that hash to one partition share its budget. Where the record does
+// not list every key, the load is at least this.
+func hotPhysical(r *results.Run, p engine.Profile, secs float64) Hot {
+	if r.Partitions == nil || len(r.Partitions.Top) == 0 || r.Totals.Requests == 0 {
+		return Hot{}
+	}
+	ruPerReq := r.Totals.RequestUnits / float64(r.Totals.Requests)
+	var n int
+	load := map[int]float64{}
+	keys := map[int]int{}
+	var req, thr = map[int]int64{}, map[int]int64{}
+	for _, k := range r.Partitions.Top {
+		i, parts := engine.PhysicalPartition(p, k.Key)
+		n = parts
+		load[i] += float64(k.Requests) * ruPerReq / secs
+		keys[i]++
+		req[i] += k.Requests
+		thr[i] += k.Throttled
+	}
+	best := -1
+	for i := range load {
+		if best < 0 || load[i] > load[best] || load[i] == load[best] && i < best {
+			best = i
+		}
+	}
+	var total int64
+	for _, iv := range r.Intervals {
+		if !iv.Warmup {
+			total += iv.Requests - iv.NoAnswer
+		}
+	}
+	at := ""
+	if r.Partitions.UnlistedMax > 0 {
+		at = "at least "
+	}
+	return Hot{Kind: "physical partition", Key: fmt.Sprintf("%d of %d, %s%d keys", best+1, n, at, keys[best]),
+		Share: 100 * ratio(req[best], total), Load: load[best], Limit: maxRU(p) / float64(n), Unit: "RU/s", ThrottledPct: 100 * ratio(thr[best], req[best])}
 }
 
 func maxRU(p engine.Profile) float64 {
@@ -234,6 +278,8 @@ func why(row Row, p engine.Profile, s workloads.Spec) string {
 			where = "Every write lands in the oldest end of the key space, as keys in reverse time order are prepended to it"
 		}
 		return fmt.Sprintf("%s: one server, whose lane serves about %s requests/s of this mix, was offered %s: %s.", upperFirst(where), num(h.Limit), num(h.Load), outcome)
+	case h.Kind == "physical partition" && h.Use() >= 0.7:
+		return fmt.Sprintf("The PartitionKeys that hash to one physical partition (%s) together take %s RU/s of its %s RU/s share of the throughput: %s.", h.Key, num(h.Load), num(h.Limit), outcome)
 	case h.Kind == "PartitionKey" && h.Use() >= 0.7:
 		what := "entities/s, the per-key target"
 		if h.Unit == "RU/s" {
