@@ -63,7 +63,7 @@ const (
 	defaultRows = 20
 )
 
-// escalationMin is the least a run at a higher load measures: enough
+// escalationMin is what a run at a higher load measures, at most: enough
 // seconds for the noise test to tell candidates apart.
 const escalationMin = 10 * time.Second
 
@@ -368,9 +368,9 @@ func (cfg *Config) escalate(ctx context.Context, f *File, profile string, p engi
 		if len(plans) < len(tied) {
 			break
 		}
-		// Shorter runs: they only need to tell the candidates apart.
+		// Shorter runs: they need only tell the candidates apart.
 		for i := range plans {
-			plans[i].Spec.Duration = max(plans[i].Spec.Duration/2, min(plans[i].Spec.Duration, escalationMin))
+			plans[i].Spec.Duration = min(plans[i].Spec.Duration, escalationMin)
 		}
 		runs, err := cfg.run(ctx, plans)
 		if err != nil {

@@ -58,30 +58,30 @@ func hottest(r *results.Run, p engine.Profile, s workloads.Spec) Hot {
 	return key
 }
 
-// hotPhysical is the physical partition that the hottest keys listed in
-// the record load most, their RU/s against its share of the throughput:
-// keys that hash to one partition share its budget. Where the record does
-// not list every key, the load is at least this.
+// hotPhysical is the physical partition that the record's hottest keys
+// load most, with its expected part of the keys the record does not list
+// (a hash spreads them evenly over the partitions), their RU/s against
+// the partition's share of the throughput: keys that hash to one
+// partition share its budget.
 func hotPhysical(r *results.Run, p engine.Profile, secs float64) Hot {
 	if r.Partitions == nil || len(r.Partitions.Top) == 0 || r.Totals.Requests == 0 {
 		return Hot{}
 	}
 	ruPerReq := r.Totals.RequestUnits / float64(r.Totals.Requests)
 	var n int
-	load := map[int]float64{}
-	keys := map[int]int{}
-	var req, thr = map[int]int64{}, map[int]int64{}
+	req, thr, keys := map[int]int64{}, map[int]int64{}, map[int]int{}
+	var listed int64
 	for _, k := range r.Partitions.Top {
 		i, parts := engine.PhysicalPartition(p, k.Key)
 		n = parts
-		load[i] += float64(k.Requests) * ruPerReq / secs
-		keys[i]++
 		req[i] += k.Requests
 		thr[i] += k.Throttled
+		keys[i]++
+		listed += k.Requests
 	}
 	best := -1
-	for i := range load {
-		if best < 0 || load[i] > load[best] || load[i] == load[best] && i < best {
+	for i := range req {
+		if best < 0 || req[i] > req[best] || req[i] == req[best] && i < best {
 			best = i
 		}
 	}
@@ -91,12 +91,14 @@ func hotPhysical(r *results.Run, p engine.Profile, secs float64) Hot {
 			total += iv.Requests - iv.NoAnswer
 		}
 	}
-	at := ""
+	est := float64(req[best])
+	which := fmt.Sprintf("%d of %d, holding %d keys", best+1, n, keys[best])
 	if r.Partitions.UnlistedMax > 0 {
-		at = "at least "
+		est += float64(max(total-listed, 0)) / float64(n)
+		which = fmt.Sprintf("%d of %d, holding %d of the hottest keys and about a %dth of the rest", best+1, n, keys[best], n)
 	}
-	return Hot{Kind: "physical partition", Key: fmt.Sprintf("%d of %d, %s%d keys", best+1, n, at, keys[best]),
-		Share: 100 * ratio(req[best], total), Load: load[best], Limit: maxRU(p) / float64(n), Unit: "RU/s", ThrottledPct: 100 * ratio(thr[best], req[best])}
+	return Hot{Kind: "physical partition", Key: which, Share: 100 * est / math.Max(float64(total), 1),
+		Load: est * ruPerReq / secs, Limit: maxRU(p) / float64(n), Unit: "RU/s", ThrottledPct: 100 * ratio(thr[best], req[best])}
 }
 
 func maxRU(p engine.Profile) float64 {
