@@ -34,6 +34,9 @@ type AdviceProfile struct {
 	// Runs are the candidates' runs, in the rows' order, named by Names.
 	Runs  []*results.Run
 	Names []string
+	// Hashed says that the service places keys by their hash (cosmos),
+	// so that the key order of the heat map is not where the load lands.
+	Hashed bool
 }
 
 // WriteAdvice renders an advice page as dir/index.html, with the echarts
@@ -49,13 +52,14 @@ func WriteAdvice(dir string, a *Advice) error {
 			class = "info"
 		}
 		p.Status = append(p.Status, status{class, "Profile " + pr.Name + ": " + pr.Verdict})
-		head := append([]string{}, pr.Head...)
-		head = append(head, "why")
-		t := table{Caption: "Profile " + pr.Name + ": candidates ranked (= marks a tie)", Head: head}
+		// The reasons are sentences: a table of their own, under the
+		// numbers, where they have the page's width.
+		p.Lead = append(p.Lead, table{Caption: "Profile " + pr.Name + ": candidates ranked (= marks a tie)", Head: pr.Head, Rows: pr.Rows})
+		why := table{Caption: "Profile " + pr.Name + ": why each ranks where it does", Head: []string{"rank", "candidate", "why"}}
 		for j, row := range pr.Rows {
-			t.Rows = append(t.Rows, append(append([]string{}, row...), pr.Why[j]))
+			why.Rows = append(why.Rows, []string{row[0], row[1], pr.Why[j]})
 		}
-		p.Lead = append(p.Lead, t)
+		p.Lead = append(p.Lead, why)
 		var most float64
 		for _, r := range pr.Runs {
 			most = math.Max(most, heatMax(r))
@@ -64,12 +68,19 @@ func WriteAdvice(dir string, a *Advice) error {
 		for j, r := range pr.Runs {
 			snips = append(snips, keyHeatmap(fmt.Sprintf("advise_%d_%d", i, j), pr.Names[j], r, most))
 		}
+		place := " A bright band is a hot key or range; a diagonal is keys in time order, whose newest range takes every write."
+		if pr.Hashed {
+			place = " A bright band is a hot key. This service places keys by their hash, so keys adjacent here are spread over its physical partitions: a diagonal of keys in time order lands on all of them."
+		}
 		p.Sections = append(p.Sections, section{Heading: "Where the load lands under " + pr.Name,
-			Note:  "Each candidate's PartitionKey space, in key order from bottom to top (rows are ranges of keys, as Bigtable's Key Visualizer draws them), over the run's seconds; the colour is requests per second in the cell, on one scale for every candidate here. A bright band is a hot key or range; a diagonal is keys in time order, whose newest range takes every write.",
+			Note:  "Each candidate's PartitionKey space, in key order from bottom to top (each row a range of keys named by its first, as Bigtable's Key Visualizer draws them), over the run's seconds, warm-up first; the colour is requests per second in the cell, on one scale for every candidate here." + place,
 			Chart: multiples(snips)})
 	}
 	return writePage(filepath.Join(dir, "index.html"), p)
 }
+
+// heatCellsMax is the most cells a heat map holds.
+const heatCellsMax = results.HeatmapRows * results.HeatmapColumns
 
 // heatMax is the most requests per second of any cell of a run's heat map.
 func heatMax(r *results.Run) float64 {
@@ -115,10 +126,14 @@ func keyHeatmap(id, title string, r *results.Run, most float64) render.ChartSnip
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true)}),
 		charts.WithGridOpts(opts.Grid{Top: "36px", Left: "70px", Right: "10px", Bottom: "80px"}),
 		charts.WithXAxisOpts(opts.XAxis{Name: "second of the run", Type: "category", NameLocation: "middle", NameGap: 25}),
-		charts.WithYAxisOpts(opts.YAxis{Name: "PartitionKey range", Type: "category", Data: ys, NameLocation: "middle", NameGap: 58, AxisLabel: &opts.AxisLabel{FontSize: 9}}),
-		charts.WithVisualMapOpts(opts.VisualMap{Calculable: opts.Bool(true), Min: 0, Max: float32(math.Max(most, 1)), Orient: "horizontal", Left: "center", Bottom: "0px",
+		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: ys, AxisLabel: &opts.AxisLabel{FontSize: 9}}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
+		charts.WithVisualMapOpts(opts.VisualMap{Calculable: opts.Bool(false), Min: 0, Max: float32(math.Max(most, 1)), Orient: "horizontal", Left: "center", Bottom: "0px",
 			Text: []string{"requests/s", "0"}, InRange: &opts.VisualMapInRange{Color: []string{"#f7fbff", "#6baed6", "#08306b", "#d94801"}}}),
 		charts.WithAnimation(false),
+		// Drawn at once: a heat map holds up to 128 x 120 cells, which
+		// echarts would otherwise draw a frame's worth at a time.
+		charts.WithProgressiveThreshold(heatCellsMax),
 	)
 	hm.SetXAxis(xs)
 	hm.AddSeries("requests/s", data)

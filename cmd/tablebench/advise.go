@@ -288,6 +288,7 @@ func writeAdvicePage(dir string, rep *advise.Report) error {
 	for _, v := range rep.Winner {
 		head, rows, why := rep.Table(v.Profile)
 		ap := charts.AdviceProfile{Name: v.Profile, Verdict: v.Summary, Tie: v.Winner == "", Head: head, Rows: rows, Why: why}
+		ap.Hashed = v.Hashed
 		for _, row := range rep.Candidates {
 			if row.Profile == v.Profile {
 				ap.Runs = append(ap.Runs, byID[row.Run])

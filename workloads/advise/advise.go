@@ -195,6 +195,9 @@ type Verdict struct {
 	Tried    float64 `json:"tried_up_to,omitempty"`
 	// Summary is the verdict in a sentence.
 	Summary string `json:"summary"`
+	// Hashed says that the profile's service places PartitionKeys by
+	// their hash over physical partitions (cosmos), not in key order.
+	Hashed bool `json:"hashed,omitempty"`
 }
 
 // Report is advise's result.
@@ -261,7 +264,7 @@ func Advise(ctx context.Context, cfg Config, f *File) (*Report, error) {
 			}
 		}
 		rank(rows, cfg.Alpha)
-		v := Verdict{Profile: name}
+		v := Verdict{Profile: name, Hashed: profiles[name].RequestUnits()}
 		for _, r := range rows {
 			if r.Rank == 1 {
 				v.Tied = append(v.Tied, r.Name)

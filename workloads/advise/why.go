@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/results"
@@ -347,19 +348,24 @@ func fmtMs(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
+// upperFirst capitalizes a sentence's first letter.
 func upperFirst(s string) string {
-	for i, r := range s {
-		return string(unicode.ToUpper(r)) + s[i+len(string(r)):]
+	if s == "" {
+		return s
 	}
-	return s
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
+// lowerFirst lowers a sentence's first letter to continue another, unless
+// the word is an acronym or a name (its second letter is upper case).
 func lowerFirst(s string) string {
-	for i, r := range s {
-		if i+1 < len(s) && unicode.IsUpper(rune(s[i+1])) { // an acronym or a name
-			return s
-		}
-		return string(unicode.ToLower(r)) + s[i+len(string(r)):]
+	if s == "" {
+		return s
 	}
-	return s
+	r, n := utf8.DecodeRuneInString(s)
+	if next, _ := utf8.DecodeRuneInString(s[n:]); unicode.IsUpper(next) {
+		return s
+	}
+	return string(unicode.ToLower(r)) + s[n:]
 }
