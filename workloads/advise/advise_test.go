@@ -58,7 +58,7 @@ target_rate: 3000
 candidates:
   - {name: one-key, partitions: {scheme: fixed, count: 1}}
   - {name: many-keys, partitions: {scheme: fixed, count: 10000}}
-`, "many-keys", "one-key", "One PartitionKey takes"},
+`, "many-keys", "one-key", "One PartitionKey takes 100% of the requests"},
 		{"a skewed tenant key against the same key with buckets", `
 mix: {insert: 80, get: 20}
 target_rate: 8000

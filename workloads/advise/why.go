@@ -24,12 +24,7 @@ import (
 // PartitionKey's RU/s count against its physical partition's share of
 // the throughput.
 func hottest(r *results.Run, p engine.Profile, s workloads.Spec) Hot {
-	var total int64 // requests sent: those never sent carry no key
-	for _, iv := range r.Intervals {
-		if !iv.Warmup {
-			total += iv.Requests - iv.NoAnswer
-		}
-	}
+	total := sent(r)
 	secs := math.Max(r.MeasuredSec, 1)
 	var key Hot
 	if r.Partitions != nil && len(r.Partitions.Top) > 0 {
@@ -86,12 +81,7 @@ func hotPhysical(r *results.Run, p engine.Profile, secs float64) Hot {
 			best = i
 		}
 	}
-	var total int64
-	for _, iv := range r.Intervals {
-		if !iv.Warmup {
-			total += iv.Requests - iv.NoAnswer
-		}
-	}
+	total := sent(r)
 	est := float64(req[best])
 	which := fmt.Sprintf("%d of %d, holding %d keys", best+1, n, keys[best])
 	if r.Partitions.UnlistedMax > 0 {
@@ -100,6 +90,18 @@ func hotPhysical(r *results.Run, p engine.Profile, secs float64) Hot {
 	}
 	return Hot{Kind: "physical partition", Key: which, Share: 100 * est / math.Max(float64(total), 1),
 		Load: est * ruPerReq / secs, Limit: maxRU(p) / float64(n), Unit: "RU/s", ThrottledPct: 100 * ratio(thr[best], req[best])}
+}
+
+// sent is the measured requests that reached the service: those never
+// sent, or never answered, carry no key.
+func sent(r *results.Run) int64 {
+	n := r.Totals.Requests
+	for code, k := range r.Errors {
+		if results.NoAnswer(code) {
+			n -= k
+		}
+	}
+	return n
 }
 
 func maxRU(p engine.Profile) float64 {
