@@ -166,8 +166,9 @@ type Hot struct {
 	Unit  string  `json:"unit"`
 	// ThrottledPct is the share of its requests that were throttled.
 	ThrottledPct float64 `json:"throttled_pct"`
-	// Moving says where keys in time order put the load: "newest" or
-	// "oldest" range; empty when it stayed.
+	// Moving says where keys in time order put the load: at the "end"
+	// of the key space (appended) or its "start" (prepended); empty when
+	// it stayed.
 	Moving string `json:"moving,omitempty"`
 }
 

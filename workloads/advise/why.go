@@ -121,7 +121,8 @@ func hotRange(r *results.Run, p engine.Profile, s workloads.Spec, total int64, s
 	}
 	sort.Slice(parts, func(i, j int) bool { return parts[i].Lo < parts[j].Lo })
 	warm := int(s.Warmup / 1e9)
-	measuredCol := func(col int) bool { return h.StartSec+col*h.ColumnSec >= warm }
+	end := warm + int(math.Round(r.MeasuredSec))
+	measuredCol := func(col int) bool { at := h.StartSec + col*h.ColumnSec; return at >= warm && at < end }
 	load := make([]int64, len(parts))
 	thr := make([]int64, len(parts))
 	colMax := map[int]struct {
@@ -157,7 +158,7 @@ func hotRange(r *results.Run, p engine.Profile, s workloads.Spec, total int64, s
 		hi = "end"
 	}
 	out := Hot{Kind: "range partition", Key: fmt.Sprintf("[%s, %s) on server %d", short(pr.Lo), short(hi), pr.Server),
-		Share: 100 * ratio(load[best], total), Load: float64(load[best]) / secs, Limit: laneRate(p, s), Unit: "requests/s",
+		Share: math.Min(100, 100*ratio(load[best], total)), Load: float64(load[best]) / secs, Limit: laneRate(p, s), Unit: "requests/s",
 		ThrottledPct: 100 * ratio(thr[best], load[best])}
 	// The hottest row of each column: climbing the key space as time
 	// goes on is keys in time order, appended at its end.
@@ -178,9 +179,9 @@ func hotRange(r *results.Run, p engine.Profile, s workloads.Spec, total int64, s
 	}
 	switch {
 	case up >= 3 && up >= 4*down:
-		out.Moving = "newest"
+		out.Moving = "end"
 	case down >= 3 && down >= 4*up:
-		out.Moving = "oldest"
+		out.Moving = "start"
 	}
 	return out
 }
@@ -277,10 +278,10 @@ func why(row Row, p engine.Profile, s workloads.Spec) string {
 	case h.Kind == "range partition" && h.Use() >= 0.7 && h.Share >= 40:
 		where := fmt.Sprintf("%.0f%% of requests land in one range partition %s", h.Share, h.Key)
 		switch h.Moving {
-		case "newest":
+		case "end":
 			where = "Every write lands in the newest range partition, as keys in time order are appended at the end of the key space"
-		case "oldest":
-			where = "Every write lands in the oldest end of the key space, as keys in reverse time order are prepended to it"
+		case "start":
+			where = "Every write lands in the first range partition, as keys in reverse time order are prepended at the start of the key space"
 		}
 		return fmt.Sprintf("%s: one server, whose lane serves about %s requests/s of this mix, was offered %s: %s.", upperFirst(where), num(h.Limit), num(h.Load), outcome)
 	case h.Kind == "physical partition" && h.Use() >= 0.7:
