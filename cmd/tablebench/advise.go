@@ -34,7 +34,7 @@ func adviseCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&out, "out", "", "directory to store the runs' records, advise.json and a page with the ranked tables and each candidate's heat map ('tablebench report DIR' rebuilds it)")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object (candidates[], winner per profile) instead of the tables")
 	fs.BoolVar(&quiet, "quiet", false, "no progress on stderr")
-	fs.Var(&thresholds, "threshold", thresholdHelp+"; checked on every candidate at the target, and the exit is 4 when a profile's winner (or, on a tie, every tied candidate) fails one")
+	fs.Var(&thresholds, "threshold", strings.TrimSuffix(thresholdHelp, "; exit 4 if one fails")+"; checked on every candidate at the target, and the exit is 4 when a profile's winner (or, on a tie, every tied candidate) fails one")
 	if err := parseWords(fs, args); err != nil {
 		return err
 	}
