@@ -64,6 +64,7 @@ func commands() []command {
 		{"workloads", "list the preset workloads (YCSB A-F, the case study's loads), or show one as a file", workloadsCmd},
 		{"figures", "reproduce Figures 3-15 and check every published claim", figuresCmd},
 		{"experiments", "test the case study's advice its figures never test: retries, keys, balancing, conflicts, today", experimentsCmd},
+		{"advise", "compare candidate key designs by simulation at a target rate, ranked, with where the load lands", adviseCmd},
 		{"sweep", "a figure of your own: any run parameters as lists", sweepCmd},
 		{"report", "rebuild the pages of a stored result set or run", reportCmd},
 		{"compare", "two result sets side by side, each difference tested against the runs' noise", compareCmd},

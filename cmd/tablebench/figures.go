@@ -714,6 +714,14 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("give one result directory, as in 'tablebench report results/latest'")
 	}
+	if holdsAdvice(fs.Arg(0)) { // an advise's directory (advise --out)
+		page, err := rebuildAdvice(fs.Arg(0))
+		if err != nil {
+			return usagef("%v", err)
+		}
+		fmt.Fprintf(e.stdout, "report: %s\n", page)
+		return nil
+	}
 	if !holdsSuite(fs.Arg(0)) { // a run's directory (run --out)
 		page, err := writeRunPages(fs.Arg(0))
 		if err != nil {

@@ -5,6 +5,7 @@
 //	tablebench workloads    list the preset workloads (YCSB A-F, the case study's loads), or show one as a file
 //	tablebench figures      reproduce Figures 3-15 and check every published claim
 //	tablebench experiments  test the case study's advice its figures never test: retries, keys, balancing, conflicts, today
+//	tablebench advise       compare candidate key designs by simulation at a target rate, ranked, with where the load lands
 //	tablebench sweep        a figure of your own: any run parameters as lists
 //	tablebench report       rebuild the pages of a stored result set or run
 //	tablebench compare      two result sets side by side, each difference tested against the runs' noise
