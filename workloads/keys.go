@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/tables"
+	"github.com/tablebench/tablebench/workloads/keyspace"
 )
 
 // minEntitySize is the smallest entity a run can write: the keys and an empty
@@ -42,10 +43,21 @@ type keys struct {
 	ends   []int           // rowKeys: where each key ends in rowBuf
 	loaded []tables.Entity // what the thread loaded for its reads, in RowKey order
 	low    int             // the oldest of its rows that exists: deletes take them in order
+	// spread, with more than one bucket, spreads every key over its
+	// buckets, taken in turn: the synthetic-key fix for a shared or
+	// time-ordered key.
+	spread keyspace.Names
+	bucket int
 }
 
 func newKeys(spec *Spec, sharedPK string, vmID, worker int, rng *rand.Rand) *keys {
 	k := &keys{scheme: spec.Partition, prefix: fmt.Sprintf("%s_%d_%d_", spec.JobID, vmID, worker), suffix: fmt.Sprintf("-%d-%d", vmID, worker)}
+	if b := spec.Keys.Buckets; b > 1 && spec.Partition != PartitionFixed {
+		// Threads start at different buckets, so that they do not move
+		// through them in step.
+		k.spread = keyspace.Names{Buckets: b, BucketAt: string(spec.Keys.BucketAt)}
+		k.bucket = (vmID*1009 + worker) % b
+	}
 	switch spec.Partition {
 	case PartitionShared:
 		k.pk = sharedPK
@@ -58,13 +70,18 @@ func newKeys(spec *Spec, sharedPK string, vmID, worker int, rng *rand.Rand) *key
 // partitionKey returns the PartitionKey of the next request sent at model
 // time nanos.
 func (k *keys) partitionKey(nanos int64) string {
+	pk := k.pk
 	switch k.scheme {
 	case PartitionAppend:
-		return fmt.Sprintf("%019d%s", nanos, k.suffix)
+		pk = fmt.Sprintf("%019d%s", nanos, k.suffix)
 	case PartitionPrepend:
-		return fmt.Sprintf("%019d%s", math.MaxInt64-nanos, k.suffix)
+		pk = fmt.Sprintf("%019d%s", math.MaxInt64-nanos, k.suffix)
 	}
-	return k.pk
+	if k.spread.Buckets > 1 {
+		pk = k.spread.Spread(pk, k.bucket)
+		k.bucket = (k.bucket + 1) % k.spread.Buckets
+	}
+	return pk
 }
 
 // rowKey returns the next RowKey, JobID_VMID_WorkerID_Index, the index zero

@@ -3,6 +3,7 @@ package workloads
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"testing"
 	"unsafe"
@@ -114,5 +115,45 @@ func TestSkip(t *testing.T) {
 		if a, b := drawn.Uint64(), skipped.Uint64(); a != b {
 			t.Errorf("after %d draws: %d next, after skipping them: %d", n, a, b)
 		}
+	}
+}
+
+// TestSpreadKeys: with buckets, a time-ordered or shared key is spread over
+// them in turn, the bucket where bucket_at says; with one bucket the keys
+// are the case study's, unchanged.
+func TestSpreadKeys(t *testing.T) {
+	for _, c := range []struct {
+		scheme PartitionScheme
+		at     BucketPlace
+		want   *regexp.Regexp
+	}{
+		{PartitionAppend, BucketPrefix, regexp.MustCompile(`^(0[0-3])-0*[0-9]+-1-2$`)},
+		{PartitionAppend, BucketSuffix, regexp.MustCompile(`^0*[0-9]+-1-2-(0[0-3])$`)},
+		{PartitionShared, BucketPrefix, regexp.MustCompile(`^(0[0-3])-shared$`)},
+	} {
+		spec := DefaultSpec()
+		spec.Partition, spec.Keys.Buckets, spec.Keys.BucketAt = c.scheme, 4, c.at
+		if err := spec.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		k := newKeys(&spec, "shared", 1, 2, rand.New(rand.NewPCG(1, 2)))
+		seen := map[string]bool{}
+		for i := range 8 {
+			pk := k.partitionKey(int64(1000 + i))
+			m := c.want.FindStringSubmatch(pk)
+			if m == nil {
+				t.Fatalf("%s at %s: key %q", c.scheme, c.at, pk)
+			}
+			seen[m[1]] = true
+		}
+		if len(seen) != 4 {
+			t.Errorf("%s at %s: 8 keys in buckets %v, want all 4 in turn", c.scheme, c.at, seen)
+		}
+	}
+	spec := DefaultSpec()
+	spec.Partition = PartitionAppend
+	k := newKeys(&spec, "shared", 1, 2, rand.New(rand.NewPCG(1, 2)))
+	if pk := k.partitionKey(1000); pk != "0000000000000001000-1-2" {
+		t.Errorf("one bucket: key %q, want the case study's", pk)
 	}
 }

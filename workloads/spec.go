@@ -389,8 +389,16 @@ func (s *Spec) validateMix(bad func(field, format string, args ...any), vocab fu
 func (s *Spec) validateKeys(bad func(field, format string, args ...any), vocab func(string, error)) {
 	k := &s.Keys
 	if s.Partition != PartitionFixed {
-		if k.Count != 0 || k.Pick != (Pick{}) || k.Buckets > 1 || k.Names != "" {
-			bad("keys", "partition scheme %s has no key space to pick from: count, distribution, names and buckets go with the fixed scheme", s.Partition)
+		if k.Count != 0 || k.Pick != (Pick{}) || k.Names != "" {
+			bad("keys", "partition scheme %s has no key space to pick from: count, distribution and names go with the fixed scheme", s.Partition)
+		}
+		if k.Buckets > 1 { // the scheme's key, spread over buckets in turn
+			if k.Buckets > keyspace.MaxBuckets {
+				bad("keys.buckets", "buckets %d is out of range: use 1 to %d partitions per key", k.Buckets, keyspace.MaxBuckets)
+			}
+			if k.BucketAt != "" {
+				vocab("keys.bucket_at", BucketPlaces().Check(k.BucketAt))
+			}
 		}
 	} else {
 		if k.Count < 1 || k.Count > MaxKeys {

@@ -467,7 +467,13 @@ func (w *Workload) Spec(base Spec) (Spec, error) {
 				s.Preload = DefaultFixedRows
 			}
 		} else if p.Count != 0 || p.Distribution != "" || p.Names != "" || p.Buckets != 0 || p.BucketAt != "" || p.Theta != 0 || p.HotData != 0 || p.HotOps != 0 {
-			s.Keys = KeySpace{Count: p.Count, Pick: pickOf(p.Distribution, p.Theta, p.HotData, p.HotOps), Names: NameStyle(p.Names), Buckets: p.Buckets}
+			s.Keys = KeySpace{Count: p.Count, Names: NameStyle(p.Names), Buckets: p.Buckets, BucketAt: BucketPlace(p.BucketAt)}
+			if p.Distribution != "" || p.Theta != 0 || p.HotData != 0 || p.HotOps != 0 { // refused: the scheme picks no key
+				s.Keys.Pick = pickOf(p.Distribution, p.Theta, p.HotData, p.HotOps)
+			}
+			if s.Keys.Buckets > 1 && s.Keys.BucketAt == "" {
+				s.Keys.BucketAt = BucketPrefix
+			}
 		}
 	}
 	if r := w.Rows; r != nil {

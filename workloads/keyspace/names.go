@@ -113,6 +113,25 @@ func (n Names) AppendKey(dst []byte, i int64, bucket int) []byte {
 	return dst
 }
 
+// Spread returns key in bucket, the bucket placed as AppendKey places it:
+// "07-" + key at BucketPrefix, key + "-07" at BucketSuffix. It spreads a key
+// that is not an item's (a shared key, a time-ordered one) over Buckets
+// partitions; with one bucket it is key.
+func (n Names) Spread(key string, bucket int) string {
+	if n.Buckets <= 1 {
+		return key
+	}
+	bucket %= n.Buckets
+	if bucket < 0 {
+		bucket += n.Buckets
+	}
+	b := make([]byte, 0, len(key)+bucketDigits(n.Buckets)+1)
+	if n.BucketAt == BucketSuffix {
+		return string(n.appendBucket(append(append(b, key...), '-'), bucket))
+	}
+	return string(append(append(n.appendBucket(b, bucket), '-'), key...))
+}
+
 // KeyLen returns the length in bytes of every key of items below 10^10,
 // which an entity's size depends on.
 func (n Names) KeyLen() int {

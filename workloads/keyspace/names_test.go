@@ -240,3 +240,24 @@ func TestTimeKeySpellsTheAppendAndPrependKeys(t *testing.T) {
 		t.Errorf("ascending keys %q then %q out of order", a, b)
 	}
 }
+
+// TestSpread: a key that is not an item's is spread over buckets as an
+// item's key is: the bucket first (prefix) or last (suffix), zero padded,
+// and one bucket leaves the key as it is.
+func TestSpread(t *testing.T) {
+	for _, c := range []struct {
+		n      Names
+		bucket int
+		want   string
+	}{
+		{Names{Buckets: 16, BucketAt: BucketPrefix}, 7, "07-00012"},
+		{Names{Buckets: 16, BucketAt: BucketSuffix}, 7, "00012-07"},
+		{Names{Buckets: 16}, 23, "07-00012"}, // modulo the buckets; prefix when unsaid
+		{Names{Buckets: 1000, BucketAt: BucketPrefix}, 7, "007-00012"},
+		{Names{Buckets: 1}, 5, "00012"},
+	} {
+		if got := c.n.Spread("00012", c.bucket); got != c.want {
+			t.Errorf("%+v: Spread(00012, %d) = %q, want %q", c.n, c.bucket, got, c.want)
+		}
+	}
+}
