@@ -275,7 +275,7 @@ func rebuildAdvice(dir string) (string, error) {
 func writeAdvicePage(dir string, rep *advise.Report) error {
 	a := &charts.Advice{Title: "Which key design?",
 		Subtitle: fmt.Sprintf("%d candidates at %s requests/s under %s: each run %gs warm-up then %gs measured, in virtual time.",
-			len(rep.Candidates)/max(len(rep.Profiles), 1), fmt.Sprint(rep.TargetRate), strings.Join(rep.Profiles, ", "), rep.WarmupSec, rep.MeasuredSec),
+			len(rep.Candidates)/max(len(rep.Profiles), 1), advise.Num(rep.TargetRate), strings.Join(rep.Profiles, ", "), rep.WarmupSec, rep.MeasuredSec),
 		Paras: []string{
 			"Each candidate ran under each profile on the in-tree engine, in virtual time, as an open load at the target rate with enough simulated clients (threads for half a second of waiting, VMs at most 40% busy) that the client never limits; a run where it did says so.",
 			"Ranks go by the share of the offered requests that succeeded, then the throttled share, then the p99 latency; two candidates share a rank (=) unless their per-second samples differ beyond noise (a Mann-Whitney U test, as compare uses) and by a margin worth acting on. docs/advise.md says more.",

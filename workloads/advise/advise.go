@@ -273,7 +273,7 @@ func Advise(ctx context.Context, cfg Config, f *File) (*Report, error) {
 		}
 		if len(v.Tied) == 1 {
 			v.Winner, v.Tied = v.Tied[0], nil
-			v.Summary = fmt.Sprintf("%s is the best design at %s requests/s: %s", v.Winner, num(f.TargetRate), lowerFirst(rows[0].Why))
+			v.Summary = fmt.Sprintf("%s is the best design at %s requests/s: %s", v.Winner, Num(f.TargetRate), lowerFirst(rows[0].Why))
 		} else {
 			esc, err := cfg.escalate(ctx, f, name, profiles[name], rows, &v)
 			if err != nil {
@@ -297,7 +297,7 @@ func (cfg *Config) plan(c Candidate, profile string, p engine.Profile, rate floa
 	if err != nil {
 		return Plan{}, err
 	}
-	id := fmt.Sprintf("%s-%s-%s", slug(profile), slug(c.Name), num(rate))
+	id := fmt.Sprintf("%s-%s-%s", slug(profile), slug(c.Name), Num(rate))
 	s.JobID = "adv"
 	return Plan{ID: strings.ReplaceAll(id, ",", ""), Candidate: c.Name, Profile: profile, Rate: rate, Spec: s}, nil
 }
@@ -390,16 +390,16 @@ func (cfg *Config) escalate(ctx context.Context, f *File, profile string, p engi
 		if rows[0].Rank == 1 && (len(rows) < 2 || rows[1].Rank > 1) {
 			v.DifferAt, v.Leader = rate, rows[0].Name
 			v.Summary = fmt.Sprintf("No design is better at %s requests/s: %s are within noise of each other. They begin to differ at %s requests/s (%gx the target), where %s leads: %s",
-				num(f.TargetRate), strings.Join(tied, ", "), num(rate), m, rows[0].Name, strings.TrimSuffix(lowerFirst(rows[0].Why), "."))
+				Num(f.TargetRate), strings.Join(tied, ", "), Num(rate), m, rows[0].Name, strings.TrimSuffix(lowerFirst(rows[0].Why), "."))
 			if len(rows) > 1 {
 				v.Summary += fmt.Sprintf("; %s: %s", rows[1].Name, lowerFirst(rows[1].Why))
 			}
 			return all, nil
 		}
 	}
-	v.Summary = fmt.Sprintf("No design is better at %s requests/s: %s are within noise of each other", num(f.TargetRate), strings.Join(tied, ", "))
+	v.Summary = fmt.Sprintf("No design is better at %s requests/s: %s are within noise of each other", Num(f.TargetRate), strings.Join(tied, ", "))
 	if v.Tried > 0 {
-		v.Summary += fmt.Sprintf(", and still at %s requests/s (%gx the target), the highest load tried below what the account serves", num(v.Tried), v.Tried/f.TargetRate)
+		v.Summary += fmt.Sprintf(", and still at %s requests/s (%gx the target), the highest load tried below what the account serves", Num(v.Tried), v.Tried/f.TargetRate)
 	} else if len(cfg.Multiples) > 0 {
 		v.Summary += fmt.Sprintf("; no higher load was tried: %gx the target is past what the account serves", cfg.Multiples[0])
 	}

@@ -44,7 +44,7 @@ func (r *Report) Table(profile string) (head []string, rows [][]string, why []st
 		if row.Carries {
 			carries = "yes"
 		}
-		cells := []string{rank, row.Name, carries, num(row.SuccessPerSec) + " of " + num(row.TargetRate), fmt.Sprintf("%.2f%%", row.ThrottledPct)}
+		cells := []string{rank, row.Name, carries, Num(row.SuccessPerSec) + " of " + Num(row.TargetRate), fmt.Sprintf("%.2f%%", row.ThrottledPct)}
 		for _, op := range ops {
 			l, ok := row.LatencyMs[op]
 			if !ok || l.Count == 0 {
@@ -56,11 +56,11 @@ func (r *Report) Table(profile string) (head []string, rows [][]string, why []st
 		h := row.Hottest
 		hot := "-"
 		if h.Kind != "" {
-			hot = fmt.Sprintf("%s %s: %s / %s %s (%.0f%%)", h.Kind, h.Key, num(h.Load), num(h.Limit), h.Unit, 100*h.Use())
+			hot = fmt.Sprintf("%s %s: %s / %s %s (%.0f%%)", h.Kind, h.Key, Num(h.Load), Num(h.Limit), h.Unit, 100*h.Use())
 		}
-		cost := num(float64(row.Billable)) + " transactions"
+		cost := Num(float64(row.Billable)) + " transactions"
 		if row.RequestUnits > 0 {
-			cost = num(row.RequestUnits) + " RU"
+			cost = Num(row.RequestUnits) + " RU"
 		}
 		cells = append(cells, hot, cost, row.GivesUp)
 		rows = append(rows, cells)
@@ -73,7 +73,7 @@ func (r *Report) Table(profile string) (head []string, rows [][]string, why []st
 // ranked table, each row followed by its reason.
 func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "advise: %d candidates x %d profile(s) at %s requests/s; each run %gs warm-up then %gs measured, in virtual time, open load with enough simulated clients that they never limit\n",
-		len(r.Candidates)/max(len(r.Profiles), 1), len(r.Profiles), num(r.TargetRate), r.WarmupSec, r.MeasuredSec)
+		len(r.Candidates)/max(len(r.Profiles), 1), len(r.Profiles), Num(r.TargetRate), r.WarmupSec, r.MeasuredSec)
 	for _, v := range r.Winner {
 		fmt.Fprintf(w, "\nprofile %s: %s\n", v.Profile, v.Summary)
 		head, rows, why := r.Table(v.Profile)

@@ -246,7 +246,7 @@ func givesUp(s workloads.Spec) string {
 		parts = append(parts, "entity group transactions only within one key")
 	}
 	if k.Count > 1 {
-		parts = append(parts, fmt.Sprintf("a query across keys fans out to up to %s partitions", num(float64(k.Count*max(k.Buckets, 1)))))
+		parts = append(parts, fmt.Sprintf("a query across keys fans out to up to %s partitions", Num(float64(k.Count*max(k.Buckets, 1)))))
 	} else {
 		parts = append(parts, "nothing across keys")
 	}
@@ -265,10 +265,10 @@ func why(row Row, p engine.Profile, s workloads.Spec) string {
 	}
 	r := row.run
 	if !p.RequestUnits() && p.AccountRate > 0 && r != nil && r.EntitiesSentPerSec >= 0.9*p.AccountRate && row.ThrottledPct >= 1 && h.Use() < 0.8 {
-		return fmt.Sprintf("The load, %s entities/s, is at the account's limit of %s entities/s, which caps any key design: %s.", num(r.EntitiesSentPerSec), num(p.AccountRate), outcome)
+		return fmt.Sprintf("The load, %s entities/s, is at the account's limit of %s entities/s, which caps any key design: %s.", Num(r.EntitiesSentPerSec), Num(p.AccountRate), outcome)
 	}
 	if p.RequestUnits() && r != nil && r.RequestUnitsPerSec >= 0.9*maxRU(p) && h.Use() < 0.8 {
-		return fmt.Sprintf("The load, %s RU/s, is at the table's provisioned %s RU/s, which caps any key design: %s.", num(r.RequestUnitsPerSec), num(maxRU(p)), outcome)
+		return fmt.Sprintf("The load, %s RU/s, is at the table's provisioned %s RU/s, which caps any key design: %s.", Num(r.RequestUnitsPerSec), Num(maxRU(p)), outcome)
 	}
 	distinct := int64(0)
 	if r != nil && r.Partitions != nil {
@@ -283,23 +283,23 @@ func why(row Row, p engine.Profile, s workloads.Spec) string {
 		case "start":
 			where = "Every write lands in the first range partition, as keys in reverse time order are prepended at the start of the key space"
 		}
-		return fmt.Sprintf("%s: one server, whose lane serves about %s requests/s of this mix, was offered %s: %s.", upperFirst(where), num(h.Limit), num(h.Load), outcome)
+		return fmt.Sprintf("%s: one server, whose lane serves about %s requests/s of this mix, was offered %s: %s.", upperFirst(where), Num(h.Limit), Num(h.Load), outcome)
 	case h.Kind == "physical partition" && h.Use() >= 0.7:
-		return fmt.Sprintf("The PartitionKeys that hash to one physical partition (%s) together take %s RU/s of its %s RU/s share of the throughput: %s.", h.Key, num(h.Load), num(h.Limit), outcome)
+		return fmt.Sprintf("The PartitionKeys that hash to one physical partition (%s) together take %s RU/s of its %s RU/s share of the throughput: %s.", h.Key, Num(h.Load), Num(h.Limit), outcome)
 	case h.Kind == "PartitionKey" && h.Use() >= 0.7:
 		what := "entities/s, the per-key target"
 		if h.Unit == "RU/s" {
 			what = "RU/s, its physical partition's share of the throughput"
 		}
-		return fmt.Sprintf("One PartitionKey takes %.0f%% of the requests: %s %s against %s %s: %s.", h.Share, num(h.Load), h.Unit, num(h.Limit), what, outcome)
+		return fmt.Sprintf("One PartitionKey takes %.0f%% of the requests: %s %s against %s %s: %s.", h.Share, Num(h.Load), h.Unit, Num(h.Limit), what, outcome)
 	case row.Carries:
 		room := "with room"
 		if h.Use() >= 0.5 {
 			room = "near its limit"
 		}
-		return fmt.Sprintf("The load spreads over %s PartitionKeys, the hottest %s at %.0f%% of its limit (%s of %s %s), %s: %s.", num(float64(distinct)), h.Kind, 100*h.Use(), num(h.Load), num(h.Limit), h.Unit, room, outcome)
+		return fmt.Sprintf("The load spreads over %s PartitionKeys, the hottest %s at %.0f%% of its limit (%s of %s %s), %s: %s.", Num(float64(distinct)), h.Kind, 100*h.Use(), Num(h.Load), Num(h.Limit), h.Unit, room, outcome)
 	}
-	return fmt.Sprintf("The load spreads over %s PartitionKeys, the hottest %s at %.0f%% of its limit, yet %s.", num(float64(distinct)), h.Kind, 100*h.Use(), outcome)
+	return fmt.Sprintf("The load spreads over %s PartitionKeys, the hottest %s at %.0f%% of its limit, yet %s.", Num(float64(distinct)), h.Kind, 100*h.Use(), outcome)
 }
 
 // consequence is what the design did with the load, as a clause.
@@ -310,20 +310,20 @@ func consequence(row Row) string {
 	}
 	switch {
 	case row.Carries:
-		return fmt.Sprintf("it carries the target, %s of %s requests/s, p99 %s ms", num(row.SuccessPerSec), num(row.TargetRate), fmtMs(p99))
+		return fmt.Sprintf("it carries the target, %s of %s requests/s, p99 %s ms", Num(row.SuccessPerSec), Num(row.TargetRate), fmtMs(p99))
 	case row.ThrottledPct >= 1 && row.NotSentPct >= 1:
-		return fmt.Sprintf("%.1f%% of requests were throttled and %.0f%% waited so long that no client thread was free to send them, so only %s of %s requests/s succeeded", row.ThrottledPct, row.NotSentPct, num(row.SuccessPerSec), num(row.TargetRate))
+		return fmt.Sprintf("%.1f%% of requests were throttled and %.0f%% waited so long that no client thread was free to send them, so only %s of %s requests/s succeeded", row.ThrottledPct, row.NotSentPct, Num(row.SuccessPerSec), Num(row.TargetRate))
 	case row.ThrottledPct >= 1:
-		return fmt.Sprintf("%.1f%% of requests were throttled, so only %s of %s requests/s succeeded", row.ThrottledPct, num(row.SuccessPerSec), num(row.TargetRate))
+		return fmt.Sprintf("%.1f%% of requests were throttled, so only %s of %s requests/s succeeded", row.ThrottledPct, Num(row.SuccessPerSec), Num(row.TargetRate))
 	case row.NotSentPct >= 1:
-		return fmt.Sprintf("requests queued (p99 %s ms) until %.0f%% of them found no client thread free to send them, so only %s of %s requests/s succeeded", fmtMs(p99), row.NotSentPct, num(row.SuccessPerSec), num(row.TargetRate))
+		return fmt.Sprintf("requests queued (p99 %s ms) until %.0f%% of them found no client thread free to send them, so only %s of %s requests/s succeeded", fmtMs(p99), row.NotSentPct, Num(row.SuccessPerSec), Num(row.TargetRate))
 	}
-	return fmt.Sprintf("only %s of %s requests/s succeeded", num(row.SuccessPerSec), num(row.TargetRate))
+	return fmt.Sprintf("only %s of %s requests/s succeeded", Num(row.SuccessPerSec), Num(row.TargetRate))
 }
 
-// num formats a number with thousands separators, as the guides write
+// Num formats a number with thousands separators, as the guides write
 // them: 2,000.
-func num(v float64) string {
+func Num(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
