@@ -3,13 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tablebench/tablebench/engine"
 )
 
 // The Kubernetes objects the k8s command prints: only the fields it sets,
@@ -94,11 +100,21 @@ type (
 		MountPath string `yaml:"mountPath"`
 	}
 	k8sVolume struct {
-		Name                  string       `yaml:"name"`
-		PersistentVolumeClaim *k8sClaimRef `yaml:"persistentVolumeClaim"`
+		Name                  string           `yaml:"name"`
+		PersistentVolumeClaim *k8sClaimRef     `yaml:"persistentVolumeClaim,omitempty"`
+		ConfigMap             *k8sConfigMapRef `yaml:"configMap,omitempty"`
 	}
 	k8sClaimRef struct {
 		ClaimName string `yaml:"claimName"`
+	}
+	k8sConfigMapRef struct {
+		Name string `yaml:"name"`
+	}
+	k8sConfigMap struct {
+		APIVersion string            `yaml:"apiVersion"`
+		Kind       string            `yaml:"kind"`
+		Metadata   k8sMeta           `yaml:"metadata"`
+		Data       map[string]string `yaml:"data"`
 	}
 )
 
@@ -149,6 +165,10 @@ func k8sCmd(ctx context.Context, e *env, args []string) error {
 	if err := k.check(cmdArgs); err != nil {
 		return err
 	}
+	files, podArgs, err := embedFiles(cmdArgs)
+	if err != nil {
+		return err
+	}
 	sizing, err := k.size(cmdArgs)
 	if err != nil {
 		return err
@@ -157,9 +177,24 @@ func k8sCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	pod, collect, err := k.pod(cmdArgs, jobName)
+	pod, collect, err := k.pod(podArgs, jobName)
 	if err != nil {
 		return err
+	}
+	var config []byte
+	if len(files) > 0 {
+		// The files the run reads travel with the Job, in a ConfigMap each
+		// pod mounts where the rewritten flags point.
+		cm := k8sConfigMap{APIVersion: "v1", Kind: "ConfigMap", Metadata: k8sMeta{Name: jobName + "-files", Labels: map[string]string{"app.kubernetes.io/name": "tablebench", "tablebench/job-id": strings.ToLower(job)}}, Data: files}
+		var cb bytes.Buffer
+		cenc := yaml.NewEncoder(&cb)
+		cenc.SetIndent(2)
+		if err := cenc.Encode(cm); err != nil {
+			return err
+		}
+		config = append(cb.Bytes(), "---\n"...)
+		pod.Volumes = append(pod.Volumes, k8sVolume{Name: "files", ConfigMap: &k8sConfigMapRef{Name: cm.Metadata.Name}})
+		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, k8sMount{Name: "files", MountPath: k8sFilesDir})
 	}
 	labels := map[string]string{"app.kubernetes.io/name": "tablebench", "tablebench/job-id": strings.ToLower(job)}
 	placement := k.place(&pod, job)
@@ -181,8 +216,57 @@ func k8sCmd(ctx context.Context, e *env, args []string) error {
 #   kubectl apply -f job.yaml && kubectl wait --for=condition=complete job/%s --timeout=2h
 # Records: %s
 `, k.shards, cmdArgs[0], k.shards, k.cpu, k.memory, sizing, placement, k.secret, jobName, collect)
-	_, err = e.stdout.Write(b.Bytes())
+	_, err = e.stdout.Write(append(config, b.Bytes()...))
 	return err
+}
+
+// k8sFilesDir is where a pod finds the files its run reads.
+const k8sFilesDir = "/etc/tablebench"
+
+// embedFiles reads the files the run's flags name (a workload file, a
+// profile file, a sweep file) and returns them by the name each pod reads
+// them under, with the flags rewritten to point there: a pod cannot read
+// this machine's files. A preset or built-in name is left as it is.
+func embedFiles(cmdArgs []string) (files map[string]string, out []string, err error) {
+	out = slices.Clone(cmdArgs)
+	for i := 1; i < len(out); i++ {
+		name, value, inline := strings.Cut(strings.TrimLeft(out[i], "-"), "=")
+		if out[i] == name || !slices.Contains([]string{"workload", "profile", "file"}, name) {
+			continue
+		}
+		at := i
+		if !inline {
+			if i+1 >= len(out) {
+				continue
+			}
+			at, value = i+1, out[i+1]
+		}
+		if value == "-" {
+			return nil, nil, usagef("--%s -: a pod has no standard input to read; give the file's path", name)
+		}
+		if name == "profile" && !engine.IsProfileFile(value) {
+			continue // a built-in profile
+		}
+		data, rerr := os.ReadFile(value)
+		if rerr != nil {
+			if name == "workload" && errors.Is(rerr, fs.ErrNotExist) && !strings.ContainsAny(value, "/.") {
+				continue // a preset
+			}
+			return nil, nil, usagef("--%s: %v", name, rerr)
+		}
+		if files == nil {
+			files = map[string]string{}
+		}
+		key := name + filepath.Ext(value)
+		files[key] = string(data)
+		path := k8sFilesDir + "/" + key
+		if inline {
+			out[i] = "--" + name + "=" + path
+		} else {
+			out[at] = path
+		}
+	}
+	return files, out, nil
 }
 
 // check refuses flags, and run flags after --, a manifest cannot be made

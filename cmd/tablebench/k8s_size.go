@@ -96,6 +96,24 @@ func shardLoad(cmdArgs []string, shards int) (podLoad, error) {
 		return l, nil
 	}
 	d := workloads.DefaultSpec()
+	if w := flags["workload"]; w != "" { // the workload's own VMs, threads and operations, unless a flag says otherwise
+		parsed, err := readWorkload(w, nil)
+		if err != nil {
+			return podLoad{}, usagef("--workload: %v", err)
+		}
+		ws, err := parsed.Spec(d)
+		if err != nil {
+			return podLoad{}, usagef("--workload: %v", err)
+		}
+		d = ws
+		if len(ws.Mix) > 0 && flags["op"] == "" {
+			for _, m := range ws.Mix {
+				if m.Op == workloads.OpBatch && m.Weight > 0 {
+					flags["op"] = string(workloads.OpBatch)
+				}
+			}
+		}
+	}
 	vms, err := largest("vms", d.VMs)
 	if err != nil {
 		return podLoad{}, err

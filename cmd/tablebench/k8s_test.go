@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -145,5 +147,66 @@ func TestK8sManifestIsAJob(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, want) {
 			t.Errorf("%s: exit %d, %q; want %q", args, code, errOut, want)
 		}
+	}
+}
+
+// TestK8sCarriesTheRunsFiles: a workload file, a profile file or a sweep
+// file the run names travels with the Job, in a ConfigMap every pod mounts
+// where its rewritten flags point, since a pod cannot read this machine's
+// files; the pods are sized from the workload's own VMs and threads; a
+// preset or a built-in profile is left as it is; standard input, which no
+// pod has, is refused.
+func TestK8sCarriesTheRunsFiles(t *testing.T) {
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "orders.yaml")
+	os.WriteFile(wl, []byte("mix: {get: 1}\npartitions: {count: 10}\nvms: 4\nthreads: 100\n"), 0o644)
+	pf := filepath.Join(dir, "mine.yaml")
+	os.WriteFile(pf, []byte("base: modern\nname: mine\npartition_rate: 1500\n"), 0o644)
+	code, out, errOut := tb(t, context.Background(), nil, "k8s", "--shards", "2", "--", "run", "--workload", wl, "--profile="+pf, "--job-id", "orders")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	docs := strings.SplitN(out, "\n---\n", 2)
+	if len(docs) != 2 {
+		t.Fatalf("want a ConfigMap, then the Job:\n%s", out)
+	}
+	var doc any
+	if err := yaml.Unmarshal([]byte(docs[0]), &doc); err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(doc)
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	var cm corev1.ConfigMap
+	if err := dec.Decode(&cm); err != nil || cm.Kind != "ConfigMap" || cm.APIVersion != "v1" {
+		t.Fatalf("the first document is not a v1 ConfigMap (%v):\n%s", err, docs[0])
+	}
+	if !strings.Contains(cm.Data["workload.yaml"], "threads: 100") || !strings.Contains(cm.Data["profile.yaml"], "partition_rate: 1500") {
+		t.Fatalf("the ConfigMap holds %v", cm.Data)
+	}
+	job := decodeJob(t, docs[1])
+	pod := job.Spec.Template.Spec
+	args := strings.Join(pod.Containers[0].Args, " ")
+	if !strings.Contains(args, "--workload /etc/tablebench/workload.yaml") || !strings.Contains(args, "--profile=/etc/tablebench/profile.yaml") || strings.Contains(args, dir) {
+		t.Fatalf("pod args %q: the flags must name the mounted files", args)
+	}
+	var mounted bool
+	for _, v := range pod.Volumes {
+		mounted = mounted || v.ConfigMap != nil && v.ConfigMap.Name == cm.Name
+	}
+	if !mounted || len(pod.Containers[0].VolumeMounts) == 0 || pod.Containers[0].VolumeMounts[0].MountPath != "/etc/tablebench" {
+		t.Fatalf("the ConfigMap is not mounted: volumes %+v, mounts %+v", pod.Volumes, pod.Containers[0].VolumeMounts)
+	}
+	if !strings.Contains(out, "200 threads a pod (4 VMs of 100 threads over 2 shards)") {
+		t.Errorf("the pods are not sized from the workload:\n%s", strings.SplitN(out, "\n", 5)[3])
+	}
+	// A preset and a built-in profile stay as they are.
+	code, out, _ = tb(t, context.Background(), nil, "k8s", "--shards", "2", "--", "run", "--workload", "ycsb-a", "--profile", "modern", "--job-id", "y")
+	if code != 0 || strings.Contains(out, "ConfigMap") || !strings.Contains(out, "- ycsb-a") {
+		t.Errorf("a preset: exit %d\n%s", code, out)
+	}
+	code, _, errOut = tb(t, context.Background(), nil, "k8s", "--shards", "2", "--", "run", "--workload", "-", "--job-id", "y")
+	if code != 2 || !strings.Contains(errOut, "a pod has no standard input") {
+		t.Errorf("--workload -: exit %d, %q", code, errOut)
 	}
 }
