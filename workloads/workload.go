@@ -12,6 +12,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tablebench/tablebench/yamldoc"
+
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
@@ -205,7 +207,7 @@ func ParseWorkload(data []byte) (*ParsedWorkload, error) {
 		}
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := yamldoc.One(data, &doc); err != nil {
 		return nil, fmt.Errorf("the workload file is not valid YAML: %w", yamlError(data, err))
 	}
 	root := &doc

@@ -38,6 +38,7 @@ func TestWorkloadFileBadInput(t *testing.T) {
 		{"unknown overload", "mix: {insert: 1}\nrate: 5\noverload: wait\n", `line 3: overload: overload mode "wait" is not known: use drop or queue`},
 		{"too many threads", "mix: {insert: 1}\nvms: 1\nthreads: 5000\n", "line 3: threads: 5000 threads per VM is out of range"},
 		{"syntax", "mix: {get: 1\nthreads: 2\n", "not valid YAML: line "},
+		{"a second document", "mix: {get: 1}\n---\nmix: {insert: 1}\n", "line 2: a second YAML document: a file holds one"},
 		{"not a map", "- get\n- put\n", "line 1: a workload is a map of fields"},
 		{"bad JSON", `{"mix": {"get": 1},}`, "not valid JSON"},
 		{"JSON unknown field", "{\n  \"mix\": {\"get\": 1},\n  \"vsm\": 2\n}\n", `line 3: "vsm" is not a field of a workload`},
