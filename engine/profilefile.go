@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tablebench/tablebench/yamldoc"
 )
 
 // A profile file is a Profile as YAML, one parameter a line with its
@@ -261,7 +263,7 @@ func ParseProfile(data []byte) (*ProfileFile, error) {
 		return nil, err
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := yamldoc.One(data, &doc); err != nil {
 		return nil, &ProfileError{Msg: "not YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	if len(doc.Content) == 0 {

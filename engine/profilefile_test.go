@@ -153,6 +153,7 @@ func TestProfileFileErrors(t *testing.T) {
 		{"builtin name changed", "name: modern\nbase: modern\npartition_rate: 1000\n", "line 1: name: modern is a built-in profile, and this file changes its partition_rate: give the profile a name of its own"},
 		{"empty", "", "the file is empty"},
 		{"not a map", "- a\n- b\n", "line 1: profile: the file must be key: value lines"},
+		{"a second document", base + "---\npartition_rate: 1\n", "line 3: a second YAML document"},
 		{"not yaml", "name: [\n", "not YAML: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -83,6 +83,15 @@ func ParseThreshold(s string) (Threshold, error) {
 	if t.Value, err = thresholdValue(m, value); err != nil {
 		return bad("%v", err)
 	}
+	// Every metric a threshold reads is a count, a rate, a time or a share:
+	// a bar below 0, or a share above 100%, is one no run can fail (or
+	// pass), so it is a typo rather than a bar.
+	switch {
+	case t.Value < 0:
+		return bad("%s is below 0: %s is never negative", value, m.Name)
+	case m.Unit == "%" && t.Value > 100:
+		return bad("%s is above 100%%: %s is a share", value, m.Name)
+	}
 	return t, nil
 }
 

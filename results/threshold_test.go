@@ -53,6 +53,9 @@ func TestParseThreshold(t *testing.T) {
 		{"throttled<0.1", "give it in %, as 0.1%"},
 		{"entities_per_sec>=lots", `"lots" is not a number`},
 		{"p99<", "no value"},
+		{"p99<-5ms", "-5ms is below 0: p99 is never negative"},
+		{"entities_per_sec>-1", "-1 is below 0"},
+		{"throttled<200%", "200% is above 100%: throttled-pct is a share"},
 		{"saturation>1", "belongs to a figure"},
 		{"per-entity-latency<1ms", "belongs to a figure"},
 	} {

@@ -279,9 +279,7 @@ func (s *Spec) Validate() error {
 	if s.BatchSize < 1 || s.BatchSize > 100 { // checked whatever the op, so a mistyped flag is never silently ignored
 		bad("batch_size", "batch size %d is out of range: use 1 to 100 entities", s.BatchSize)
 	}
-	if s.Rate < 0 {
-		bad("rate", "rate %g is negative: use requests per second above 0, or 0 for closed load", s.Rate)
-	}
+	checkRate(bad, "rate", "rate", s.Rate)
 	vocab("partition", PartitionSchemes().Check(s.Partition))
 	s.validateKeys(bad, vocab)
 	if s.VMs < 1 || s.VMs > 1000 {
@@ -336,9 +334,7 @@ func (s *Spec) Validate() error {
 		if st.For <= 0 {
 			bad(field+".for", "stage %d has no duration: give it one, as in {for: 2m, rate: 500}", i+1)
 		}
-		if st.Rate < 0 {
-			bad(field+".rate", "stage %d has a negative rate %g: use requests per second, 0 or more", i+1, st.Rate)
-		}
+		checkRate(bad, field+".rate", fmt.Sprintf("stage %d's rate", i+1), st.Rate)
 	}
 	if s.Overload != "" {
 		vocab("overload", OverloadModes().Check(s.Overload))
@@ -366,6 +362,24 @@ func (s *Spec) Validate() error {
 		bad("table", "table %q is not a valid table name: use 3 to 63 letters and digits, starting with a letter", s.Table)
 	}
 	return errors.Join(errs...)
+}
+
+// MaxRate is the highest open-load rate a spec takes, in requests per
+// second: fifty times an account's scalability target, and low enough that
+// an open load's schedule, which counts every request due even when it is
+// dropped, stays a matter of seconds over a long run.
+const MaxRate = 1e6
+
+// checkRate refuses a rate that is not a number, is negative, or is above
+// MaxRate, for the spec's rate and every stage's alike: a NaN or a rate of
+// terahertz would leave the open load's schedule counting forever.
+func checkRate(bad func(field, format string, args ...any), field, what string, r float64) {
+	switch {
+	case math.IsNaN(r) || r < 0:
+		bad(field, "%s %g is not valid: use requests per second, 0 or more (0 for closed load)", what, r)
+	case r > MaxRate:
+		bad(field, "%s %g is too high: use at most %g requests per second", what, r, float64(MaxRate))
+	}
 }
 
 // validateMix checks the mix's operations and weights.

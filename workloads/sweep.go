@@ -13,6 +13,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tablebench/tablebench/yamldoc"
+
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
@@ -72,7 +74,7 @@ func ParseSweepFile(data []byte) (SweepDef, error) {
 		}
 	}
 	var doc map[string]yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil { // the whole file, so lines are the file's
+	if err := yamldoc.One(data, &doc); err != nil { // the whole file, so lines are the file's
 		return d, fmt.Errorf("the sweep file is not valid YAML: %w", yamlError(data, err))
 	}
 	allowed := strings.Join(append(append([]string{}, sweepScalars...), append(sweepLists, "fields")...), ", ")

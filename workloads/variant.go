@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tablebench/tablebench/yamldoc"
 )
 
 // ParseWorkloadWith reads a file that holds a workload's fields and,
@@ -29,7 +31,7 @@ func ParseWorkloadWith(data []byte, extra ...string) (*ParsedWorkload, map[strin
 		}
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := yamldoc.One(data, &doc); err != nil {
 		return nil, nil, fmt.Errorf("the file is not valid YAML: %w", yamlError(data, err))
 	}
 	root := &doc

@@ -12,6 +12,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tablebench/tablebench/yamldoc"
+
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
@@ -131,6 +133,10 @@ const (
 type field struct {
 	kind   kind
 	fields map[string]field
+	// zeroOK: an explicit 0 means what it says. Elsewhere a number's zero
+	// is the field left out, which would take the default without a word,
+	// so a 0 written in the file is refused.
+	zeroOK bool
 }
 
 var pickFields = map[string]field{
@@ -148,7 +154,7 @@ var workloadFields = map[string]field{
 	"rows":     {kind: kMap, fields: merged(pickFields, map[string]field{"count": {kind: kWhole}})},
 	"entity":   {kind: kMap, fields: map[string]field{"size": {kind: kSize}, "properties": {kind: kWhole}, "types": {kind: kWords}}},
 	"load":     {kind: kText},
-	"rate":     {kind: kNumber},
+	"rate":     {kind: kNumber, zeroOK: true},
 	"stages":   {kind: kStages},
 	"overload": {kind: kText},
 	"vms":      {kind: kWhole}, "threads": {kind: kWhole}, "vm_size": {kind: kText},
@@ -205,7 +211,7 @@ func ParseWorkload(data []byte) (*ParsedWorkload, error) {
 		}
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := yamldoc.One(data, &doc); err != nil {
 		return nil, fmt.Errorf("the workload file is not valid YAML: %w", yamlError(data, err))
 	}
 	root := &doc
@@ -263,10 +269,12 @@ func checkValue(name string, v *yaml.Node, f field) error {
 		if !scalar || v.Tag != "!!int" {
 			return line("%s is not a whole number", show(v))
 		}
+		return checkZero(v, f, line)
 	case kNumber:
 		if !scalar || (v.Tag != "!!int" && v.Tag != "!!float") {
 			return line("%s is not a number", show(v))
 		}
+		return checkZero(v, f, line)
 	case kDuration:
 		if !scalar {
 			return line("takes a duration such as 60s or 10m")
@@ -280,7 +288,7 @@ func checkValue(name string, v *yaml.Node, f field) error {
 		}
 		return checkFields(name+".", v, f.fields)
 	case kMix:
-		if v.Kind != yaml.MappingNode {
+		if v.Kind != yaml.MappingNode || len(v.Content) == 0 {
 			return line("takes operations and their weights, such as {get: 95, update: 5}")
 		}
 		for i := 0; i+1 < len(v.Content); i += 2 {
@@ -325,6 +333,16 @@ func checkValue(name string, v *yaml.Node, f field) error {
 		return checkFields(name+".", v, map[string]field{"min": {kind: kWhole}, "max": {kind: kWhole}})
 	}
 	return nil
+}
+
+// checkZero refuses an explicit 0 in a field whose zero stands for the
+// field left out (see field.zeroOK).
+func checkZero(v *yaml.Node, f field, line func(format string, args ...any) error) error {
+	var x float64
+	if f.zeroOK || v.Decode(&x) != nil || x != 0 {
+		return nil
+	}
+	return line("%s is out of range: give a value above 0, or leave the field out for its default", v.Value)
 }
 
 // show quotes a node's value for an error.

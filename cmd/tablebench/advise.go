@@ -82,7 +82,11 @@ func adviseCmd(ctx context.Context, e *env, args []string) error {
 		return tg, release, err
 	}
 	for _, name := range f.Profiles {
-		if _, err := cfg.Profile(name); err != nil {
+		p, err := cfg.Profile(name)
+		if err == nil {
+			err = advise.Usable(name, p)
+		}
+		if err != nil {
 			return usagef("%s: profiles: %v", fs.Arg(0), strings.TrimPrefix(err.Error(), "--profile: "))
 		}
 	}

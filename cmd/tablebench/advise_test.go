@@ -45,6 +45,7 @@ func TestAdviseRefusesBadInput(t *testing.T) {
 	}{
 		{"unknown field", "mix: {insert: 1}\ntarget_rate: 10\ncandidates: [{name: a}, {name: b, partitions: {scheme: append, countt: 2}}]\n", nil, `line 3: "partitions.countt" is not a field of partitions`},
 		{"unknown profile", "target_rate: 10\nprofiles: [moden]\ncandidates: [{name: a}, {name: b}]\n", nil, `profiles: unknown profile "moden"`},
+		{"a profile that models no service", "mix: {insert: 1}\ntarget_rate: 10\nprofiles: [modern, none]\ncandidates: [{name: a}, {name: b}]\n", nil, "profiles: profile none models no service"},
 		{"malformed threshold", lightAdvice, []string{"--threshold", "p99<50"}, "flag -threshold: p99 is a latency: give its unit"},
 		{"threshold on an operation none does", lightAdvice, []string{"--threshold", "batch.p99<50ms"}, "no run here does batch requests"},
 	} {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,7 +15,8 @@ import (
 )
 
 // readRunDir reads the run records a run directory holds (the ID.json of
-// each run --out, other JSON files passed over), each with its interval
+// each run --out; other JSON files passed over, a record that does not
+// read or is misnamed refused), each with its interval
 // log where it has one, oldest first.
 func readRunDir(dir string) ([]*results.Run, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -32,8 +34,17 @@ func readRunDir(dir string) ([]*results.Run, error) {
 		}
 		r, err := results.ReadRun(f)
 		f.Close()
-		if err != nil || r.ID == "" || len(r.Spec) == 0 || filepath.Base(path) != r.ID+".json" {
-			continue // not a run record of this directory's
+		if !looksLikeRun(path) {
+			continue // another JSON file, not a run record
+		}
+		// A record that was edited until it no longer reads, or renamed, is
+		// refused: passed over, its run would be missing from the page
+		// without a word.
+		if err != nil {
+			return nil, fmt.Errorf("%s: not a readable run record (edited?): %v; restore it or run it again", path, err)
+		}
+		if filepath.Base(path) != r.ID+".json" {
+			return nil, fmt.Errorf("%s holds run %q, whose record is named %q: renamed, or copied from another directory; restore its name or remove it", path, r.ID, r.ID+".json")
 		}
 		if err := r.Check(); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -48,6 +59,20 @@ func readRunDir(dir string) ([]*results.Run, error) {
 		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.ID, b.ID))
 	})
 	return runs, nil
+}
+
+// looksLikeRun reports whether a JSON file is meant as a run record: an
+// object with a run's id and spec, whatever else of it reads.
+func looksLikeRun(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var probe struct {
+		ID   json.RawMessage `json:"id"`
+		Spec json.RawMessage `json:"spec"`
+	}
+	return json.Unmarshal(data, &probe) == nil && len(probe.ID) > 0 && len(probe.Spec) > 0
 }
 
 // writeRunPages renders the report of a run directory from what it

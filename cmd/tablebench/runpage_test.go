@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,5 +137,51 @@ func TestRunIntoASuiteKeepsItsReport(t *testing.T) {
 	})
 	if b, _ := os.ReadFile(index); string(b) != "the suite's report" {
 		t.Fatal("the run replaced the suite's report")
+	}
+}
+
+// TestReportRefusesAnUnreadableOrMisnamedRecord: a run record edited until
+// it no longer reads, or renamed, makes report refuse the directory and
+// name the file, rather than leave the run off the page without a word;
+// another JSON file beside the records is passed over.
+func TestReportRefusesAnUnreadableOrMisnamedRecord(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		if code, out, errOut := tb(t, context.Background(), nil, "run", "--quiet", "--duration=2s", "--warmup=1s", "--out="+dir); code != 0 {
+			t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+		}
+	})
+	r := readRecord(t, dir)
+	path := filepath.Join(dir, r.ID+".json")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(good, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["measured_sec"] = "soon"
+	edited, _ := json.Marshal(m)
+	os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`{"owner": "me"}`), 0o644)
+	for _, c := range []struct {
+		name, file, text, want string
+	}{
+		{"a word for a number", r.ID + ".json", string(edited), r.ID + ".json: not a readable run record"},
+		{"renamed", "other.json", string(good), `other.json holds run "` + r.ID + `", whose record is named "` + r.ID + `.json"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(path)
+			os.WriteFile(filepath.Join(dir, c.file), []byte(c.text), 0o644)
+			defer os.Remove(filepath.Join(dir, c.file))
+			code, _, errOut := tb(t, context.Background(), nil, "report", dir)
+			if code != 2 || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
+				t.Fatalf("exit %d, %q: want exit 2 and one line with %q", code, errOut, c.want)
+			}
+		})
+	}
+	os.WriteFile(path, good, 0o644)
+	if code, _, errOut := tb(t, context.Background(), nil, "report", dir); code != 0 {
+		t.Fatalf("the restored directory: exit %d, %s", code, errOut)
 	}
 }

@@ -224,6 +224,17 @@ func (r *Report) Runs() []*results.Run { return r.runs }
 // design to carry its target.
 const CarryShare = 0.99
 
+// Usable refuses a profile that advise cannot rank designs on: one that
+// models no service (none, or a file with model: false) has no limits to
+// tell them apart. A command checks every profile with it before anything
+// runs or is written; Advise checks again, for its other callers.
+func Usable(name string, p engine.Profile) error {
+	if !p.Model {
+		return fmt.Errorf("profile %s models no service: it has no limits to compare designs against; use wa2010, modern or cosmos", name)
+	}
+	return nil
+}
+
 // Advise runs every candidate of f under each of its profiles at its
 // target rate and ranks them per profile; where the first are tied, it
 // runs them at higher loads to find where they begin to differ.
@@ -235,8 +246,8 @@ func Advise(ctx context.Context, cfg Config, f *File) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !p.Model {
-			return nil, fmt.Errorf("profile %s models no service: it has no limits to compare designs against; use wa2010, modern or cosmos", name)
+		if err := Usable(name, p); err != nil {
+			return nil, err
 		}
 		profiles[name] = p
 	}

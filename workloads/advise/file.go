@@ -124,15 +124,18 @@ func (f *File) candidate(n *yaml.Node) (Candidate, error) {
 	if n.Kind != yaml.MappingNode {
 		return Candidate{}, fmt.Errorf("advise file, line %d: candidates: a candidate is a map with a name and its partitions, such as {name: spread, partitions: {scheme: fixed, count: 1000}}", n.Line)
 	}
-	w, err := f.Workload.Variant(n, "name")
-	if err != nil {
-		return Candidate{}, err
-	}
 	name := ""
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == "name" {
 			name = strings.TrimSpace(n.Content[i+1].Value)
 		}
+	}
+	w, err := f.Workload.Variant(n, "name")
+	if err != nil && name != "" { // every error in a candidate names it
+		return Candidate{}, fmt.Errorf("candidate %s: %w", name, err)
+	}
+	if err != nil {
+		return Candidate{}, err
 	}
 	if name == "" {
 		return Candidate{}, fmt.Errorf("advise file, line %d: candidates: this candidate has no name: give it one, such as name: by-day", n.Line)

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tablebench/tablebench/yamldoc"
 )
 
 // Operations a rule can match.
@@ -187,7 +189,11 @@ func Parse(data []byte) ([]Rule, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f File
-	if err := dec.Decode(&f); err != nil {
+	err := dec.Decode(&f)
+	if err == nil {
+		err = yamldoc.End(dec)
+	}
+	if err != nil {
 		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
 		msg = strings.TrimPrefix(msg, "yaml: ")
 		if strings.Contains(msg, "not found in type") {

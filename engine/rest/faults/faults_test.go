@@ -76,6 +76,7 @@ func TestBadRules(t *testing.T) {
 		"faults: [{colour: red, reset: true}]":                                         "field colour not found",
 		"faults: [{reset: true, truncate: true}]":                                      "more than one thing",
 		"faults: [{name: slow, reset: true}, {name: odd, op: table, unavailable: 1s}]": "fault 2 (odd)",
+		"faults: []\n---\nfaults: [{op: get, status: 503, code: ServerBusy}]":          "line 2: a second YAML document",
 		"faults: [": "not valid",
 	} {
 		_, err := Parse([]byte(body))
