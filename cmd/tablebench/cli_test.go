@@ -174,7 +174,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--job-id=a_b"}, `job ID "a_b" is not valid`},
 		{[]string{"run", "--out=/proc/nope/x"}, "--out: cannot create"},
 		{[]string{"run", "--batch-size=0"}, "batch size 0 is out of range"},
-		{[]string{"run", "--rate=-1"}, "rate -1 is negative"},
+		{[]string{"run", "--rate=-1"}, "rate -1 is not valid: use requests per second, 0 or more"},
 		{[]string{"run", "--table=x"}, `table "x" is not a valid table name`},
 		{[]string{"serve", "--partition-rate=-5"}, "--partition-rate and --account-rate must be positive"},
 		{[]string{"serve", "--latency-scale=0"}, "--latency-scale 0 is out of range"},
