@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -114,7 +115,10 @@ func ParseSweepFile(data []byte) (SweepDef, error) {
 			return d, fmt.Errorf("sweep file, line %d: %q is not a sweep key; use %s", n.Line, k, allowed)
 		}
 	}
-	b, _ := json.Marshal(norm)
+	b, err := json.Marshal(norm)
+	if err != nil {
+		return d, fmt.Errorf("sweep file: %v", err)
+	}
 	if err := json.Unmarshal(b, &d); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -424,6 +428,10 @@ func checkListNode(key string, n *yaml.Node) error {
 				want = "a number"
 			}
 			return fmt.Errorf("sweep file, line %d: %s: %q is not %s", it.Line, key, it.Value, want)
+		}
+		var x float64
+		if it.Decode(&x) != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("sweep file, line %d: %s: %q is not a number: give a finite one", it.Line, key, it.Value)
 		}
 	}
 	return nil
