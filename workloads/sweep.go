@@ -154,6 +154,9 @@ func sweepFields(n *yaml.Node) (map[string][]any, error) {
 			if err := it.Decode(&x); err != nil {
 				return nil, fmt.Errorf("sweep file, line %d: fields.%s: %v", it.Line, k.Value, err)
 			}
+			if notFinite(it) {
+				return nil, fmt.Errorf("sweep file, line %d: fields.%s: %q is not a number: give a finite one", it.Line, k.Value, it.Value)
+			}
 			out[k.Value] = append(out[k.Value], x)
 		}
 	}
@@ -429,12 +432,18 @@ func checkListNode(key string, n *yaml.Node) error {
 			}
 			return fmt.Errorf("sweep file, line %d: %s: %q is not %s", it.Line, key, it.Value, want)
 		}
-		var x float64
-		if it.Decode(&x) != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		if notFinite(it) {
 			return fmt.Errorf("sweep file, line %d: %s: %q is not a number: give a finite one", it.Line, key, it.Value)
 		}
 	}
 	return nil
+}
+
+// notFinite reports whether a value is a float YAML spells but JSON, and
+// a run, cannot take: .nan or .inf.
+func notFinite(n *yaml.Node) bool {
+	var x float64
+	return n.Tag == "!!float" && (n.Decode(&x) != nil || math.IsNaN(x) || math.IsInf(x, 0))
 }
 
 // article puts "a" or "an" before a word.

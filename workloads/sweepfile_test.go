@@ -21,6 +21,7 @@ func TestSweepFileErrorsNameTheLine(t *testing.T) {
 		{"a second document", "name: a\nvms: [1, 2]\n---\nthreads: [3, 4]\n", "line 3: a second YAML document"},
 		{"a rate that is not a number", "name: a\nrate: [100, .nan]\n", `line 2: rate: ".nan" is not a number: give a finite one`},
 		{"an infinite rate", "name: a\nrate: .inf\n", `line 2: rate: ".inf" is not a number`},
+		{"a field's value that is not a number", "name: a\nworkload: ycsb-a\nfields:\n  partitions.theta: [0.5, .nan]\n", `line 4: fields.partitions.theta: ".nan" is not a number`},
 		{"an unknown key", "name: a\nvms: [1, 2]\nbogus: 1\n", `line 3: "bogus" is not a sweep key`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
