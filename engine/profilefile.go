@@ -43,8 +43,14 @@ const (
 	positiveIfModel      // above 0 when the profile models latency
 	entityBudget         // above 0 when the profile models latency in entity units, not request units
 	fraction             // from 0 to 1
+	spread               // a coefficient of variation, from 0 to maxCV
 	nameRule             // a profile's name
 )
+
+// maxCV bounds a coefficient of variation: the lognormal times it spreads
+// overflow a duration long before a spread of 1e300, and past 10 the
+// median is a tenth of the mean, no service's times.
+const maxCV = 10
 
 // profileDocs documents every field of Profile, by Go field name.
 var profileDocs = map[string]fieldDoc{
@@ -71,8 +77,8 @@ var profileDocs = map[string]fieldDoc{
 	"PostWrite":   {"post_write", "time", "to commit a write after its lane, fixed part (parallel)", anyValue},
 	"PostUnit":    {"post_write_per_entity", "time", "to commit each entity of a write", anyValue},
 	"PostRead":    {"post_read", "time", "to return a read after its lane", anyValue},
-	"CV":          {"cv", "ratio:", "coefficient of variation of the front-end and commit times", anyValue},
-	"LaneCV":      {"lane_cv", "ratio:", "coefficient of variation of the lane times", anyValue},
+	"CV":          {"cv", "ratio:", "coefficient of variation of the front-end and commit times", spread},
+	"LaneCV":      {"lane_cv", "ratio:", "coefficient of variation of the lane times", spread},
 
 	"HiccupP":   {"hiccup_p", "probability", "that a request's commit stalls", fraction},
 	"HiccupMin": {"hiccup_min", "time", "a stall adds, at least", anyValue},
@@ -424,6 +430,10 @@ func checkProfile(p Profile, fields []profileField) *ProfileError {
 		case fraction:
 			if numeric && n > 1 {
 				return bad("%s is not a fraction from 0 to 1", format(fv))
+			}
+		case spread:
+			if numeric && n > maxCV {
+				return bad("%g is out of range: a coefficient of variation from 0 to %d (0.5 is the built-in profiles')", n, maxCV)
 			}
 		case nameRule:
 			if !profileName.MatchString(fv.String()) {

@@ -141,6 +141,8 @@ func TestProfileFileErrors(t *testing.T) {
 		{"duration", base + "lane_get: 5 ms\n", `line 3: lane_get: "5 ms" is not a duration: write one such as 650us, 20ms or 1.5s`},
 		{"duration without unit", base + "lane_get: 5\n", "line 3: lane_get: 5 has no unit: write a duration such as 5ms or 5us"},
 		{"probability", base + "hiccup_p: 1.5\n", "line 3: hiccup_p: 1.5 is not a fraction from 0 to 1"},
+		{"a huge spread", base + "cv: 1e308\n", "line 3: cv: 1e+308 is out of range: a coefficient of variation from 0 to 10"},
+		{"a huge lane spread", base + "lane_cv: 11\n", "line 3: lane_cv: 11 is out of range"},
 		{"min above max", base + "move_min: 10s\n", "line 3: move_min: 10s is above move_max 5s: the minimum must be at most the maximum"},
 		{"max below min", base + "hiccup_max: 1ms\n", "line 3: hiccup_max: 1ms is below hiccup_min 20ms: the maximum must be at least the minimum"},
 		{"twice", base + "servers: 4\nservers: 5\n", "line 4: servers: given twice (first on line 3): keep one"},

@@ -345,11 +345,19 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 	// interrupt (ctx) abandons requests.
 	var wg sync.WaitGroup
 	errs := make([]error, len(workers))
+	// An interrupt ends the run when the first thread stops for it, in
+	// model time: on a virtual clock, time runs on to the deadline once the
+	// threads have stopped, and a run that ended there would average what
+	// it measured over time it never ran.
+	stopped := make([]time.Time, len(workers))
 	for i, w := range workers {
 		wg.Add(1)
 		goTask(func() {
 			defer wg.Done()
 			errs[i] = w.run(ctx, runCtx, start, to)
+			if ctx.Err() != nil {
+				stopped[i] = clock.Now()
+			}
 		})
 	}
 	release()
@@ -366,6 +374,11 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 	end := clock.Now()
 	if end.After(to) {
 		end = to
+	}
+	for _, at := range stopped {
+		if !at.IsZero() && at.Before(end) {
+			end = at
+		}
 	}
 	if r.arrivals != nil && ctx.Err() == nil && len(workers) > 0 {
 		// Requests due in the window that no thread took: every thread was

@@ -349,6 +349,58 @@ func TestInterruptKeepsResults(t *testing.T) {
 	})
 }
 
+// interruptingTarget is the engine, whose sessions interrupt the run (as
+// Ctrl-C would) at a moment of model time.
+type interruptingTarget struct {
+	*enginetarget.Target
+	at     time.Time
+	cancel context.CancelFunc
+}
+
+func (t *interruptingTarget) NewSession(seed uint64) workloads.Session {
+	return interruptingSession{t.Target.NewSession(seed), t}
+}
+
+type interruptingSession struct {
+	workloads.Session
+	t *interruptingTarget
+}
+
+func (s interruptingSession) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
+	if !s.t.Clock().Now().Before(s.t.at) {
+		s.t.cancel()
+	}
+	return s.Session.Do(ctx, op)
+}
+
+// TestInterruptOnAVirtualClock: a run on the virtual clock interrupted
+// 30 s into an hour's window measures those 30 s, though model time runs
+// on to the deadline once its threads have stopped; ending there, it
+// would average what it measured over an hour and find the service silent.
+func TestInterruptOnAVirtualClock(t *testing.T) {
+	t0 := time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)
+	vc := clock.NewVirtual(t0)
+	spec := workloads.DefaultSpec()
+	spec.Threads, spec.Warmup, spec.Duration = 4, time.Second, time.Hour
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tg := &interruptingTarget{Target: engineTarget(t, func(c *engine.Config) { c.Clock = vc }), cancel: cancel}
+	// The table is made and its threads started at the clock's start.
+	tg.at = t0.Add(31 * time.Second)
+	r, err := workloads.NewCoordinator(spec, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Run(cctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || hasWarning(res.Warnings, "answered nothing") {
+		t.Fatalf("interrupted=%v, warnings %q", res.Interrupted, res.Warnings)
+	}
+	near(t, "measured seconds", res.MeasuredSec, 30, 0.02)
+}
+
 // TestVirtualClock: a run on the engine's virtual clock measures what the
 // same run measures in (synctest's) real time.
 func TestVirtualClock(t *testing.T) {

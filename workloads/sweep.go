@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -114,7 +115,10 @@ func ParseSweepFile(data []byte) (SweepDef, error) {
 			return d, fmt.Errorf("sweep file, line %d: %q is not a sweep key; use %s", n.Line, k, allowed)
 		}
 	}
-	b, _ := json.Marshal(norm)
+	b, err := json.Marshal(norm)
+	if err != nil {
+		return d, fmt.Errorf("sweep file: %v", err)
+	}
 	if err := json.Unmarshal(b, &d); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -149,6 +153,9 @@ func sweepFields(n *yaml.Node) (map[string][]any, error) {
 			var x any
 			if err := it.Decode(&x); err != nil {
 				return nil, fmt.Errorf("sweep file, line %d: fields.%s: %v", it.Line, k.Value, err)
+			}
+			if notFinite(it) {
+				return nil, fmt.Errorf("sweep file, line %d: fields.%s: %q is not a number: give a finite one", it.Line, k.Value, it.Value)
 			}
 			out[k.Value] = append(out[k.Value], x)
 		}
@@ -425,8 +432,18 @@ func checkListNode(key string, n *yaml.Node) error {
 			}
 			return fmt.Errorf("sweep file, line %d: %s: %q is not %s", it.Line, key, it.Value, want)
 		}
+		if notFinite(it) {
+			return fmt.Errorf("sweep file, line %d: %s: %q is not a number: give a finite one", it.Line, key, it.Value)
+		}
 	}
 	return nil
+}
+
+// notFinite reports whether a value is a float YAML spells but JSON, and
+// a run, cannot take: .nan or .inf.
+func notFinite(n *yaml.Node) bool {
+	var x float64
+	return n.Tag == "!!float" && (n.Decode(&x) != nil || math.IsNaN(x) || math.IsInf(x, 0))
 }
 
 // article puts "a" or "an" before a word.

@@ -19,6 +19,9 @@ func TestSweepFileErrorsNameTheLine(t *testing.T) {
 		{"a fraction of a VM", "name: a\n\nvms:\n  - 1\n  - 2.5\n", `line 5: vms: "2.5" is not a whole number`},
 		{"a map for a list", "name: a\nthreads: 10\nvms: {a: 1}\n", "line 3: vms takes single values or a list"},
 		{"a second document", "name: a\nvms: [1, 2]\n---\nthreads: [3, 4]\n", "line 3: a second YAML document"},
+		{"a rate that is not a number", "name: a\nrate: [100, .nan]\n", `line 2: rate: ".nan" is not a number: give a finite one`},
+		{"an infinite rate", "name: a\nrate: .inf\n", `line 2: rate: ".inf" is not a number`},
+		{"a field's value that is not a number", "name: a\nworkload: ycsb-a\nfields:\n  partitions.theta: [0.5, .nan]\n", `line 4: fields.partitions.theta: ".nan" is not a number`},
 		{"an unknown key", "name: a\nvms: [1, 2]\nbogus: 1\n", `line 3: "bogus" is not a sweep key`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

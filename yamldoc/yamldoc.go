@@ -18,11 +18,28 @@ import (
 // document.
 var ErrSecond = errors.New("a second YAML document")
 
-// One decodes data, a single YAML document, into v as yaml.Unmarshal does.
+// MaxSize is the largest file a reader takes: a workload, sweep, advise,
+// profile or faults file is a page of settings, and parsing (then
+// recording) a file of many megabytes costs many times its size in memory.
+const MaxSize = 1 << 20
+
+// Size refuses a file over MaxSize.
+func Size(data []byte) error {
+	if len(data) > MaxSize {
+		return fmt.Errorf("the file is %d bytes: a file of settings is at most %d (1 MiB)", len(data), MaxSize)
+	}
+	return nil
+}
+
+// One decodes data, a single YAML document of at most MaxSize bytes, into
+// v as yaml.Unmarshal does.
 // A second document is an error that names its line and says how to fix it;
 // the decoder's own errors are returned as they are, for callers that
 // read their line numbers.
 func One(data []byte, v any) error {
+	if err := Size(data); err != nil {
+		return err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {

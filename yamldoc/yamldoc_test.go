@@ -46,3 +46,16 @@ func TestOneReadsOneDocument(t *testing.T) {
 		t.Fatal("a syntax error was taken")
 	}
 }
+
+// TestOneRefusesAHugeFile: a file over MaxSize is refused before it is
+// parsed, whatever it holds.
+func TestOneRefusesAHugeFile(t *testing.T) {
+	data := []byte("name: " + strings.Repeat("a", MaxSize) + "\n")
+	var n yaml.Node
+	if err := One(data, &n); err == nil || !strings.Contains(err.Error(), "at most 1048576 (1 MiB)") {
+		t.Fatalf("error %v", err)
+	}
+	if err := One([]byte("name: "+strings.Repeat("a", 1000)+"\n"), &n); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -146,6 +146,12 @@ func (s *specFlags) fromWorkload(fs *flag.FlagSet) (workloads.Spec, error) {
 		w.Load, w.Stages = workloads.LoadOpen, nil
 	}
 	if err := w.Validate(); err != nil {
+		// Where the file is at fault on its own, its field and line say
+		// so, whatever flags stand beside it; the flags are named only
+		// where the file alone is valid.
+		if _, ferr := parsed.Spec(base); ferr != nil {
+			return w, usagef("--workload: %v", ferr)
+		}
 		if set := flagsSet(set); len(set) > 0 {
 			return w, usagef("--workload with %s: %v", strings.Join(set, " "), err)
 		}

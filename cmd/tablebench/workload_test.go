@@ -190,6 +190,7 @@ func TestWorkloadBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--workload", bad}, "--workload: workload file, line 5: partitions.theta: theta -1 is out of range"},
+		{[]string{"--workload", bad, "--duration", "5s"}, "--workload: workload file, line 5: partitions.theta: theta -1 is out of range"},
 		{[]string{"--workload", typo}, `--workload: workload file, line 2: "threds" is not a field of a workload`},
 		{[]string{"--workload", "ycsb-z"}, `--workload: workload "ycsb-z" is neither a file nor a preset`},
 		{[]string{"--workload", filepath.Join(dir, "missing.yaml")}, "no such file"},

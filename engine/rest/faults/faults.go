@@ -186,6 +186,9 @@ func Parse(data []byte) ([]Rule, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("the faults file is empty: write faults: [...], or faults: [] for none")
 	}
+	if err := yamldoc.Size(data); err != nil {
+		return nil, fmt.Errorf("the faults file is not valid: %v", err)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f File
