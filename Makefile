@@ -45,12 +45,14 @@ vet:
 NORACE := TestReportInBrowser|TestFiguresRepeatExactly
 
 # The key-space package is arithmetic in one goroutine, tested over
-# millions of draws: the race detector would only make it slower.
-NORACE_PKGS := ./workloads/keyspace/
+# millions of draws, and the advisor's tests are whole simulations whose
+# concurrency (the suite runner's) is the workloads package's to test: the
+# race detector would only make them several times slower.
+NORACE_PKGS := ./workloads/keyspace/ ./workloads/advise/
 
 test: vet assets
 	@rm -f .skipped
-	TABLEBENCH_SKIPPED=$(CURDIR)/.skipped $(GO) test -race -count=1 -timeout 25m -skip '^($(NORACE))$$' $$($(GO) list ./... | grep -v '/workloads/keyspace$$') || { cat .skipped 2>/dev/null; rm -f .skipped; exit 1; }
+	TABLEBENCH_SKIPPED=$(CURDIR)/.skipped $(GO) test -race -count=1 -timeout 25m -skip '^($(NORACE))$$' $$($(GO) list ./... | grep -v -e '/workloads/keyspace$$' -e '/workloads/advise$$') || { cat .skipped 2>/dev/null; rm -f .skipped; exit 1; }
 	TABLEBENCH_SKIPPED=$(CURDIR)/.skipped $(GO) test -count=1 -timeout 10m -run '^($(NORACE))$$' ./cmd/tablebench/ || { cat .skipped 2>/dev/null; rm -f .skipped; exit 1; }
 	$(GO) test -count=1 -timeout 5m $(NORACE_PKGS)
 	@cat .skipped 2>/dev/null; rm -f .skipped
