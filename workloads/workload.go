@@ -44,25 +44,44 @@ type Workload struct {
 // fixed scheme, how many there are, how operations pick them and how they
 // are spelt.
 type PartitionsDef struct {
-	Scheme       string  `yaml:"scheme,omitempty" json:"scheme,omitempty"`
-	Count        int     `yaml:"count,omitempty" json:"count,omitempty"`
+	Scheme   string `yaml:"scheme,omitempty" json:"scheme,omitempty"`
+	Count    int    `yaml:"count,omitempty" json:"count,omitempty"`
+	DistDef  `yaml:",inline"`
+	Names    string `yaml:"names,omitempty" json:"names,omitempty"`
+	Buckets  int    `yaml:"buckets,omitempty" json:"buckets,omitempty"`
+	BucketAt string `yaml:"bucket_at,omitempty" json:"bucket_at,omitempty"`
+}
+
+// DistDef is how operations pick among keys or rows: a distribution and
+// its parameters, as partitions and rows both give them.
+type DistDef struct {
 	Distribution string  `yaml:"distribution,omitempty" json:"distribution,omitempty"`
 	Theta        float64 `yaml:"theta,omitempty" json:"theta,omitempty"`
 	HotData      float64 `yaml:"hot_data,omitempty" json:"hot_data,omitempty"`
 	HotOps       float64 `yaml:"hot_ops,omitempty" json:"hot_ops,omitempty"`
-	Names        string  `yaml:"names,omitempty" json:"names,omitempty"`
-	Buckets      int     `yaml:"buckets,omitempty" json:"buckets,omitempty"`
-	BucketAt     string  `yaml:"bucket_at,omitempty" json:"bucket_at,omitempty"`
+}
+
+// given reports whether any of the distribution's fields is set.
+func (d DistDef) given() bool { return d != DistDef{} }
+
+// pick is the distribution as a spec holds it: uniform where unnamed, and
+// zipfian and latest at YCSB's skew where no theta is given.
+func (d DistDef) pick() Pick {
+	p := Pick{Distribution: DistributionName(d.Distribution), Theta: d.Theta, HotData: d.HotData, HotOps: d.HotOps}
+	if p.Distribution == "" {
+		p.Distribution = DistUniform
+	}
+	if (p.Distribution == DistZipfian || p.Distribution == DistLatest) && p.Theta == 0 {
+		p.Theta = DefaultTheta
+	}
+	return p
 }
 
 // RowsDef is a workload's rows: how many each partition (or thread) holds
 // before the run, and how reads and updates pick among those that exist.
 type RowsDef struct {
-	Count        int     `yaml:"count,omitempty" json:"count,omitempty"`
-	Distribution string  `yaml:"distribution,omitempty" json:"distribution,omitempty"`
-	Theta        float64 `yaml:"theta,omitempty" json:"theta,omitempty"`
-	HotData      float64 `yaml:"hot_data,omitempty" json:"hot_data,omitempty"`
-	HotOps       float64 `yaml:"hot_ops,omitempty" json:"hot_ops,omitempty"`
+	Count   int `yaml:"count,omitempty" json:"count,omitempty"`
+	DistDef `yaml:",inline"`
 }
 
 // EntityDef is the entities a workload writes.
@@ -470,7 +489,7 @@ func (w *Workload) Spec(base Spec) (Spec, error) {
 			s.Partition = PartitionFixed
 		}
 		if s.Partition == PartitionFixed {
-			s.Keys = KeySpace{Count: p.Count, Pick: pickOf(p.Distribution, p.Theta, p.HotData, p.HotOps),
+			s.Keys = KeySpace{Count: p.Count, Pick: p.pick(),
 				Names: NameStyle(p.Names), Buckets: p.Buckets, BucketAt: BucketPlace(p.BucketAt)}
 			if s.Keys.Names == "" {
 				s.Keys.Names = NamesRandom
@@ -484,10 +503,10 @@ func (w *Workload) Spec(base Spec) (Spec, error) {
 			if base.Preload == DefaultSpec().Preload {
 				s.Preload = DefaultFixedRows
 			}
-		} else if p.Count != 0 || p.Distribution != "" || p.Names != "" || p.Buckets != 0 || p.BucketAt != "" || p.Theta != 0 || p.HotData != 0 || p.HotOps != 0 {
+		} else if p.Count != 0 || p.DistDef.given() || p.Names != "" || p.Buckets != 0 || p.BucketAt != "" {
 			s.Keys = KeySpace{Count: p.Count, Names: NameStyle(p.Names), Buckets: p.Buckets, BucketAt: BucketPlace(p.BucketAt)}
-			if p.Distribution != "" || p.Theta != 0 || p.HotData != 0 || p.HotOps != 0 { // refused: the scheme picks no key
-				s.Keys.Pick = pickOf(p.Distribution, p.Theta, p.HotData, p.HotOps)
+			if p.DistDef.given() { // refused: the scheme picks no key
+				s.Keys.Pick = p.pick()
 			}
 			if s.Keys.Buckets > 1 && s.Keys.BucketAt == "" {
 				s.Keys.BucketAt = BucketPrefix
@@ -498,8 +517,8 @@ func (w *Workload) Spec(base Spec) (Spec, error) {
 		if r.Count != 0 {
 			s.Preload = r.Count
 		}
-		if r.Distribution != "" || r.Theta != 0 || r.HotData != 0 || r.HotOps != 0 {
-			s.Rows = pickOf(r.Distribution, r.Theta, r.HotData, r.HotOps)
+		if r.DistDef.given() {
+			s.Rows = r.pick()
 		}
 	}
 	if e := w.Entity; e != nil && !e.Size.IsZero() {
@@ -579,17 +598,6 @@ func (w *Workload) Spec(base Spec) (Spec, error) {
 // DefaultFixedRows is how many rows each key of a fixed key space holds
 // before the run, unless the workload says (rows: {count: N}).
 const DefaultFixedRows = 10
-
-func pickOf(dist string, theta, hotData, hotOps float64) Pick {
-	p := Pick{Distribution: DistributionName(dist), Theta: theta, HotData: hotData, HotOps: hotOps}
-	if p.Distribution == "" {
-		p.Distribution = DistUniform
-	}
-	if (p.Distribution == DistZipfian || p.Distribution == DistLatest) && theta == 0 {
-		p.Theta = DefaultTheta
-	}
-	return p
-}
 
 // DefaultTheta is the zipfian skew a workload takes unless it gives one:
 // YCSB's.
