@@ -181,31 +181,27 @@ func k8sCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var config []byte
+	labels := map[string]string{"app.kubernetes.io/name": "tablebench", "tablebench/job-id": strings.ToLower(job)}
+	var docs []any // the manifest's documents, in the order they are applied
 	if len(files) > 0 {
 		// The files the run reads travel with the Job, in a ConfigMap each
 		// pod mounts where the rewritten flags point.
-		cm := k8sConfigMap{APIVersion: "v1", Kind: "ConfigMap", Metadata: k8sMeta{Name: jobName + "-files", Labels: map[string]string{"app.kubernetes.io/name": "tablebench", "tablebench/job-id": strings.ToLower(job)}}, Data: files}
-		var cb bytes.Buffer
-		cenc := yaml.NewEncoder(&cb)
-		cenc.SetIndent(2)
-		if err := cenc.Encode(cm); err != nil {
-			return err
-		}
-		config = append(cb.Bytes(), "---\n"...)
+		cm := k8sConfigMap{APIVersion: "v1", Kind: "ConfigMap", Metadata: k8sMeta{Name: jobName + "-files", Labels: labels}, Data: files}
+		docs = append(docs, cm)
 		pod.Volumes = append(pod.Volumes, k8sVolume{Name: "files", ConfigMap: &k8sConfigMapRef{Name: cm.Metadata.Name}})
 		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, k8sMount{Name: "files", MountPath: k8sFilesDir})
 	}
-	labels := map[string]string{"app.kubernetes.io/name": "tablebench", "tablebench/job-id": strings.ToLower(job)}
 	placement := k.place(&pod, job)
-	j := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: jobName, Labels: labels},
+	docs = append(docs, k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: jobName, Labels: labels},
 		Spec: k8sJobSpec{CompletionMode: "Indexed", Completions: k.shards, Parallelism: k.shards, BackoffLimit: 0,
-			Template: k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: pod}}}
+			Template: k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: pod}}})
 	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
+	enc := yaml.NewEncoder(&b) // one document after another, "---" between
 	enc.SetIndent(2)
-	if err := enc.Encode(j); err != nil {
-		return err
+	for _, d := range docs {
+		if err := enc.Encode(d); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(e.stdout, `# tablebench: %d shards of "tablebench %s" as a Kubernetes Indexed Job.
 # Each pod runs shard $JOB_COMPLETION_INDEX of %d; the shards meet in the
@@ -216,7 +212,7 @@ func k8sCmd(ctx context.Context, e *env, args []string) error {
 #   kubectl apply -f job.yaml && kubectl wait --for=condition=complete job/%s --timeout=2h
 # Records: %s
 `, k.shards, cmdArgs[0], k.shards, k.cpu, k.memory, sizing, placement, k.secret, jobName, collect)
-	_, err = e.stdout.Write(append(config, b.Bytes()...))
+	_, err = e.stdout.Write(b.Bytes())
 	return err
 }
 
