@@ -99,6 +99,18 @@ type Virtual struct {
 	drivers int // participants waiting on the clock
 	q       waiters
 	seq     uint64 // sleeps begun, the order of wake-ups at one time
+
+	// Tasks (GoTask) are participants without goroutines of their own:
+	// one loop goroutine runs them while any lives. run hands the loop a
+	// task woken by another participant's wait; next is one it woke itself
+	// (owner: the loop is the caller of advance), which it runs without a
+	// hand-off.
+	tasks   int
+	looping bool
+	owner   bool
+	next    *waiter
+	run     chan *waiter
+	watched []<-chan struct{} // the Done of every context a task has slept with
 }
 
 // NewVirtual returns a virtual clock that starts at start.
@@ -276,6 +288,8 @@ func Sleeper(ctx context.Context) (_ context.Context, release func()) {
 }
 
 type waiter struct {
+	task      Task            // a task's, run by the clock's loop; nil for a goroutine's
+	ctx       context.Context // a task's sleep's context, whose Err its wake-up reports
 	at        time.Duration   // since the clock's start
 	seq       uint64          // when the sleep began, among the clock's sleeps
 	ch        chan struct{}   // receives one token when the sleep ends; buffered
@@ -390,7 +404,14 @@ func (c *Virtual) advance() {
 		c.drivers--
 	}
 	c.active++
-	w.ch <- struct{}{}
+	switch {
+	case w.task == nil:
+		w.ch <- struct{}{}
+	case c.owner:
+		c.next = w
+	default: // the loop waits for it: one participant runs at a time, so run is empty
+		c.run <- w
+	}
 }
 
 // waiters is a binary min-heap by wake-up time, then by when the sleep
@@ -470,4 +491,133 @@ func (q waiters) down(i int) bool {
 		i = m
 	}
 	return i > start
+}
+
+// Task is a participant that drives time without a goroutine of its own:
+// a state machine that a Virtual clock steps from one wake-up to the next
+// on its one loop goroutine. A thousand simulated clients then cost a
+// thousand small structs and no goroutine switches, where a goroutine each
+// would cost a stack each and a hand-off through the scheduler at every
+// wake-up.
+type Task interface {
+	// Step runs the task from its last wake-up until it next waits. err is
+	// nil at its start and when its last sleep ran its course, and that
+	// sleep's context's error when the context ended it (as SleepUntil
+	// returns). It returns the model time to wake it at and the context it
+	// sleeps with, or ok false once it has ended. A time not after now
+	// steps it again at once, with the context's error, as SleepUntil
+	// returns at once.
+	Step(err error) (at time.Time, ctx context.Context, ok bool)
+}
+
+// GoTask starts t as a participant that drives time, as Go starts a
+// goroutine: t begins in its turn at the current model time, and its
+// sleeps and wake-ups are ordered exactly as a goroutine's that slept at
+// the same points would be, so a run is the same whichever way its
+// participants are driven. A task must not wait on the clock inside Step
+// (SleepUntil would wait for the loop that runs it): it returns instead.
+func (c *Virtual) GoTask(t Task) {
+	w := &waiter{task: t, index: -1}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run == nil {
+		c.run = make(chan *waiter, 1)
+	}
+	w.at = c.now.Sub(c.start)
+	c.push(w)
+	c.drivers++
+	c.tasks++
+	if !c.looping {
+		c.looping = true
+		go c.loop()
+	}
+	c.advance()
+}
+
+// loop runs tasks, one step at a time, while any lives: those another
+// participant's wait hands it through run, and those it wakes itself.
+func (c *Virtual) loop() {
+	for w := range c.run {
+		if w = c.steps(w); w == nil && !c.stillLooping() {
+			return
+		}
+	}
+}
+
+// stillLooping reports whether the loop must wait for more tasks: it ends
+// with the last, and GoTask starts another.
+func (c *Virtual) stillLooping() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tasks == 0 {
+		c.looping = false
+	}
+	return c.looping
+}
+
+// steps runs w and the tasks that wake after it while each next wake-up
+// is a task's, and returns nil when the next is a goroutine's (or nobody
+// is due).
+func (c *Virtual) steps(w *waiter) *waiter {
+	var err error
+	if w.cancelled {
+		err = w.ctx.Err()
+	}
+	for {
+		at, ctx, ok := w.task.Step(err)
+		c.mu.Lock()
+		if ok && !at.After(c.now) {
+			c.mu.Unlock()
+			err = ctx.Err()
+			continue
+		}
+		if ok {
+			if err = ctx.Err(); err != nil { // ended already: its sleep is over before it began
+				c.mu.Unlock()
+				continue
+			}
+			c.sleepTask(w, at, ctx)
+		} else {
+			c.tasks--
+			c.active--
+		}
+		c.owner = true
+		c.advance()
+		c.owner = false
+		w, c.next = c.next, nil
+		c.mu.Unlock()
+		if w == nil {
+			return nil
+		}
+		err = nil
+		if w.cancelled {
+			err = w.ctx.Err()
+		}
+	}
+}
+
+// sleepTask queues task w's sleep until t with ctx. Called with c.mu held.
+func (c *Virtual) sleepTask(w *waiter, t time.Time, ctx context.Context) {
+	w.ctx, w.done, w.cancelled = ctx, ctx.Done(), false
+	if w.done != nil && !c.watching(w.done) {
+		// An end that no Cancel brings (an interrupt) wakes the tasks that
+		// sleep with the context, at once, as a goroutine's sleep ends.
+		c.watched = append(c.watched, w.done)
+		context.AfterFunc(ctx, func() { c.Cancel(func() {}) })
+	}
+	w.at = t.Sub(c.start)
+	c.push(w)
+	c.active--
+	c.drivers++
+}
+
+// watching reports whether the end of a context with done already wakes
+// its tasks. A run's tasks sleep with two contexts, so a scan is cheap.
+func (c *Virtual) watching(done <-chan struct{}) bool {
+	for _, d := range c.watched {
+		if d == done {
+			return true
+		}
+	}
+	return false
 }

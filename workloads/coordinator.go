@@ -124,6 +124,7 @@ type worker struct {
 	batch   []tables.BatchOp
 	rks     []string // the batch's RowKeys
 	txn     string   // the transaction id of the insert in flight
+	loop    loop     // where the thread's loop waits, and what it holds between waits
 }
 
 // Run runs the spec: it creates the run's table, loads what gets and
@@ -344,31 +345,30 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 	// then is waited for, up to the request timeout, and recorded: only an
 	// interrupt (ctx) abandons requests.
 	var wg sync.WaitGroup
-	errs := make([]error, len(workers))
 	// An interrupt ends the run when the first thread stops for it, in
 	// model time: on a virtual clock, time runs on to the deadline once the
 	// threads have stopped, and a run that ended there would average what
 	// it measured over time it never ran.
 	stopped := make([]time.Time, len(workers))
+	tc, asTasks := clock.(tasks)
+	asTasks = asTasks && r.sends()
 	for i, w := range workers {
 		wg.Add(1)
-		goTask(func() {
-			defer wg.Done()
-			errs[i] = w.run(ctx, runCtx, start, to)
+		w.loop = loop{ctx: ctx, stop: runCtx, start: start, to: to, clock: clock}
+		w.loop.ended = func() {
 			if ctx.Err() != nil {
 				stopped[i] = clock.Now()
 			}
-		})
+			wg.Done()
+		}
+		if asTasks {
+			tc.GoTask(w)
+			continue
+		}
+		goTask(func() { w.drive() })
 	}
 	release()
 	wg.Wait()
-	var werr error
-	for _, err := range errs {
-		if err != nil {
-			werr = err
-			break
-		}
-	}
 	stop()
 	<-deadlineDone
 	end := clock.Now()
@@ -385,7 +385,7 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 		// busy, or they still queued, when the run ended.
 		r.arrivals.rest(to, workers[0].rec.Drop)
 	}
-	return collector, window{start: start, from: from, to: to, end: end}, werr
+	return collector, window{start: start, from: from, to: to, end: end}, nil
 }
 
 // describe completes the record of a measured run: who it is, what it ran,
@@ -509,6 +509,17 @@ func timeoutHint(err error, d time.Duration) error {
 	return err
 }
 
+// tasks is a clock that runs participants without goroutines of their
+// own (clock.Virtual).
+type tasks interface{ GoTask(clock.Task) }
+
+// sends reports whether the target's sessions answer without waiting
+// (Sender), so that its threads can be a virtual clock's tasks.
+func (r *Coordinator) sends() bool {
+	_, ok := r.target.NewSession(0).(Sender)
+	return ok
+}
+
 // participants is a clock on which time passes only when every declared
 // participant waits on it (clock.Virtual): it starts them in a set order
 // and ends their sleeps at a set moment.
@@ -625,73 +636,6 @@ func (r *Coordinator) store(ctx context.Context, table string, ents []tables.Ent
 	return nil
 }
 
-// run is one thread's loop. It sends until stop is done (the deadline or an
-// interrupt); requests go out under ctx, so one in flight at the deadline
-// still completes, or times out, and is recorded.
-func (w *worker) run(ctx, stop context.Context, start, to time.Time) error {
-	s := &w.r.spec
-	if w.r.virtual() { // every request sleeps on the clock: with one waiter of its own
-		var releaseCtx, releaseStop func()
-		ctx, releaseCtx = clock.Sleeper(ctx)
-		stop, releaseStop = clock.Sleeper(stop)
-		defer releaseCtx()
-		defer releaseStop()
-	}
-	clock := w.r.target.Clock()
-	sess := w.r.target.NewSession(w.rng.Uint64())
-	// Threads start within 10 ms of each other, not in lockstep.
-	free := start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
-	open := w.r.arrivals != nil
-	if open { // free from the start: the schedule says when to send
-		free = start
-	}
-	if w.r.virtual() { // a virtual clock has no wall-time deadline: the target keeps the client's patience
-		w.op.ClientTimeout = s.RequestTimeout
-	}
-	for stop.Err() == nil {
-		if clock.SleepUntil(stop, free) != nil {
-			break
-		}
-		next := free // when the request is due
-		if open {
-			due, ok := w.r.arrivals.take(clock.Now(), to, w.rec.Drop)
-			if !ok || clock.SleepUntil(stop, due) != nil {
-				break
-			}
-			next = due
-		}
-		// A request is stamped when it is really sent, never backdated to
-		// when it was due: a thread that wakes late sends late, and its
-		// lateness is the harness's lag, measured here.
-		now := clock.Now()
-		w.rec.Wake(now.Sub(later(next, free))) // a queued request was due before its thread was free
-		due, sent := now, now
-		var lag time.Duration
-		if open { // latency counts from the intended start
-			due = next
-			lag = max(0, now.Sub(next))
-		}
-		kind := w.mix.next(w.rng)
-		w.prepare(clock, kind)
-		var ok bool
-		var err error
-		if free, err, ok = w.request(ctx, stop, sess, due, sent, lag); !ok {
-			break
-		}
-		if kind == OpUpdate && err == nil { // the read succeeded: now its write
-			if clock.SleepUntil(stop, free) != nil {
-				break
-			}
-			w.prepareWrite()
-			sent = clock.Now()
-			if free, _, ok = w.request(ctx, stop, sess, sent, sent, 0); !ok {
-				break
-			}
-		}
-	}
-	return nil
-}
-
 // answered reports whether err is an answer the operation anticipates
 // rather than trouble: a read, update or delete of a row another thread
 // deleted (a miss), or an update's conflict. The published method pauses
@@ -727,63 +671,6 @@ func (w *worker) clientWork() time.Duration {
 		return c.Write(len(w.op.Batch))
 	default:
 		return c.Write(1)
-	}
-}
-
-// request sends the prepared operation, and retries it as the policy says,
-// recording each attempt; it returns when the thread may send its next
-// request and the last attempt's error, or false once the run is over: at
-// the deadline, or interrupted (an interrupted request is not a result).
-func (w *worker) request(ctx, stop context.Context, sess Session, due, sent time.Time, lag time.Duration) (time.Time, error, bool) {
-	s := &w.r.spec
-	clock := w.r.target.Clock()
-	work := w.clientWork()
-	for attempt := 0; ; attempt++ {
-		w.op.Ready = time.Time{}
-		if w.machine != nil {
-			w.op.Ready = w.machine.Spend(sent, work)
-		}
-		rctx, cancel := w.r.requestContext(ctx)
-		done, err := sess.Do(rctx, &w.op)
-		cancel()
-		if err != nil && ctx.Err() != nil {
-			return time.Time{}, err, false // interrupted: the run is marked so, and this request is not a result
-		}
-		if attempt > 0 && s.TxnID && Outcome(err) == tables.CodeEntityAlreadyExists {
-			// A retried insert that conflicts may be our own earlier
-			// attempt that the service did after all: its transaction
-			// id says so.
-			if at, ours := w.ownWrite(ctx, sess); ours {
-				done, err = at, nil
-			}
-		}
-		w.record(due, done, err, lag, attempt > 0)
-		if err == nil {
-			return done, nil, true
-		}
-		if s.Retry.Policy == RetryNone {
-			if answered(w.op.Kind, err) {
-				return done, err, true
-			}
-			return done.Add(s.Retry.Pause), err, true
-		}
-		if !retriable(err) || attempt >= s.Retry.MaxRetries {
-			return done, err, true
-		}
-		wait := w.backoff(attempt + 1)
-		if ra := retryAfter(err); ra > 0 && s.Retry.Policy == RetrySDK {
-			// As azcore's retry policy: it waits what x-ms-retry-after-ms
-			// says, and gives up on a wait longer than its maximum.
-			if s.Retry.MaxBackoff > 0 && ra > s.Retry.MaxBackoff {
-				return done, err, true
-			}
-			wait = ra
-		}
-		if clock.SleepUntil(stop, done.Add(wait)) != nil {
-			return time.Time{}, err, false
-		}
-		sent = clock.Now()
-		due, lag = sent, 0
 	}
 }
 
@@ -840,30 +727,3 @@ func (w *worker) backoff(try int) time.Duration {
 }
 
 func (w *worker) props() []tables.Property { return w.pay.nextProps() }
-
-// TxnProperty is the property that carries an insert's transaction id when
-// the spec asks for one.
-const TxnProperty = "TxnId"
-
-// ownWrite reads the entity a retried insert conflicted with and reports
-// whether it is this insert's own earlier attempt, and when the read came
-// back.
-func (w *worker) ownWrite(ctx context.Context, sess Session) (time.Time, bool) {
-	var got tables.Entity
-	read := &Op{Kind: OpGet, Table: w.op.Table, PartitionKey: w.op.Entity.PartitionKey, RowKey: w.op.Entity.RowKey, Read: &got, ClientTimeout: w.op.ClientTimeout}
-	var done time.Time
-	var err error
-	for try := 0; try <= w.r.spec.Retry.MaxRetries; try++ { // a careful application retries its read too
-		rctx, cancel := w.r.requestContext(ctx)
-		done, err = sess.Do(rctx, read)
-		cancel()
-		if err == nil || !retriable(err) || ctx.Err() != nil {
-			break
-		}
-	}
-	if err != nil {
-		return done, false
-	}
-	p, ok := got.Property(TxnProperty)
-	return done, ok && p.Value == w.txn
-}

@@ -81,10 +81,23 @@ type probeSession struct {
 }
 
 func (s *probeSession) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
+	s.count()
+	return s.s.Do(ctx, op)
+}
+
+// Send is the engine session's own, when it has one: threads then run as
+// the virtual clock's tasks, as they do without the probe.
+func (s *probeSession) Send(ctx context.Context, op *workloads.Op) (time.Time, error) {
+	s.count()
+	return s.s.(interface {
+		Send(context.Context, *workloads.Op) (time.Time, error)
+	}).Send(ctx, op)
+}
+
+func (s *probeSession) count() {
 	if s.p.sent++; s.p.sent == s.p.at {
 		s.p.held = heldBytes()
 	}
-	return s.s.Do(ctx, op)
 }
 
 // heapProfileEnv names a file for a heap profile taken where

@@ -140,11 +140,31 @@ type session struct {
 	stored []tables.Entity
 }
 
-// Do sends op to the engine and returns its modelled completion time.
+// Do sends op to the engine and returns its modelled completion time,
+// once the clock reaches it.
 func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
+	done, err := s.send(ctx, op, op.ClientTimeout > 0)
+	if s.call.Detach { // the engine did not wait: the client does
+		if serr := s.e.Clock().SleepUntil(ctx, done); serr != nil {
+			return done, serr
+		}
+	}
+	return done, err
+}
+
+// Send sends op to the engine and returns its modelled completion time
+// at once, without waiting for it (workloads.Sender): a thread on the
+// virtual clock waits as the clock's task.
+func (s *session) Send(ctx context.Context, op *workloads.Op) (time.Time, error) {
+	return s.send(ctx, op, true)
+}
+
+// send sends op, and waits in the engine for its answer unless detach:
+// then the client, which gives up at its timeout, is to wait.
+func (s *session) send(ctx context.Context, op *workloads.Op, detach bool) (time.Time, error) {
 	s.call.Arrival = op.Ready
 	s.call.Timing = engine.Timing{}
-	s.call.Detach = op.ClientTimeout > 0
+	s.call.Detach = detach
 	var err error
 	switch op.Kind {
 	case workloads.OpInsert:
@@ -183,16 +203,13 @@ func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
 	if done.IsZero() { // no model, or refused before it: now
 		done = s.e.Clock().Now()
 	}
-	if s.call.Detach { // the client waits, at most its timeout
+	if detach && op.ClientTimeout > 0 { // the client waits at most its timeout
 		sent := s.call.Timing.Arrival
 		if sent.IsZero() {
 			sent = s.e.Clock().Now()
 		}
 		if giveUp := sent.Add(op.ClientTimeout); done.After(giveUp) {
 			done, err = giveUp, errClientTimeout
-		}
-		if serr := s.e.Clock().SleepUntil(ctx, done); serr != nil {
-			return done, serr
 		}
 	}
 	return done, err

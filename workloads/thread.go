@@ -1,0 +1,316 @@
+package workloads
+
+import (
+	"context"
+	"time"
+
+	"github.com/tablebench/tablebench/clock"
+	"github.com/tablebench/tablebench/tables"
+)
+
+// Sender is implemented by sessions whose target knows a request's answer
+// the moment it is sent, in model time (the in-tree engine on a virtual
+// clock): Send returns when the response arrives without waiting for it.
+// A thread on such a target is a task of the clock instead of a goroutine,
+// and costs no stack and no goroutine switch per request.
+type Sender interface {
+	Send(ctx context.Context, op *Op) (done time.Time, err error)
+}
+
+// phase is where a thread's loop waits.
+type phase uint8
+
+const (
+	phaseStart   phase = iota // not started
+	phaseFree                 // until the thread may send
+	phaseDue                  // open load: until the request it took is due
+	phaseFlight               // until the response to the request in flight
+	phaseOwnRead              // until the response to a read of a retried insert's row
+	phaseBackoff              // until a retry
+	phaseWrite                // an update's read succeeded: until its write may go
+	phaseEnded
+)
+
+// loop is a thread's state between its waits: the worker's loop as a
+// state machine, so that one implementation runs as a goroutine (a
+// target in wall time) or as a task of a virtual clock (the engine as a
+// simulator, thousands of threads on one goroutine).
+type loop struct {
+	// ctx bounds requests (one in flight at the deadline still completes);
+	// stop ends sending (the deadline, or an interrupt).
+	ctx, stop context.Context
+	start, to time.Time
+	clock     clock.Clock
+	sess      Session
+	send      Sender // sess, when it can send without waiting
+	ended     func() // called once, when the thread ends
+	phase     phase
+	open      bool
+	kind      OpKind
+	// The request in progress: when the thread became free, when the
+	// request was due and sent, its lag, its attempt, its client work,
+	// and the answer to its last attempt.
+	free, next, due, sent time.Time
+	lag, work             time.Duration
+	attempt, readTry      int
+	done                  time.Time
+	err                   error
+	write                 bool // the request is an update's write
+	read                  *Op  // a read of a retried insert's row
+	got                   tables.Entity
+	readAt                time.Time
+	readErr               error
+}
+
+// Step runs the thread from one wait to the next: it is the clock.Task
+// of a thread on a virtual clock, and drive's body elsewhere.
+func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
+	l := &w.loop
+	switch l.phase {
+	case phaseStart:
+		l.sess = w.r.target.NewSession(w.rng.Uint64())
+		l.send, _ = l.sess.(Sender)
+		// Threads start within 10 ms of each other, not in lockstep.
+		l.free = l.start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
+		l.open = w.r.arrivals != nil
+		if l.open { // free from the start: the schedule says when to send
+			l.free = l.start
+		}
+		if w.r.virtual() { // a virtual clock has no wall-time deadline: the target keeps the client's patience
+			w.op.ClientTimeout = w.r.spec.RequestTimeout
+		}
+		return w.top()
+	case phaseFree:
+		if woke != nil {
+			return w.end()
+		}
+		l.next = l.free // when the request is due
+		if l.open {
+			due, ok := w.r.arrivals.take(l.clock.Now(), l.to, w.rec.Drop)
+			if !ok {
+				return w.end()
+			}
+			l.next = due
+			return w.wait(phaseDue, l.stop, due)
+		}
+		return w.begin()
+	case phaseDue:
+		if woke != nil {
+			return w.end()
+		}
+		return w.begin()
+	case phaseFlight:
+		if woke != nil { // as a session that waits returns: the wait's error
+			l.err = woke
+		}
+		return w.answered()
+	case phaseOwnRead:
+		if woke != nil {
+			l.readErr = woke
+		}
+		return w.ownRead()
+	case phaseBackoff:
+		if woke != nil {
+			return w.end()
+		}
+		l.sent = l.clock.Now()
+		l.due, l.lag = l.sent, 0
+		l.attempt++
+		return w.attempt()
+	case phaseWrite:
+		if woke != nil {
+			return w.end()
+		}
+		w.prepareWrite()
+		l.sent = l.clock.Now()
+		l.due, l.lag, l.write = l.sent, 0, true
+		return w.request()
+	}
+	return time.Time{}, nil, false
+}
+
+// drive runs the thread's loop on its own goroutine, waiting on the
+// target's clock between steps.
+func (w *worker) drive() {
+	l := &w.loop
+	if w.r.virtual() { // every wait sleeps on the clock: with one waiter of its own
+		var releaseCtx, releaseStop func()
+		l.ctx, releaseCtx = clock.Sleeper(l.ctx)
+		l.stop, releaseStop = clock.Sleeper(l.stop)
+		defer releaseCtx()
+		defer releaseStop()
+	}
+	var err error
+	for {
+		at, ctx, ok := w.Step(err)
+		if !ok {
+			return
+		}
+		err = l.clock.SleepUntil(ctx, at)
+	}
+}
+
+// wait ends a step: the thread sleeps in phase p until at, or until ctx
+// is done.
+func (w *worker) wait(p phase, ctx context.Context, at time.Time) (time.Time, context.Context, bool) {
+	w.loop.phase = p
+	return at, ctx, true
+}
+
+// end ends the thread.
+func (w *worker) end() (time.Time, context.Context, bool) {
+	if w.loop.phase != phaseEnded {
+		w.loop.phase = phaseEnded
+		w.loop.sess = nil
+		if w.loop.ended != nil {
+			w.loop.ended()
+		}
+	}
+	return time.Time{}, nil, false
+}
+
+// top is the top of the loop: the thread sends until stop is done, next
+// once it is free.
+func (w *worker) top() (time.Time, context.Context, bool) {
+	if w.loop.stop.Err() != nil {
+		return w.end()
+	}
+	return w.wait(phaseFree, w.loop.stop, w.loop.free)
+}
+
+// begin sends the next request of the mix, at its due time.
+func (w *worker) begin() (time.Time, context.Context, bool) {
+	l := &w.loop
+	// A request is stamped when it is really sent, never backdated to
+	// when it was due: a thread that wakes late sends late, and its
+	// lateness is the harness's lag, measured here.
+	now := l.clock.Now()
+	w.rec.Wake(now.Sub(later(l.next, l.free))) // a queued request was due before its thread was free
+	l.due, l.sent, l.lag = now, now, 0
+	if l.open { // latency counts from the intended start
+		l.due = l.next
+		l.lag = max(0, now.Sub(l.next))
+	}
+	l.kind = w.mix.next(w.rng)
+	w.prepare(l.clock, l.kind)
+	l.write = false
+	return w.request()
+}
+
+// request sends the prepared operation, and retries it as the policy
+// says, recording each attempt.
+func (w *worker) request() (time.Time, context.Context, bool) {
+	w.loop.work = w.clientWork()
+	w.loop.attempt = 0
+	return w.attempt()
+}
+
+// attempt sends one attempt of the prepared operation.
+func (w *worker) attempt() (time.Time, context.Context, bool) {
+	l := &w.loop
+	w.op.Ready = time.Time{}
+	if w.machine != nil {
+		w.op.Ready = w.machine.Spend(l.sent, w.loop.work)
+	}
+	if l.send != nil {
+		l.done, l.err = l.send.Send(l.ctx, &w.op)
+		return w.wait(phaseFlight, l.ctx, l.done)
+	}
+	rctx, cancel := w.r.requestContext(l.ctx)
+	l.done, l.err = l.sess.Do(rctx, &w.op)
+	cancel()
+	return w.answered()
+}
+
+// answered goes on from an attempt's answer: records it, and retries,
+// pauses or goes on to the next request.
+func (w *worker) answered() (time.Time, context.Context, bool) {
+	l := &w.loop
+	if l.err != nil && l.ctx.Err() != nil {
+		return w.end() // interrupted: the run is marked so, and this request is not a result
+	}
+	if l.attempt > 0 && w.r.spec.TxnID && Outcome(l.err) == tables.CodeEntityAlreadyExists {
+		// A retried insert that conflicts may be our own earlier attempt
+		// that the service did after all: its transaction id says so.
+		l.read = &Op{Kind: OpGet, Table: w.op.Table, PartitionKey: w.op.Entity.PartitionKey, RowKey: w.op.Entity.RowKey, Read: &l.got, ClientTimeout: w.op.ClientTimeout}
+		l.readTry = 0
+		return w.readOwn()
+	}
+	return w.recorded()
+}
+
+// recorded records the attempt and decides what the thread does next.
+func (w *worker) recorded() (time.Time, context.Context, bool) {
+	l := &w.loop
+	s := &w.r.spec
+	w.record(l.due, l.done, l.err, l.lag, l.attempt > 0)
+	if l.err == nil {
+		return w.finished(l.done)
+	}
+	if s.Retry.Policy == RetryNone {
+		if answered(w.op.Kind, l.err) {
+			return w.finished(l.done)
+		}
+		return w.finished(l.done.Add(s.Retry.Pause))
+	}
+	if !retriable(l.err) || l.attempt >= s.Retry.MaxRetries {
+		return w.finished(l.done)
+	}
+	wait := w.backoff(l.attempt + 1)
+	if ra := retryAfter(l.err); ra > 0 && s.Retry.Policy == RetrySDK {
+		// As azcore's retry policy: it waits what x-ms-retry-after-ms
+		// says, and gives up on a wait longer than its maximum.
+		if s.Retry.MaxBackoff > 0 && ra > s.Retry.MaxBackoff {
+			return w.finished(l.done)
+		}
+		wait = ra
+	}
+	return w.wait(phaseBackoff, l.stop, l.done.Add(wait))
+}
+
+// finished goes on from a request that is over, its last attempt
+// answered: the thread is free at free.
+func (w *worker) finished(free time.Time) (time.Time, context.Context, bool) {
+	l := &w.loop
+	l.free = free
+	if l.kind == OpUpdate && !l.write && l.err == nil { // the read succeeded: now its write
+		return w.wait(phaseWrite, l.stop, free)
+	}
+	return w.top()
+}
+
+// TxnProperty is the property that carries an insert's transaction id when
+// the spec asks for one.
+const TxnProperty = "TxnId"
+
+// readOwn sends a read of the entity a retried insert conflicted with,
+// to learn whether it is this insert's own earlier attempt; a careful
+// application retries its read too.
+func (w *worker) readOwn() (time.Time, context.Context, bool) {
+	l := &w.loop
+	if l.send != nil {
+		l.readAt, l.readErr = l.send.Send(l.ctx, l.read)
+		return w.wait(phaseOwnRead, l.ctx, l.readAt)
+	}
+	rctx, cancel := w.r.requestContext(l.ctx)
+	l.readAt, l.readErr = l.sess.Do(rctx, l.read)
+	cancel()
+	return w.ownRead()
+}
+
+// ownRead goes on from the read's answer: retries it, or takes the
+// insert as done when the row holds its transaction id.
+func (w *worker) ownRead() (time.Time, context.Context, bool) {
+	l := &w.loop
+	if err := l.readErr; err != nil && retriable(err) && l.ctx.Err() == nil && l.readTry < w.r.spec.Retry.MaxRetries {
+		l.readTry++
+		return w.readOwn()
+	}
+	if l.readErr == nil {
+		if p, ok := l.got.Property(TxnProperty); ok && p.Value == w.txn {
+			l.done, l.err = l.readAt, nil
+		}
+	}
+	l.read, l.got = nil, tables.Entity{}
+	return w.recorded()
+}
