@@ -186,8 +186,8 @@ func GoBackground(c Clock, ctx context.Context, fn func(context.Context)) {
 		case <-w.ch:
 		case <-ctx.Done():
 			v.mu.Lock()
-			if w.index >= 0 { // not woken: begin outside the clock's turns
-				v.q.remove(w.index)
+			if w.queued { // not woken: begin outside the clock's turns
+				v.q.remove(w)
 			}
 			v.mu.Unlock()
 		}
@@ -216,13 +216,15 @@ func (c *Virtual) Cancel(cancel context.CancelFunc) {
 	cancel()
 	now := c.now.Sub(c.start)
 	moved := false
-	for _, w := range c.q {
-		if w.done == nil || w.cancelled || (w.st != nil && w.st.bg) {
+	for i := range c.q {
+		s := &c.q[i]
+		w := s.w
+		if !s.live() || w.done == nil || w.cancelled || (w.st != nil && w.st.bg) {
 			continue
 		}
 		select {
 		case <-w.done:
-			w.at, w.cancelled, moved = now, true, true
+			s.at, w.at, w.cancelled, moved = now, now, true, true
 		default:
 		}
 	}
@@ -261,7 +263,7 @@ func Background(ctx context.Context) context.Context {
 // another goroutine sleeps with the same one, work as before. Call release
 // when the goroutine is done with the context.
 func Sleeper(ctx context.Context) (_ context.Context, release func()) {
-	st := &ctxState{w: &waiter{ch: make(chan struct{}, 1), index: -1, done: ctx.Done()}, done: ctx.Done()}
+	st := &ctxState{w: &waiter{ch: make(chan struct{}, 1), done: ctx.Done()}, done: ctx.Done()}
 	st.w.st = st
 	release = func() {}
 	if st.done != nil {
@@ -273,8 +275,8 @@ func Sleeper(ctx context.Context) (_ context.Context, release func()) {
 			}
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			if w := st.w; w.index >= 0 && !w.cancelled { // not moved to now by Cancel already
-				c.q.remove(w.index)
+			if w := st.w; w.queued && !w.cancelled { // not moved to now by Cancel already
+				c.q.remove(w)
 				w.cancelled = true
 				c.drivers--
 				c.active++
@@ -295,7 +297,7 @@ type waiter struct {
 	ch        chan struct{}   // receives one token when the sleep ends; buffered
 	st        *ctxState       // nil for a participant without a context of its own
 	done      <-chan struct{} // the sleep's context's Done, for Cancel
-	index     int             // in the heap; -1 once woken or removed
+	queued    bool            // in the heap, not yet woken or removed
 	cancelled bool            // woken, or to be woken, because its context ended
 	reused    bool            // the Sleeper's own waiter, taken for this sleep
 }
@@ -363,12 +365,12 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 			return ctx.Err()
 		}
 		defer c.mu.Unlock()
-		if w.index < 0 {
+		if !w.queued {
 			// Woken at t as the context ended: the sleep is over, and saying so
 			// keeps a run's last tick from depending on which case select saw.
 			return nil
 		}
-		c.q.remove(w.index) // still waiting: leave the queue and run again
+		c.q.remove(w) // still waiting: leave the queue and run again
 		if w.st == nil || !w.st.bg {
 			c.drivers--
 			c.active++
@@ -391,7 +393,7 @@ func (c *Virtual) push(w *waiter) {
 // to sleep. Without a driver time stands still, but a background wake-up
 // that is due already still comes. Called with c.mu held.
 func (c *Virtual) advance() {
-	if c.active != 0 || len(c.q) == 0 || (c.drivers == 0 && c.q[0].at > c.now.Sub(c.start)) {
+	if c.active != 0 || !c.q.ready() || (c.drivers == 0 && c.q[0].at > c.now.Sub(c.start)) {
 		return
 	}
 	w := c.q.pop()
@@ -414,83 +416,110 @@ func (c *Virtual) advance() {
 	}
 }
 
-// waiters is a binary min-heap by wake-up time, then by when the sleep
-// began, typed so that its comparisons are of integers and need no
-// interface calls.
-type waiters []*waiter
+// waiters is a min-heap of sleeps by wake-up time, then by when the
+// sleep began. It keeps each sleep's key beside its waiter, four children
+// to a node, so that ordering 15,000 sleeping threads reads a few
+// contiguous cache lines instead of a waiter per comparison. A waiter
+// removed before its time (a context ended) is only marked so: its slot
+// is dropped when it reaches the top.
+type waiters []slot
+
+// slot is one sleep in the heap: its key, and its waiter, which is still
+// waiting on it while its queued mark and sequence number say so.
+type slot struct {
+	at  time.Duration
+	seq uint64
+	w   *waiter
+}
+
+// live reports whether the slot's sleep is still waited for: a waiter is
+// reused, and a removed sleep leaves its slot behind.
+func (s *slot) live() bool { return s.w.queued && s.w.seq == s.seq }
 
 // before reports whether a wakes before b.
-func before(a, b *waiter) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
+func before(a, b *slot) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
 
 // init restores the heap after wake-up times changed in place.
 func (q waiters) init() {
-	for i := len(q)/2 - 1; i >= 0; i-- {
+	for i := (len(q) - 2) / 4; i >= 0; i-- {
 		q.down(i)
 	}
 }
 
 func (q *waiters) push(w *waiter) {
-	*q = append(*q, w)
-	w.index = len(*q) - 1
-	q.up(w.index)
+	w.queued = true
+	*q = append(*q, slot{at: w.at, seq: w.seq, w: w})
+	q.up(len(*q) - 1)
 }
 
+// ready drops removed sleeps from the top and reports whether any sleep
+// is left: q[0] is then the next to wake.
+func (q *waiters) ready() bool {
+	for len(*q) > 0 && !(*q)[0].live() {
+		q.drop()
+	}
+	return len(*q) > 0
+}
+
+// pop takes out the next sleep to wake, which ready found, and returns
+// its waiter.
 func (q *waiters) pop() *waiter {
-	return q.remove(0)
-}
-
-// remove takes out the waiter at i and returns it.
-func (q *waiters) remove(i int) *waiter {
-	h := *q
-	w := h[i]
-	last := len(h) - 1
-	if i != last {
-		h[i] = h[last]
-		h[i].index = i
-	}
-	h[last] = nil
-	*q = h[:last]
-	if i != last {
-		if !q.down(i) {
-			q.up(i)
-		}
-	}
-	w.index = -1
+	w := (*q)[0].w
+	q.drop()
+	w.queued = false
 	return w
 }
 
-func (q waiters) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !before(q[i], q[p]) {
-			return
-		}
-		q[p], q[i] = q[i], q[p]
-		q[p].index, q[i].index = p, i
-		i = p
+// drop takes the top slot out.
+func (q *waiters) drop() {
+	h := *q
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = slot{}
+	*q = h[:last]
+	if last > 0 {
+		q.down(0)
 	}
 }
 
-// down sifts the waiter at i down and reports whether it moved.
-func (q waiters) down(i int) bool {
-	start := i
+// remove takes w's sleep out: its slot goes when it reaches the top.
+func (q *waiters) remove(w *waiter) { w.queued = false }
+
+func (q waiters) up(i int) {
+	s := q[i]
+	for i > 0 {
+		p := (i - 1) / 4
+		if !before(&s, &q[p]) {
+			break
+		}
+		q[i] = q[p]
+		i = p
+	}
+	q[i] = s
+}
+
+// down sifts the slot at i down.
+func (q waiters) down(i int) {
+	s := q[i]
+	n := len(q)
 	for {
-		l := 2*i + 1
-		if l >= len(q) {
+		c := 4*i + 1
+		if c >= n {
 			break
 		}
-		m := l
-		if r := l + 1; r < len(q) && before(q[r], q[l]) {
-			m = r
+		m := c
+		for j := c + 1; j < c+4 && j < n; j++ {
+			if before(&q[j], &q[m]) {
+				m = j
+			}
 		}
-		if !before(q[m], q[i]) {
+		if !before(&q[m], &s) {
 			break
 		}
-		q[i], q[m] = q[m], q[i]
-		q[i].index, q[m].index = i, m
+		q[i] = q[m]
 		i = m
 	}
-	return i > start
+	q[i] = s
 }
 
 // Task is a participant that drives time without a goroutine of its own:
@@ -517,7 +546,7 @@ type Task interface {
 // participants are driven. A task must not wait on the clock inside Step
 // (SleepUntil would wait for the loop that runs it): it returns instead.
 func (c *Virtual) GoTask(t Task) {
-	w := &waiter{task: t, index: -1}
+	w := &waiter{task: t}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.run == nil {
