@@ -92,9 +92,12 @@ func (c *Scaled) SleepUntil(ctx context.Context, t time.Time) error {
 // GoBackground: they are woken when their time comes but never make time
 // pass on their own.
 type Virtual struct {
-	mu      sync.Mutex
-	start   time.Time // waiters keep their time as an offset from it
-	now     time.Time
+	mu    sync.Mutex
+	start time.Time // waiters keep their time as an offset from it
+	// now is model time as an offset from start: written under mu, read
+	// without it, so that reading the time (every request does, often)
+	// takes no lock.
+	now     atomic.Int64
 	active  int // participants running (not waiting on the clock)
 	drivers int // participants waiting on the clock
 	q       waiters
@@ -114,14 +117,13 @@ type Virtual struct {
 }
 
 // NewVirtual returns a virtual clock that starts at start.
-func NewVirtual(start time.Time) *Virtual { return &Virtual{start: start, now: start} }
+func NewVirtual(start time.Time) *Virtual { return &Virtual{start: start} }
 
 // Now returns the current model time.
-func (c *Virtual) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
+func (c *Virtual) Now() time.Time { return c.start.Add(c.offset()) }
+
+// offset is model time since the clock's start.
+func (c *Virtual) offset() time.Duration { return time.Duration(c.now.Load()) }
 
 // Hold declares n participants that are about to start. They run together
 // until each first waits, in whatever order the machine runs them: Go
@@ -149,7 +151,7 @@ func (c *Virtual) Release() {
 func (c *Virtual) Go(fn func()) {
 	w := &waiter{ch: make(chan struct{}, 1)}
 	c.mu.Lock()
-	w.at = c.now.Sub(c.start)
+	w.at = c.offset()
 	c.push(w)
 	c.drivers++
 	c.advance()
@@ -177,7 +179,7 @@ func GoBackground(c Clock, ctx context.Context, fn func(context.Context)) {
 	st := bctx.Value(stateKey{}).(*ctxState)
 	w := &waiter{ch: make(chan struct{}, 1), st: st}
 	v.mu.Lock()
-	w.at = v.now.Sub(v.start)
+	w.at = v.offset()
 	v.push(w)
 	v.advance()
 	v.mu.Unlock()
@@ -214,7 +216,7 @@ func (c *Virtual) Cancel(cancel context.CancelFunc) {
 	// Under the lock, so that a Sleeper's wake-up on cancellation, and a
 	// select that sees the context end, find their waiter already moved.
 	cancel()
-	now := c.now.Sub(c.start)
+	now := c.offset()
 	moved := false
 	for i := range c.q {
 		s := &c.q[i]
@@ -307,7 +309,7 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 	st, _ := ctx.Value(stateKey{}).(*ctxState)
 	own := st != nil && st.w != nil && ctx.Done() == st.done && (st.clock.Load() == c || st.clock.CompareAndSwap(nil, c))
 	c.mu.Lock()
-	if !t.After(c.now) {
+	if t.Sub(c.start) <= c.offset() {
 		c.mu.Unlock()
 		return ctx.Err()
 	}
@@ -393,12 +395,12 @@ func (c *Virtual) push(w *waiter) {
 // to sleep. Without a driver time stands still, but a background wake-up
 // that is due already still comes. Called with c.mu held.
 func (c *Virtual) advance() {
-	if c.active != 0 || !c.q.ready() || (c.drivers == 0 && c.q[0].at > c.now.Sub(c.start)) {
+	if c.active != 0 || !c.q.ready() || (c.drivers == 0 && c.q[0].at > c.offset()) {
 		return
 	}
 	w := c.q.pop()
-	if t := c.start.Add(w.at); t.After(c.now) {
-		c.now = t
+	if w.at > c.offset() {
+		c.now.Store(int64(w.at))
 	}
 	if w.st != nil && w.st.bg {
 		w.st.running = true // runs until it waits again
@@ -552,7 +554,7 @@ func (c *Virtual) GoTask(t Task) {
 	if c.run == nil {
 		c.run = make(chan *waiter, 1)
 	}
-	w.at = c.now.Sub(c.start)
+	w.at = c.offset()
 	c.push(w)
 	c.drivers++
 	c.tasks++
@@ -595,7 +597,7 @@ func (c *Virtual) steps(w *waiter) *waiter {
 	for {
 		at, ctx, ok := w.task.Step(err)
 		c.mu.Lock()
-		if ok && !at.After(c.now) {
+		if ok && at.Sub(c.start) <= c.offset() {
 			c.mu.Unlock()
 			err = ctx.Err()
 			continue
