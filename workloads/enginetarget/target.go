@@ -127,14 +127,24 @@ var errClientTimeout = fmt.Errorf("the client stopped waiting: %w", context.Dead
 // NewSession returns a worker's session; its random draws come from its own
 // seeded source so runs repeat for a seed.
 func (t *Target) NewSession(seed uint64) workloads.Session {
-	call := &engine.Call{Rand: rand.New(rand.NewPCG(seed, 0x5e55))}
-	return &session{e: t.e, call: call, cl: t.e.Client(call)}
+	s := &session{e: t.e}
+	s.src.Seed(seed, 0x5e55)
+	s.rand = *rand.New(&s.src)
+	s.call = &s.own
+	s.call.Rand = &s.rand
+	s.cl = t.e.Client(s.call)
+	return s
 }
 
 type session struct {
 	e    *engine.Engine
 	call *engine.Call
 	cl   engine.Client
+	// The call and its random source live in the session, one allocation:
+	// a simulator steps thousands of sessions in turn.
+	own  engine.Call
+	src  rand.PCG
+	rand rand.Rand
 	// stored takes the entities a batch returns, batch after batch: the
 	// harness does not read them.
 	stored []tables.Entity
