@@ -169,7 +169,7 @@ func (r *Coordinator) Run(ctx context.Context) (*results.Run, error) {
 		}
 	}
 	r.announce(true, "%d threads started: %v of warm-up, then %v measured", len(workers), s.Warmup, s.Duration)
-	collector, win, werr := r.measure(ctx, workers, machines)
+	collector, win := r.measure(ctx, workers, machines)
 	run, err := collector.Close(win.end)
 	if err != nil {
 		return nil, err
@@ -180,9 +180,6 @@ func (r *Coordinator) Run(ctx context.Context) (*results.Run, error) {
 		if err := meet.finish(ctx); err != nil {
 			run.Warnings = append(run.Warnings, fmt.Sprintf("shard %d: %v", s.Shard, err))
 		}
-	}
-	if werr != nil && !errors.Is(werr, context.Canceled) {
-		return run, werr
 	}
 	return run, nil
 }
@@ -312,9 +309,9 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 type window struct{ start, from, to, end time.Time }
 
 // measure starts every thread together, stops them at the deadline or when
-// ctx is done, and returns what they recorded and the first error a thread
-// returned, if any.
-func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines []*vm.VM) (*results.Collector, window, error) {
+// ctx is done, and returns what they recorded and when. A thread's errors
+// are results, recorded: none ends the run.
+func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines []*vm.VM) (*results.Collector, window) {
 	s := &r.spec
 	clock := r.target.Clock()
 	start := clock.Now()
@@ -395,7 +392,7 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 		// busy, or they still queued, when the run ended.
 		r.arrivals.rest(to, workers[0].rec.Drop)
 	}
-	return collector, window{start: start, from: from, to: to, end: end}, nil
+	return collector, window{start: start, from: from, to: to, end: end}
 }
 
 // describe completes the record of a measured run: who it is, what it ran,

@@ -1,7 +1,9 @@
 // Package workloads is tablebench's harness: a run's spec (operation,
 // partition scheme, VMs and threads, entity size, retry policy, load mode),
-// the keys and entities it generates, the coordinator that fans out worker
-// goroutines that mimic VMs and threads against a Target, and figures as
+// the keys and entities it generates, the coordinator that fans out
+// threads that mimic VMs and threads against a Target (a goroutine each
+// against an endpoint; on the engine in virtual time, state machines that
+// the clock steps on one goroutine), and figures as
 // data: suites of runs, and how their results become points to draw. The
 // case study's own figures and claims are in package casestudy.
 //
