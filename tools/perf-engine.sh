@@ -143,3 +143,42 @@ done
 cp "$work/base-run.txt" "results/perf/run-$base.txt"
 cp "$work/head-run.txt" results/perf/run-head.txt
 go tool benchstat "$base=$work/base-run.txt" "head=$work/head-run.txt"
+
+# Open load at scale, as the user runs it: ten model minutes of 20,000
+# requests/s of single inserts spread uniformly over 10,000 PartitionKeys
+# (1,000 threads, enough that none is ever short of a thread), on the
+# modern profile in virtual time: the CPU seconds of the whole command.
+# Goal: under 30 s. One turn by default (PERF_OPEN_COUNT): each is long.
+openrun() { # binary, output file
+	if ! /usr/bin/time -f '%U %S %M' -o "$work/time" "$1" run --profile modern --workload - --quiet --json >"$work/run.json" 2>/dev/null <<'YAML'
+mix: {insert: 1}
+partitions: {scheme: fixed, count: 10000, distribution: uniform}
+load: open
+rate: 20000
+vms: 20
+threads: 50
+duration: 10m
+warmup: 0s
+YAML
+	then
+		return 1
+	fi
+	read -r user sys rss <"$work/time"
+	reqs=$(grep -o '"totals":{"requests":[0-9]*' "$work/run.json" | grep -o '[0-9]*$')
+	awk -v q="$reqs" -v u="$user" -v s="$sys" -v r="$rss" \
+		'BEGIN { printf "BenchmarkOpenLoad10Min 1 %.0f cpu-ns/op %.0f sim-req/cpu-s %.0f peak-MB\n", (u+s)*1e9, q/(u+s), r/1024 }' >>"$2"
+}
+for i in $(seq "${PERF_OPEN_COUNT:-1}"); do
+	echo "perf: open load, 10 model minutes at 20,000/s, turn $i" >&2
+	if ! openrun "$work/base.bin" "$work/base-open.txt"; then
+		echo "perf: $base does not run the open-load workload file: head alone" >&2
+	fi
+	openrun "$work/head.bin" "$work/head-open.txt"
+done
+cp "$work/head-open.txt" results/perf/open-head.txt
+if [ -s "$work/base-open.txt" ]; then
+	cp "$work/base-open.txt" "results/perf/open-$base.txt"
+	go tool benchstat "$base=$work/base-open.txt" "head=$work/head-open.txt"
+else
+	go tool benchstat "head=$work/head-open.txt"
+fi
