@@ -135,11 +135,14 @@ func newServer(id, cores int) *server {
 func (s *server) reserve(l *schedule, at, now, deadline time.Time, d time.Duration) (start time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	past := now.Add(-pruneMargin)
+	for i := range s.cores {
+		s.cores[i].prune(past)
+	}
 	start = l.fit(at, d)
 	for !start.After(deadline) {
 		best, core := time.Time{}, -1
 		for i := range s.cores {
-			s.cores[i].prune(now.Add(-pruneMargin))
 			if t := s.cores[i].fit(start, d); core < 0 || t.Before(best) {
 				best, core = t, i
 			}

@@ -25,10 +25,31 @@ type interval struct{ start, end int64 }
 
 // firstEndAfter returns the index of the first interval that ends after t.
 func (s *schedule) firstEndAfter(t int64) int {
-	lo, hi := 0, len(s.iv)
+	return firstFromEnd(s.iv, func(iv *interval) bool { return iv.end > t })
+}
+
+// firstFromEnd returns the index of the first element of x for which
+// after holds, x being ordered so that it holds from some index on. The
+// elements after a request's arrival are the few at the end of a schedule
+// or queue: before them it keeps pruneMargin of the past, which can be
+// hundreds of elements on a busy core. So the search gallops back from the
+// end, and costs the log of the elements after the arrival.
+func firstFromEnd[T any](x []T, after func(*T) bool) int {
+	lo, hi, step := 0, len(x), 1
+	for hi > 0 { // after holds from hi on
+		m := hi - step
+		if m < 0 {
+			break
+		}
+		if !after(&x[m]) {
+			lo = m + 1
+			break
+		}
+		hi, step = m, step*2
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if s.iv[m].end > t {
+		if after(&x[m]) {
 			hi = m
 		} else {
 			lo = m + 1
@@ -58,16 +79,7 @@ func (s *schedule) add(start time.Time, d time.Duration) {
 		return
 	}
 	iv := interval{start.UnixNano(), start.UnixNano() + int64(d)}
-	lo, hi := 0, len(s.iv)
-	for lo < hi { // the first interval that starts after this one
-		m := int(uint(lo+hi) >> 1)
-		if s.iv[m].start > iv.start {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	i := lo
+	i := firstFromEnd(s.iv, func(x *interval) bool { return x.start > iv.start })
 	if i > 0 && s.iv[i-1].end >= iv.start { // touches the one before
 		i--
 		s.iv[i].end = max(s.iv[i].end, iv.end)
@@ -81,9 +93,15 @@ func (s *schedule) add(start time.Time, d time.Duration) {
 }
 
 // prune forgets intervals that ended before t; no request can arrive
-// before now, so they can no longer matter.
+// before now, so they can no longer matter. It steps from the front: each
+// interval is stepped over once in its life, where a search would cost
+// every request its log.
 func (s *schedule) prune(t time.Time) {
-	if i := s.firstEndAfter(t.UnixNano()); i > 0 { // reslice, not copy: the lane's backlog can hold thousands
+	tn, i := t.UnixNano(), 0
+	for i < len(s.iv) && s.iv[i].end <= tn {
+		i++
+	}
+	if i > 0 { // reslice, not copy: the lane's backlog can hold thousands
 		s.iv = s.iv[i:]
 	}
 }
@@ -112,21 +130,17 @@ func (q *queue) ahead(t time.Time) int { return len(q.ends) - q.leftBy(t.UnixNan
 
 // leftBy returns how many requests left the lane by t.
 func (q *queue) leftBy(t int64) int {
-	lo, hi := 0, len(q.ends)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if q.ends[m] > t {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	return lo
+	return firstFromEnd(q.ends, func(e *int64) bool { return *e > t })
 }
 
-// prune forgets requests that left before t.
+// prune forgets requests that left before t, stepping from the front as
+// schedule.prune does.
 func (q *queue) prune(t time.Time) {
-	if i := q.leftBy(t.UnixNano()); i > 0 { // reslice; append reallocates the live part later
+	tn, i := t.UnixNano(), 0
+	for i < len(q.ends) && q.ends[i] <= tn {
+		i++
+	}
+	if i > 0 { // reslice; append reallocates the live part later
 		q.ends = q.ends[i:]
 	}
 }
