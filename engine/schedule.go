@@ -18,7 +18,8 @@ import (
 // time handed back is rebuilt from the caller's own, so it keeps its
 // location.
 type schedule struct {
-	iv []interval // sorted, disjoint, touching intervals merged
+	iv   []interval // sorted, disjoint, touching intervals merged
+	base []interval // iv's array from its start: see insertAt
 }
 
 type interval struct{ start, end int64 }
@@ -84,7 +85,7 @@ func (s *schedule) add(start time.Time, d time.Duration) {
 		i--
 		s.iv[i].end = max(s.iv[i].end, iv.end)
 	} else {
-		s.iv = slices.Insert(s.iv, i, iv)
+		s.iv, s.base = insertAt(s.iv, s.base, i, iv)
 	}
 	for i+1 < len(s.iv) && s.iv[i+1].start <= s.iv[i].end { // and the ones after
 		s.iv[i].end = max(s.iv[i].end, s.iv[i+1].end)
@@ -106,12 +107,35 @@ func (s *schedule) prune(t time.Time) {
 	}
 }
 
-func (s *schedule) clone() schedule { return schedule{iv: slices.Clone(s.iv)} }
+func (s *schedule) clone() schedule {
+	iv := slices.Clone(s.iv)
+	return schedule{iv: iv, base: iv}
+}
+
+// insertAt inserts v at x[i], x being a slice whose front is pruned away
+// by reslicing and base its array from the start. Once x reaches the end of
+// its array with at least half of it pruned away, x moves back to the
+// start; otherwise it moves to an array twice its length. A lane or core
+// then keeps one array while its load holds, where append's growth (a
+// quarter at these sizes) made a new one each time the array filled, for
+// some 90 bytes a request. It returns x and its base.
+func insertAt[T any](x, base []T, i int, v T) ([]T, []T) {
+	if len(x) == cap(x) {
+		if cap(base)-cap(x) >= len(x) {
+			x = base[:copy(base[:cap(base)], x)]
+		} else {
+			x = slices.Grow(x, len(x)+1)
+			base = x
+		}
+	}
+	return slices.Insert(x, i, v), base
+}
 
 // queue holds when each request reserved on a lane leaves it, sorted, so the
 // backlog throttle can count the requests a newcomer finds ahead of it.
 type queue struct {
 	ends []int64 // Unix nanoseconds
+	base []int64 // ends's array from its start: see insertAt
 }
 
 // add records a request that leaves the lane at end.
@@ -121,7 +145,7 @@ func (q *queue) add(end time.Time) {
 	for i > 0 && q.ends[i-1] == e { // before equal ends, as a binary search for e finds
 		i--
 	}
-	q.ends = slices.Insert(q.ends, i, e)
+	q.ends, q.base = insertAt(q.ends, q.base, i, e)
 }
 
 // ahead returns how many requests are still on the lane at t, in service
@@ -145,4 +169,7 @@ func (q *queue) prune(t time.Time) {
 	}
 }
 
-func (q *queue) clone() queue { return queue{ends: slices.Clone(q.ends)} }
+func (q *queue) clone() queue {
+	ends := slices.Clone(q.ends)
+	return queue{ends: ends, base: ends}
+}
