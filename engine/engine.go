@@ -88,9 +88,11 @@ type Engine struct {
 	acct     bucket
 	rates    atomic.Pointer[Rates]
 	lb       *balancer
-	closeLB  context.CancelFunc
-	lbDone   chan struct{}
-	closeErr sync.Once
+	// stage and laneDist are the profile's CV and LaneCV, taken once.
+	stage, laneDist lognorm
+	closeLB         context.CancelFunc
+	lbDone          chan struct{}
+	closeErr        sync.Once
 }
 
 // New returns an engine configured by cfg. Close it to stop its load
@@ -109,6 +111,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: time scale %g is negative: use a factor above 0 (1 is wall time)", cfg.TimeScale)
 	}
 	e := &Engine{cfg: cfg, clock: cfg.Clock, deleted: map[string]time.Time{}}
+	e.stage, e.laneDist = newLognorm(cfg.Profile.CV), newLognorm(cfg.Profile.LaneCV)
 	if e.clock == nil {
 		e.clock = clock.NewScaled(cfg.TimeScale)
 	}

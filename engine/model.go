@@ -212,24 +212,37 @@ const pruneMargin = 2 * time.Second
 
 // admission is a request admitted by a partition, waiting to be served.
 // laneStart is when it joins the lane's queue; start and lane are its
-// reserved service, once occupy has run.
+// reserved service, once occupy has run. now is the clock when it was
+// admitted: the partition stays locked until it is served, and in virtual
+// time the clock cannot move meanwhile, so occupy need not read it again.
 type admission struct {
-	t0, t1, laneStart, deadline, start time.Time
+	t0, t1, laneStart, deadline, start, now time.Time
 	lane                               time.Duration
 	rng                                *rand.Rand
 	units                              float64
 }
 
-func lognormal(rng *rand.Rand, mean time.Duration, cv float64) time.Duration {
+// lognorm is the shape of a lognormal distribution of a coefficient of
+// variation, taken once: every request draws three times.
+type lognorm struct {
+	cv, half, sd float64 // sd is σ, half σ²/2, for σ² = ln(1+cv²)
+}
+
+func newLognorm(cv float64) lognorm {
+	s2 := math.Log(1 + cv*cv)
+	return lognorm{cv: cv, half: s2 / 2, sd: math.Sqrt(s2)}
+}
+
+// draw returns a lognormal time of the given mean.
+func (s *lognorm) draw(rng *rand.Rand, mean time.Duration) time.Duration {
 	if mean <= 0 {
 		return 0
 	}
-	if cv <= 0 {
+	if s.cv <= 0 {
 		return mean
 	}
-	s2 := math.Log(1 + cv*cv)
-	mu := math.Log(float64(mean)) - s2/2
-	return time.Duration(math.Exp(mu + math.Sqrt(s2)*rng.NormFloat64()))
+	mu := math.Log(float64(mean)) - s.half
+	return time.Duration(math.Exp(mu + s.sd*rng.NormFloat64()))
 }
 
 func scaleDur(d time.Duration, x float64) time.Duration { return time.Duration(float64(d) * x) }
@@ -245,7 +258,7 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 		a.rng = c.Rand
 	}
 	now := e.clock.Now() // one reading: the clock is shared, and each costs its lock
-	a.t0 = now
+	a.t0, a.now = now, now
 	if c != nil && !c.Arrival.IsZero() {
 		a.t0 = c.Arrival
 	}
@@ -256,9 +269,9 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 	a.deadline = a.t0.Add(timeout)
 	var fe time.Duration
 	if k == opWrite {
-		fe = lognormal(a.rng, p.FEWrite+scaleDur(p.FEWriteUnit, units), p.CV)
+		fe = e.stage.draw(a.rng, p.FEWrite+scaleDur(p.FEWriteUnit, units))
 	} else {
-		fe = lognormal(a.rng, p.FERead, p.CV)
+		fe = e.stage.draw(a.rng, p.FERead)
 	}
 	a.t1 = a.t0.Add(fe)
 	rp.win.observe(rp.rng, pk, units)
@@ -322,8 +335,8 @@ func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, s
 		a.units = math.Max(1, float64(scanned))
 		e.charged(rp, pk, a.t1, a.units)
 	}
-	s := lognormal(a.rng, mean, p.LaneCV)
-	start, ok := rp.srv.reserve(&rp.sched, a.laneStart, e.clock.Now(), a.deadline, s)
+	s := e.laneDist.draw(a.rng, mean)
+	start, ok := rp.srv.reserve(&rp.sched, a.laneStart, a.now, a.deadline, s)
 	if !ok {
 		rp.win.timeouts++
 		return tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
@@ -358,9 +371,9 @@ func (e *Engine) serve(a *admission, k opKind, entities int) Timing {
 	p := &e.cfg.Profile
 	var post time.Duration
 	if k == opWrite {
-		post = lognormal(a.rng, p.PostWrite+time.Duration(entities)*p.PostUnit, p.CV)
+		post = e.stage.draw(a.rng, p.PostWrite+time.Duration(entities)*p.PostUnit)
 	} else {
-		post = lognormal(a.rng, p.PostRead, p.CV)
+		post = e.stage.draw(a.rng, p.PostRead)
 	}
 	if p.HiccupP > 0 && a.rng.Float64() < p.HiccupP {
 		post += p.HiccupMin + time.Duration(a.rng.Int64N(int64(p.HiccupMax-p.HiccupMin)+1))
