@@ -139,23 +139,29 @@ func (s *server) reserve(l *schedule, at, now, deadline time.Time, d time.Durati
 	for i := range s.cores {
 		s.cores[i].prune(past)
 	}
-	start = l.fit(at, d)
-	for !start.After(deadline) {
-		best, core := time.Time{}, -1
+	// In Unix nanoseconds, as the schedules keep them; the start handed
+	// back is rebuilt from at.
+	a, dl, dn := at.UnixNano(), deadline.UnixNano(), int64(d)
+	st := l.fitAt(a, dn)
+	for st <= dl {
+		best, core := int64(0), -1
 		for i := range s.cores {
-			if t := s.cores[i].fit(start, d); core < 0 || t.Before(best) {
+			if t := s.cores[i].fitAt(st, dn); core < 0 || t < best {
 				best, core = t, i
+				if t == st { // no core can start sooner: the first free one takes it
+					break
+				}
 			}
 		}
-		if best.Equal(start) {
-			s.cores[core].add(start, d)
-			l.add(start, d)
+		if best == st {
+			s.cores[core].add(st, dn)
+			l.add(st, dn)
 			s.busy += d
-			return start, true
+			return at.Add(time.Duration(st - a)), true
 		}
-		start = l.fit(best, d)
+		st = l.fitAt(best, dn)
 	}
-	return start, false
+	return at.Add(time.Duration(st - a)), false
 }
 
 // lane is a range partition's model state: its serial executor, per-key
@@ -217,9 +223,9 @@ const pruneMargin = 2 * time.Second
 // time the clock cannot move meanwhile, so occupy need not read it again.
 type admission struct {
 	t0, t1, laneStart, deadline, start, now time.Time
-	lane                               time.Duration
-	rng                                *rand.Rand
-	units                              float64
+	lane                                    time.Duration
+	rng                                     *rand.Rand
+	units                                   float64
 }
 
 // lognorm is the shape of a lognormal distribution of a coefficient of
@@ -342,7 +348,7 @@ func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, s
 		return tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
 	rp.win.busy += s
-	rp.queue.add(start.Add(s))
+	rp.queue.add(start.UnixNano() + int64(s))
 	a.start, a.lane = start, s
 	return nil
 }

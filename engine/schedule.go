@@ -62,24 +62,28 @@ func firstFromEnd[T any](x []T, after func(*T) bool) int {
 // fit returns the earliest start at or after at when d of work fits.
 func (s *schedule) fit(at time.Time, d time.Duration) time.Time {
 	a := at.UnixNano()
-	t := a
+	return at.Add(time.Duration(s.fitAt(a, int64(d)) - a))
+}
+
+// fitAt is fit in Unix nanoseconds.
+func (s *schedule) fitAt(t, d int64) int64 {
 	for i := s.firstEndAfter(t); i < len(s.iv); i++ {
-		if s.iv[i].start >= t+int64(d) {
+		if s.iv[i].start >= t+d {
 			break
 		}
 		if s.iv[i].end > t {
 			t = s.iv[i].end
 		}
 	}
-	return at.Add(time.Duration(t - a))
+	return t
 }
 
-// add reserves [start, start+d), which must be free.
-func (s *schedule) add(start time.Time, d time.Duration) {
+// add reserves [start, start+d) in Unix nanoseconds, which must be free.
+func (s *schedule) add(start, d int64) {
 	if d <= 0 {
 		return
 	}
-	iv := interval{start.UnixNano(), start.UnixNano() + int64(d)}
+	iv := interval{start, start + d}
 	i := firstFromEnd(s.iv, func(x *interval) bool { return x.start > iv.start })
 	if i > 0 && s.iv[i-1].end >= iv.start { // touches the one before
 		i--
@@ -138,9 +142,8 @@ type queue struct {
 	base []int64 // ends's array from its start: see insertAt
 }
 
-// add records a request that leaves the lane at end.
-func (q *queue) add(end time.Time) {
-	e := end.UnixNano()
+// add records a request that leaves the lane at e, in Unix nanoseconds.
+func (q *queue) add(e int64) {
 	i := q.leftBy(e)
 	for i > 0 && q.ends[i-1] == e { // before equal ends, as a binary search for e finds
 		i--

@@ -36,8 +36,8 @@ func TestScheduleKeepsItsArray(t *testing.T) {
 		now = now.Add(time.Millisecond)
 		s.prune(now.Add(-pruneMargin))
 		q.prune(now.Add(-pruneMargin))
-		s.add(now, 100*time.Microsecond)
-		q.add(now.Add(100 * time.Microsecond))
+		s.add(now.UnixNano(), int64(100*time.Microsecond))
+		q.add(now.UnixNano() + int64(100*time.Microsecond))
 	}
 	for range 10000 {
 		step()
