@@ -111,7 +111,9 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: time scale %g is negative: use a factor above 0 (1 is wall time)", cfg.TimeScale)
 	}
 	e := &Engine{cfg: cfg, clock: cfg.Clock, deleted: map[string]time.Time{}}
-	e.stage, e.laneDist = newLognorm(cfg.Profile.CV), newLognorm(cfg.Profile.LaneCV)
+	pr := &cfg.Profile // the means of the draws of a request of one entity of up to 1 KiB
+	e.stage = newLognorm(pr.CV, pr.FEWrite+scaleDur(pr.FEWriteUnit, 1), pr.FERead, pr.PostWrite+pr.PostUnit, pr.PostRead)
+	e.laneDist = newLognorm(pr.LaneCV, pr.WriteA+scaleDur(pr.WriteB, 1), pr.Get)
 	if e.clock == nil {
 		e.clock = clock.NewScaled(cfg.TimeScale)
 	}
@@ -490,6 +492,30 @@ func (t *table) lock(pk string, read bool) *rangePartition {
 		} else {
 			rp.mu.Unlock()
 		}
+	}
+}
+
+// lockFor is lock(pk, false) for a request of caller c, which keeps the
+// slot where it last found a partition: a caller's requests most often go
+// to the key of its last one, and the slot stays right while the map does.
+func (t *table) lockFor(c *Call, pk string) *rangePartition {
+	if c == nil {
+		return t.lock(pk, false)
+	}
+	for {
+		m := t.parts.Load()
+		if c.slots != m || c.slotPK != pk {
+			c.slots, c.slotPK, c.slot = m, pk, m.find(pk)
+		}
+		rp := m.parts[c.slot].Load()
+		if rp == nil {
+			rp = t.makePartition(pk)
+		}
+		rp.mu.Lock()
+		if !rp.retired {
+			return rp
+		}
+		rp.mu.Unlock()
 	}
 }
 

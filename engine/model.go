@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -31,6 +32,12 @@ type Call struct {
 	// until Timing.Done: the caller waits itself, and may stop waiting
 	// sooner (a client timeout) while the service finishes the work.
 	Detach bool
+
+	// slot is where the caller's last PartitionKey, slotPK, sits in the
+	// partition map slots: see table.lockFor.
+	slots  *partitionMap
+	slotPK string
+	slot   int
 }
 
 // Timing is how the model spent a request's time.
@@ -229,14 +236,22 @@ type admission struct {
 }
 
 // lognorm is the shape of a lognormal distribution of a coefficient of
-// variation, taken once: every request draws three times.
+// variation, taken once: every request draws three times. It also keeps
+// the logarithms of the means a request of one entity of up to 1 KiB
+// draws, which most requests are.
 type lognorm struct {
 	cv, half, sd float64 // sd is σ, half σ²/2, for σ² = ln(1+cv²)
+	means        [4]time.Duration
+	logs         [4]float64 // math.Log(float64(means[i]))
 }
 
-func newLognorm(cv float64) lognorm {
+func newLognorm(cv float64, means ...time.Duration) lognorm {
 	s2 := math.Log(1 + cv*cv)
-	return lognorm{cv: cv, half: s2 / 2, sd: math.Sqrt(s2)}
+	l := lognorm{cv: cv, half: s2 / 2, sd: math.Sqrt(s2)}
+	for i, m := range means[:min(len(means), len(l.means))] {
+		l.means[i], l.logs[i] = m, math.Log(float64(m))
+	}
+	return l
 }
 
 // draw returns a lognormal time of the given mean.
@@ -247,7 +262,13 @@ func (s *lognorm) draw(rng *rand.Rand, mean time.Duration) time.Duration {
 	if s.cv <= 0 {
 		return mean
 	}
-	mu := math.Log(float64(mean)) - s.half
+	var lm float64
+	if i := slices.Index(s.means[:], mean); i >= 0 {
+		lm = s.logs[i]
+	} else {
+		lm = math.Log(float64(mean))
+	}
+	mu := lm - s.half
 	return time.Duration(math.Exp(mu + s.sd*rng.NormFloat64()))
 }
 
@@ -431,7 +452,7 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		}
 		return nil
 	}
-	rp := t.lock(pk, false)
+	rp := t.lockFor(c, pk)
 	a, refusedAt, err := e.admit(c, rp, k, pk, units)
 	// A write is reserved before it is applied, so one that times out leaves
 	// nothing behind; a query's service time depends on what it scans, and a
