@@ -142,17 +142,18 @@ func newServer(id, cores int) *server {
 func (s *server) reserve(l *schedule, at, now, deadline time.Time, d time.Duration) (start time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	past := now.Add(-pruneMargin)
-	for i := range s.cores {
-		s.cores[i].prune(past)
-	}
 	// In Unix nanoseconds, as the schedules keep them; the start handed
-	// back is rebuilt from at.
+	// back is rebuilt from at. A core is pruned when it is searched: the
+	// search stops at the first core free, and what a later search finds
+	// is the same as if every core had been pruned each time, as the time
+	// pruned before only grows.
+	past := now.Add(-pruneMargin)
 	a, dl, dn := at.UnixNano(), deadline.UnixNano(), int64(d)
 	st := l.fitAt(a, dn)
 	for st <= dl {
 		best, core := int64(0), -1
 		for i := range s.cores {
+			s.cores[i].prune(past)
 			if t := s.cores[i].fitAt(st, dn); core < 0 || t < best {
 				best, core = t, i
 				if t == st { // no core can start sooner: the first free one takes it
