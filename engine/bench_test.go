@@ -218,7 +218,10 @@ func BenchmarkModelInsert(b *testing.B) {
 		n    int
 	}
 	cs := make([]caller, callers)
-	props := []tables.Property{tables.String("Payload", strings.Repeat("x", 400))}
+	var props [8][]tables.Property // each caller cycles through eight, as the simulator's threads do
+	for i := range props {
+		props[i] = []tables.Property{tables.String("Payload", strings.Repeat(string(rune('a'+i)), 400))}
+	}
 	for i := range cs {
 		c := &cs[i]
 		c.call = engine.Call{Rand: rand.New(rand.NewPCG(uint64(i), 1)), Detach: true}
@@ -239,7 +242,7 @@ func BenchmarkModelInsert(b *testing.B) {
 		for j, v := len(c.rk)-1, c.n; v > 0; j, v = j-1, v/10 {
 			c.rk[j] = byte('0' + v%10)
 		}
-		if _, err := c.cl.Insert(ctx, "bench", tables.Entity{PartitionKey: c.pk, RowKey: string(c.rk), Properties: props}); err != nil {
+		if _, err := c.cl.Insert(ctx, "bench", tables.Entity{PartitionKey: c.pk, RowKey: string(c.rk), Properties: props[c.n%len(props)]}); err != nil {
 			refused++
 		}
 	}
