@@ -593,10 +593,10 @@ func (rp *rangePartition) put(pk string, r *record) {
 }
 
 // insert stores r under PartitionKey pk with timestamp ts unless its keys
-// are taken, and reports whether it did.
-func (rp *rangePartition) insert(pk string, r *record, ts int64) bool {
+// are taken, and reports whether it did; c is the caller, nil for none.
+func (rp *rangePartition) insert(c *Call, pk string, r *record, ts int64) bool {
 	r.ts = ts
-	return rp.data.rowsFor(pk).rows.put(r, true) == nil
+	return rp.rowsFor(c, pk).rows.put(r, true) == nil
 }
 
 // remove deletes the record with keys (pk, rk), if there is one.

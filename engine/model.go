@@ -38,6 +38,33 @@ type Call struct {
 	slots  *partitionMap
 	slotPK string
 	slot   int
+	key    keyCache
+}
+
+// keyCache is what a caller found for its last PartitionKey in a range
+// partition, its budget and its rows, so that its next request there looks
+// neither up: each holds while the partition's generation it was found in
+// does. Forgetting a key's budget or its rows, after which another would
+// be found, moves that generation on.
+type keyCache struct {
+	rp         *rangePartition
+	pk         string
+	bucket     *bucket
+	rows       *pkRows
+	bgen, rgen uint64
+}
+
+// keys returns c's key cache for pk in rp, emptied if it held another
+// key's; nil for no caller.
+func (c *Call) keys(rp *rangePartition, pk string) *keyCache {
+	if c == nil {
+		return nil
+	}
+	k := &c.key
+	if k.rp != rp || k.pk != pk {
+		*k = keyCache{rp: rp, pk: pk}
+	}
+	return k
 }
 
 // Timing is how the model spent a request's time.
@@ -182,6 +209,7 @@ type lane struct {
 	queue            queue    // when each request on the lane leaves it
 	unavailableUntil time.Time
 	buckets          map[string]*bucket // made with the first key's budget
+	bucketGen        uint64             // moves on when a key's budget is forgotten: see keyCache
 	win              window
 	hot              hotState
 	util             float64 // lane utilisation over the last balancer window
@@ -316,7 +344,7 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 		return a, a.t1, err
 	}
 	if k != opQuery { // a query is charged for what it scans, after the scan
-		if ok, msg := e.budgeted(rp, pk, a.t1, units); !ok {
+		if ok, msg := e.budgeted(c, rp, pk, a.t1, units); !ok {
 			return busy(msg, a.t1)
 		}
 	}
@@ -375,14 +403,38 @@ func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, s
 	return nil
 }
 
-func (rp *rangePartition) keyBucket(pk string, rate float64, burst time.Duration) *bucket {
-	b, ok := rp.buckets[pk]
-	if !ok {
-		b = newBucket(rate, burst)
-		rp.setBucket(pk, b)
+// keyBucket returns pk's budget in rp, made at rate if it has none, for
+// caller c (nil for none).
+func (rp *rangePartition) keyBucket(c *Call, pk string, rate float64, burst time.Duration) *bucket {
+	k := c.keys(rp, pk)
+	var b *bucket
+	if k != nil && k.bucket != nil && k.bgen == rp.bucketGen {
+		b = k.bucket
+	} else {
+		var ok bool
+		if b, ok = rp.buckets[pk]; !ok {
+			b = newBucket(rate, burst)
+			rp.setBucket(pk, b)
+		}
+		if k != nil {
+			k.bucket, k.bgen = b, rp.bucketGen
+		}
 	}
 	b.retune(rate, burst)
 	return b
+}
+
+// rowsFor returns pk's rows in rp, adding an empty set for a new key, for
+// caller c (nil for none).
+func (rp *rangePartition) rowsFor(c *Call, pk string) *pkRows {
+	k := c.keys(rp, pk)
+	if k == nil {
+		return rp.data.rowsFor(pk)
+	}
+	if k.rows == nil || k.rgen != rp.data.gen {
+		k.rows, k.rgen = rp.data.rowsFor(pk), rp.data.gen
+	}
+	return k.rows
 }
 
 // setBucket keeps b as pk's budget.

@@ -71,7 +71,7 @@ func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity,
 	pk := ent.PartitionKey
 	err := e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		if check == nil { // an insert: the tree's own descent finds an existing entity
-			if !rp.insert(pk, &rec, rp.stamp(now)) {
+			if !rp.insert(cl.c, pk, &rec, rp.stamp(now)) {
 				return 1, errEntityExists
 			}
 			return 1, nil
