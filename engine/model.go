@@ -358,8 +358,9 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 		}
 		start = rp.unavailableUntil
 	}
-	rp.sched.prune(now.Add(-pruneMargin))
-	rp.queue.prune(now.Add(-pruneMargin))
+	past := now.Add(-pruneMargin)
+	rp.sched.prune(past)
+	rp.queue.prune(past)
 	a.laneStart = rp.sched.fit(start, 0)
 	if n := rp.queue.ahead(start); n > 0 {
 		if a.rng.Float64() < math.Pow(float64(n)/float64(p.ThrottleAt), p.ThrottleExp) {
