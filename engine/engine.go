@@ -580,16 +580,19 @@ func (rp *rangePartition) stamp(now time.Time) int64 {
 	return ts
 }
 
-func (rp *rangePartition) get(pk, rk string) *record {
-	if g := rp.data.rows(pk); g != nil {
+// get returns the record with keys (pk, rk), or nil; c is the caller, nil
+// for none.
+func (rp *rangePartition) get(c *Call, pk, rk string) *record {
+	if g := rp.rows(c, pk); g != nil {
 		return g.rows.get(rk)
 	}
 	return nil
 }
 
-// put stores r under PartitionKey pk, replacing any record with its keys.
-func (rp *rangePartition) put(pk string, r *record) {
-	rp.data.rowsFor(pk).rows.put(r, false)
+// put stores r under PartitionKey pk, replacing any record with its keys;
+// c is the caller, nil for none.
+func (rp *rangePartition) put(c *Call, pk string, r *record) {
+	rp.rowsFor(c, pk).rows.put(r, false)
 }
 
 // insert stores r under PartitionKey pk with timestamp ts unless its keys

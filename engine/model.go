@@ -425,6 +425,19 @@ func (rp *rangePartition) keyBucket(c *Call, pk string, rate float64, burst time
 	return b
 }
 
+// rows returns pk's rows in rp, nil if it has none, for caller c (nil for
+// none).
+func (rp *rangePartition) rows(c *Call, pk string) *pkRows {
+	k := c.keys(rp, pk)
+	if k == nil {
+		return rp.data.rows(pk)
+	}
+	if k.rows == nil || k.rgen != rp.data.gen { // a key without rows is looked up each time
+		k.rows, k.rgen = rp.data.rows(pk), rp.data.gen
+	}
+	return k.rows
+}
+
 // rowsFor returns pk's rows in rp, adding an empty set for a new key, for
 // caller c (nil for none).
 func (rp *rangePartition) rowsFor(c *Call, pk string) *pkRows {
