@@ -237,6 +237,7 @@ func (b *balancer) tick(now time.Time) {
 			for k, bk := range rp.buckets { // forget keys whose budget is full again
 				if bk.refill(now); bk.tokens >= bk.burst {
 					delete(rp.buckets, k)
+					rp.bucketGen++
 				}
 			}
 			c := candidate{rp: rp, sample: w.sample, util: rp.util}
@@ -338,7 +339,7 @@ func (b *balancer) split(c candidate, now time.Time) {
 		}
 	}
 	rp.retired = true
-	rp.data = partitionRows{} // the children own the records now
+	rp.data = partitionRows{gen: rp.data.gen + 1} // the children own the records now
 	m := t.parts.Load()
 	t.parts.Store(m.replace(m.find(rp.lo), children))
 	rp.mu.Unlock()

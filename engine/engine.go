@@ -88,9 +88,11 @@ type Engine struct {
 	acct     bucket
 	rates    atomic.Pointer[Rates]
 	lb       *balancer
-	closeLB  context.CancelFunc
-	lbDone   chan struct{}
-	closeErr sync.Once
+	// stage and laneDist are the profile's CV and LaneCV, taken once.
+	stage, laneDist lognorm
+	closeLB         context.CancelFunc
+	lbDone          chan struct{}
+	closeErr        sync.Once
 }
 
 // New returns an engine configured by cfg. Close it to stop its load
@@ -109,6 +111,9 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: time scale %g is negative: use a factor above 0 (1 is wall time)", cfg.TimeScale)
 	}
 	e := &Engine{cfg: cfg, clock: cfg.Clock, deleted: map[string]time.Time{}}
+	pr := &cfg.Profile // the means of the draws of a request of one entity of up to 1 KiB
+	e.stage = newLognorm(pr.CV, pr.FEWrite+scaleDur(pr.FEWriteUnit, 1), pr.FERead, pr.PostWrite+pr.PostUnit, pr.PostRead)
+	e.laneDist = newLognorm(pr.LaneCV, pr.WriteA+scaleDur(pr.WriteB, 1), pr.Get)
 	if e.clock == nil {
 		e.clock = clock.NewScaled(cfg.TimeScale)
 	}
@@ -490,6 +495,30 @@ func (t *table) lock(pk string, read bool) *rangePartition {
 	}
 }
 
+// lockFor is lock(pk, false) for a request of caller c, which keeps the
+// slot where it last found a partition: a caller's requests most often go
+// to the key of its last one, and the slot stays right while the map does.
+func (t *table) lockFor(c *Call, pk string) *rangePartition {
+	if c == nil {
+		return t.lock(pk, false)
+	}
+	for {
+		m := t.parts.Load()
+		if c.slots != m || c.slotPK != pk {
+			c.slots, c.slotPK, c.slot = m, pk, m.find(pk)
+		}
+		rp := m.parts[c.slot].Load()
+		if rp == nil {
+			rp = t.makePartition(pk)
+		}
+		rp.mu.Lock()
+		if !rp.retired {
+			return rp
+		}
+		rp.mu.Unlock()
+	}
+}
+
 // rlockMade returns the live range partition holding pk locked for
 // reading, or nil if it has not been made.
 func (t *table) rlockMade(pk string) *rangePartition {
@@ -551,23 +580,26 @@ func (rp *rangePartition) stamp(now time.Time) int64 {
 	return ts
 }
 
-func (rp *rangePartition) get(pk, rk string) *record {
-	if g := rp.data.rows(pk); g != nil {
+// get returns the record with keys (pk, rk), or nil; c is the caller, nil
+// for none.
+func (rp *rangePartition) get(c *Call, pk, rk string) *record {
+	if g := rp.rows(c, pk); g != nil {
 		return g.rows.get(rk)
 	}
 	return nil
 }
 
-// put stores r under PartitionKey pk, replacing any record with its keys.
-func (rp *rangePartition) put(pk string, r *record) {
-	rp.data.rowsFor(pk).rows.put(r, false)
+// put stores r under PartitionKey pk, replacing any record with its keys;
+// c is the caller, nil for none.
+func (rp *rangePartition) put(c *Call, pk string, r *record) {
+	rp.rowsFor(c, pk).rows.put(r, false)
 }
 
 // insert stores r under PartitionKey pk with timestamp ts unless its keys
-// are taken, and reports whether it did.
-func (rp *rangePartition) insert(pk string, r *record, ts int64) bool {
+// are taken, and reports whether it did; c is the caller, nil for none.
+func (rp *rangePartition) insert(c *Call, pk string, r *record, ts int64) bool {
 	r.ts = ts
-	return rp.data.rowsFor(pk).rows.put(r, true) == nil
+	return rp.rowsFor(c, pk).rows.put(r, true) == nil
 }
 
 // remove deletes the record with keys (pk, rk), if there is one.

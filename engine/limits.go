@@ -49,7 +49,7 @@ func (b *bucket) retune(rate float64, burst time.Duration) {
 
 // budgeted takes cost from the account's and pk's budgets of rp, called with
 // rp locked; it reports which budget refused, if one did.
-func (e *Engine) budgeted(rp *rangePartition, pk string, at time.Time, cost float64) (ok bool, msg string) {
+func (e *Engine) budgeted(c *Call, rp *rangePartition, pk string, at time.Time, cost float64) (ok bool, msg string) {
 	r := e.rates.Load()
 	p := &e.cfg.Profile
 	if r.Account > 0 {
@@ -61,7 +61,7 @@ func (e *Engine) budgeted(rp *rangePartition, pk string, at time.Time, cost floa
 			return false, tables.MsgAccountOverLimit
 		}
 	}
-	if r.Partition > 0 && !rp.keyBucket(pk, r.Partition, p.Burst).take(at, cost) {
+	if r.Partition > 0 && !rp.keyBucket(c, pk, r.Partition, p.Burst).take(at, cost) {
 		return false, tables.MsgServerBusy
 	}
 	return true, ""
@@ -79,7 +79,7 @@ func (e *Engine) charged(rp *rangePartition, pk string, at time.Time, cost float
 		e.acctMu.Unlock()
 	}
 	if r.Partition > 0 {
-		rp.keyBucket(pk, r.Partition, p.Burst).charge(at, cost)
+		rp.keyBucket(nil, pk, r.Partition, p.Burst).charge(at, cost)
 	}
 }
 
@@ -132,7 +132,7 @@ func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn fun
 		return err
 	}
 	if k != opQuery {
-		if ok, msg := e.budgeted(rp, pk, now, units); !ok {
+		if ok, msg := e.budgeted(nil, rp, pk, now, units); !ok {
 			return tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
 		}
 	}

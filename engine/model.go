@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -31,6 +32,39 @@ type Call struct {
 	// until Timing.Done: the caller waits itself, and may stop waiting
 	// sooner (a client timeout) while the service finishes the work.
 	Detach bool
+
+	// slot is where the caller's last PartitionKey, slotPK, sits in the
+	// partition map slots: see table.lockFor.
+	slots  *partitionMap
+	slotPK string
+	slot   int
+	key    keyCache
+}
+
+// keyCache is what a caller found for its last PartitionKey in a range
+// partition, its budget and its rows, so that its next request there looks
+// neither up: each holds while the partition's generation it was found in
+// does. Forgetting a key's budget or its rows, after which another would
+// be found, moves that generation on.
+type keyCache struct {
+	rp         *rangePartition
+	pk         string
+	bucket     *bucket
+	rows       *pkRows
+	bgen, rgen uint64
+}
+
+// keys returns c's key cache for pk in rp, emptied if it held another
+// key's; nil for no caller.
+func (c *Call) keys(rp *rangePartition, pk string) *keyCache {
+	if c == nil {
+		return nil
+	}
+	k := &c.key
+	if k.rp != rp || k.pk != pk {
+		*k = keyCache{rp: rp, pk: pk}
+	}
+	return k
 }
 
 // Timing is how the model spent a request's time.
@@ -135,24 +169,34 @@ func newServer(id, cores int) *server {
 func (s *server) reserve(l *schedule, at, now, deadline time.Time, d time.Duration) (start time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	start = l.fit(at, d)
-	for !start.After(deadline) {
-		best, core := time.Time{}, -1
+	// In Unix nanoseconds, as the schedules keep them; the start handed
+	// back is rebuilt from at. A core is pruned when it is searched: the
+	// search stops at the first core free, and what a later search finds
+	// is the same as if every core had been pruned each time, as the time
+	// pruned before only grows.
+	past := now.Add(-pruneMargin)
+	a, dl, dn := at.UnixNano(), deadline.UnixNano(), int64(d)
+	st := l.fitAt(a, dn)
+	for st <= dl {
+		best, core := int64(0), -1
 		for i := range s.cores {
-			s.cores[i].prune(now.Add(-pruneMargin))
-			if t := s.cores[i].fit(start, d); core < 0 || t.Before(best) {
+			s.cores[i].prune(past)
+			if t := s.cores[i].fitAt(st, dn); core < 0 || t < best {
 				best, core = t, i
+				if t == st { // no core can start sooner: the first free one takes it
+					break
+				}
 			}
 		}
-		if best.Equal(start) {
-			s.cores[core].add(start, d)
-			l.add(start, d)
+		if best == st {
+			s.cores[core].add(st, dn)
+			l.add(st, dn)
 			s.busy += d
-			return start, true
+			return at.Add(time.Duration(st - a)), true
 		}
-		start = l.fit(best, d)
+		st = l.fitAt(best, dn)
 	}
-	return start, false
+	return at.Add(time.Duration(st - a)), false
 }
 
 // lane is a range partition's model state: its serial executor, per-key
@@ -165,6 +209,7 @@ type lane struct {
 	queue            queue    // when each request on the lane leaves it
 	unavailableUntil time.Time
 	buckets          map[string]*bucket // made with the first key's budget
+	bucketGen        uint64             // moves on when a key's budget is forgotten: see keyCache
 	win              window
 	hot              hotState
 	util             float64 // lane utilisation over the last balancer window
@@ -209,24 +254,51 @@ const pruneMargin = 2 * time.Second
 
 // admission is a request admitted by a partition, waiting to be served.
 // laneStart is when it joins the lane's queue; start and lane are its
-// reserved service, once occupy has run.
+// reserved service, once occupy has run. now is the clock when it was
+// admitted: the partition stays locked until it is served, and in virtual
+// time the clock cannot move meanwhile, so occupy need not read it again.
 type admission struct {
-	t0, t1, laneStart, deadline, start time.Time
-	lane                               time.Duration
-	rng                                *rand.Rand
-	units                              float64
+	t0, t1, laneStart, deadline, start, now time.Time
+	lane                                    time.Duration
+	rng                                     *rand.Rand
+	units                                   float64
 }
 
-func lognormal(rng *rand.Rand, mean time.Duration, cv float64) time.Duration {
+// lognorm is the shape of a lognormal distribution of a coefficient of
+// variation, taken once: every request draws three times. It also keeps
+// the logarithms of the means a request of one entity of up to 1 KiB
+// draws, which most requests are.
+type lognorm struct {
+	cv, half, sd float64 // sd is σ, half σ²/2, for σ² = ln(1+cv²)
+	means        [4]time.Duration
+	logs         [4]float64 // math.Log(float64(means[i]))
+}
+
+func newLognorm(cv float64, means ...time.Duration) lognorm {
+	s2 := math.Log(1 + cv*cv)
+	l := lognorm{cv: cv, half: s2 / 2, sd: math.Sqrt(s2)}
+	for i, m := range means[:min(len(means), len(l.means))] {
+		l.means[i], l.logs[i] = m, math.Log(float64(m))
+	}
+	return l
+}
+
+// draw returns a lognormal time of the given mean.
+func (s *lognorm) draw(rng *rand.Rand, mean time.Duration) time.Duration {
 	if mean <= 0 {
 		return 0
 	}
-	if cv <= 0 {
+	if s.cv <= 0 {
 		return mean
 	}
-	s2 := math.Log(1 + cv*cv)
-	mu := math.Log(float64(mean)) - s2/2
-	return time.Duration(math.Exp(mu + math.Sqrt(s2)*rng.NormFloat64()))
+	var lm float64
+	if i := slices.Index(s.means[:], mean); i >= 0 {
+		lm = s.logs[i]
+	} else {
+		lm = math.Log(float64(mean))
+	}
+	mu := lm - s.half
+	return time.Duration(math.Exp(mu + s.sd*rng.NormFloat64()))
 }
 
 func scaleDur(d time.Duration, x float64) time.Duration { return time.Duration(float64(d) * x) }
@@ -242,7 +314,7 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 		a.rng = c.Rand
 	}
 	now := e.clock.Now() // one reading: the clock is shared, and each costs its lock
-	a.t0 = now
+	a.t0, a.now = now, now
 	if c != nil && !c.Arrival.IsZero() {
 		a.t0 = c.Arrival
 	}
@@ -253,9 +325,9 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 	a.deadline = a.t0.Add(timeout)
 	var fe time.Duration
 	if k == opWrite {
-		fe = lognormal(a.rng, p.FEWrite+scaleDur(p.FEWriteUnit, units), p.CV)
+		fe = e.stage.draw(a.rng, p.FEWrite+scaleDur(p.FEWriteUnit, units))
 	} else {
-		fe = lognormal(a.rng, p.FERead, p.CV)
+		fe = e.stage.draw(a.rng, p.FERead)
 	}
 	a.t1 = a.t0.Add(fe)
 	rp.win.observe(rp.rng, pk, units)
@@ -272,7 +344,7 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 		return a, a.t1, err
 	}
 	if k != opQuery { // a query is charged for what it scans, after the scan
-		if ok, msg := e.budgeted(rp, pk, a.t1, units); !ok {
+		if ok, msg := e.budgeted(c, rp, pk, a.t1, units); !ok {
 			return busy(msg, a.t1)
 		}
 	}
@@ -286,8 +358,9 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 		}
 		start = rp.unavailableUntil
 	}
-	rp.sched.prune(now.Add(-pruneMargin))
-	rp.queue.prune(now.Add(-pruneMargin))
+	past := now.Add(-pruneMargin)
+	rp.sched.prune(past)
+	rp.queue.prune(past)
 	a.laneStart = rp.sched.fit(start, 0)
 	if n := rp.queue.ahead(start); n > 0 {
 		if a.rng.Float64() < math.Pow(float64(n)/float64(p.ThrottleAt), p.ThrottleExp) {
@@ -319,26 +392,63 @@ func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, s
 		a.units = math.Max(1, float64(scanned))
 		e.charged(rp, pk, a.t1, a.units)
 	}
-	s := lognormal(a.rng, mean, p.LaneCV)
-	start, ok := rp.srv.reserve(&rp.sched, a.laneStart, e.clock.Now(), a.deadline, s)
+	s := e.laneDist.draw(a.rng, mean)
+	start, ok := rp.srv.reserve(&rp.sched, a.laneStart, a.now, a.deadline, s)
 	if !ok {
 		rp.win.timeouts++
 		return tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
 	rp.win.busy += s
-	rp.queue.add(start.Add(s))
+	rp.queue.add(start.UnixNano() + int64(s))
 	a.start, a.lane = start, s
 	return nil
 }
 
-func (rp *rangePartition) keyBucket(pk string, rate float64, burst time.Duration) *bucket {
-	b, ok := rp.buckets[pk]
-	if !ok {
-		b = newBucket(rate, burst)
-		rp.setBucket(pk, b)
+// keyBucket returns pk's budget in rp, made at rate if it has none, for
+// caller c (nil for none).
+func (rp *rangePartition) keyBucket(c *Call, pk string, rate float64, burst time.Duration) *bucket {
+	k := c.keys(rp, pk)
+	var b *bucket
+	if k != nil && k.bucket != nil && k.bgen == rp.bucketGen {
+		b = k.bucket
+	} else {
+		var ok bool
+		if b, ok = rp.buckets[pk]; !ok {
+			b = newBucket(rate, burst)
+			rp.setBucket(pk, b)
+		}
+		if k != nil {
+			k.bucket, k.bgen = b, rp.bucketGen
+		}
 	}
 	b.retune(rate, burst)
 	return b
+}
+
+// rows returns pk's rows in rp, nil if it has none, for caller c (nil for
+// none).
+func (rp *rangePartition) rows(c *Call, pk string) *pkRows {
+	k := c.keys(rp, pk)
+	if k == nil {
+		return rp.data.rows(pk)
+	}
+	if k.rows == nil || k.rgen != rp.data.gen { // a key without rows is looked up each time
+		k.rows, k.rgen = rp.data.rows(pk), rp.data.gen
+	}
+	return k.rows
+}
+
+// rowsFor returns pk's rows in rp, adding an empty set for a new key, for
+// caller c (nil for none).
+func (rp *rangePartition) rowsFor(c *Call, pk string) *pkRows {
+	k := c.keys(rp, pk)
+	if k == nil {
+		return rp.data.rowsFor(pk)
+	}
+	if k.rows == nil || k.rgen != rp.data.gen {
+		k.rows, k.rgen = rp.data.rowsFor(pk), rp.data.gen
+	}
+	return k.rows
 }
 
 // setBucket keeps b as pk's budget.
@@ -355,9 +465,9 @@ func (e *Engine) serve(a *admission, k opKind, entities int) Timing {
 	p := &e.cfg.Profile
 	var post time.Duration
 	if k == opWrite {
-		post = lognormal(a.rng, p.PostWrite+time.Duration(entities)*p.PostUnit, p.CV)
+		post = e.stage.draw(a.rng, p.PostWrite+time.Duration(entities)*p.PostUnit)
 	} else {
-		post = lognormal(a.rng, p.PostRead, p.CV)
+		post = e.stage.draw(a.rng, p.PostRead)
 	}
 	if p.HiccupP > 0 && a.rng.Float64() < p.HiccupP {
 		post += p.HiccupMin + time.Duration(a.rng.Int64N(int64(p.HiccupMax-p.HiccupMin)+1))
@@ -409,7 +519,7 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		}
 		return nil
 	}
-	rp := t.lock(pk, false)
+	rp := t.lockFor(c, pk)
 	a, refusedAt, err := e.admit(c, rp, k, pk, units)
 	// A write is reserved before it is applied, so one that times out leaves
 	// nothing behind; a query's service time depends on what it scans, and a

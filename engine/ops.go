@@ -71,16 +71,16 @@ func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity,
 	pk := ent.PartitionKey
 	err := e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		if check == nil { // an insert: the tree's own descent finds an existing entity
-			if !rp.insert(pk, &rec, rp.stamp(now)) {
+			if !rp.insert(cl.c, pk, &rec, rp.stamp(now)) {
 				return 1, errEntityExists
 			}
 			return 1, nil
 		}
-		if err := check(rp, &rec, rp.get(pk, rec.rk)); err != nil {
+		if err := check(rp, &rec, rp.get(cl.c, pk, rec.rk)); err != nil {
 			return 1, err
 		}
 		rec.ts = rp.stamp(now)
-		rp.put(pk, &rec)
+		rp.put(cl.c, pk, &rec)
 		return 1, nil
 	})
 	if err != nil {
@@ -100,7 +100,7 @@ func (cl Client) Get(ctx context.Context, tableName, pk, rk string, sel []string
 	var out tables.Entity
 	var kib float64 // the cosmos profile charges a read by the size read
 	err := e.do(ctx, cl.c, t, pk, opRead, 1, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
-		r := rp.get(pk, rk)
+		r := rp.get(cl.c, pk, rk)
 		if r == nil {
 			return 1, errEntityNotFound
 		}
@@ -127,7 +127,7 @@ func (cl Client) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) 
 		return terr
 	}
 	return e.do(ctx, cl.c, t, pk, opWrite, 1, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
-		old := rp.get(pk, rk)
+		old := rp.get(nil, pk, rk)
 		if err := matches(old, ifMatch); err != nil {
 			return 1, err
 		}
@@ -360,7 +360,7 @@ func (e *Engine) Load(ctx context.Context, tableName string, entities []tables.E
 		pk := entities[i].PartitionKey
 		rp := t.lock(pk, false)
 		rec.ts = rp.stamp(e.clock.Now())
-		rp.put(pk, &rec)
+		rp.put(nil, pk, &rec)
 		rp.mu.Unlock()
 	}
 	return nil

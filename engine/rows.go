@@ -30,6 +30,7 @@ func lessRows(a, b *pkRows) bool { return compareKeys(a.pk, b.pk) < 0 }
 type partitionRows struct {
 	byKey map[string]*pkRows
 	order *btree.BTreeG[*pkRows]
+	gen   uint64 // moves on when a key's rows are forgotten: see keyCache
 }
 
 // init makes p's structures. The tree keeps no free list of its own: one
@@ -62,6 +63,7 @@ func (p *partitionRows) drop(g *pkRows) {
 	if g.rows.n == 0 {
 		delete(p.byKey, g.pk)
 		p.order.Delete(g)
+		p.gen++
 	}
 }
 

@@ -18,17 +18,39 @@ import (
 // time handed back is rebuilt from the caller's own, so it keeps its
 // location.
 type schedule struct {
-	iv []interval // sorted, disjoint, touching intervals merged
+	iv   []interval // sorted, disjoint, touching intervals merged
+	base []interval // iv's array from its start: see insertAt
 }
 
 type interval struct{ start, end int64 }
 
 // firstEndAfter returns the index of the first interval that ends after t.
 func (s *schedule) firstEndAfter(t int64) int {
-	lo, hi := 0, len(s.iv)
+	return firstFromEnd(s.iv, func(iv *interval) bool { return iv.end > t })
+}
+
+// firstFromEnd returns the index of the first element of x for which
+// after holds, x being ordered so that it holds from some index on. The
+// elements after a request's arrival are the few at the end of a schedule
+// or queue: before them it keeps pruneMargin of the past, which can be
+// hundreds of elements on a busy core. So the search gallops back from the
+// end, and costs the log of the elements after the arrival.
+func firstFromEnd[T any](x []T, after func(*T) bool) int {
+	lo, hi, step := 0, len(x), 1
+	for hi > 0 { // after holds from hi on
+		m := hi - step
+		if m < 0 {
+			break
+		}
+		if !after(&x[m]) {
+			lo = m + 1
+			break
+		}
+		hi, step = m, step*2
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if s.iv[m].end > t {
+		if after(&x[m]) {
 			hi = m
 		} else {
 			lo = m + 1
@@ -40,39 +62,34 @@ func (s *schedule) firstEndAfter(t int64) int {
 // fit returns the earliest start at or after at when d of work fits.
 func (s *schedule) fit(at time.Time, d time.Duration) time.Time {
 	a := at.UnixNano()
-	t := a
+	return at.Add(time.Duration(s.fitAt(a, int64(d)) - a))
+}
+
+// fitAt is fit in Unix nanoseconds.
+func (s *schedule) fitAt(t, d int64) int64 {
 	for i := s.firstEndAfter(t); i < len(s.iv); i++ {
-		if s.iv[i].start >= t+int64(d) {
+		if s.iv[i].start >= t+d {
 			break
 		}
 		if s.iv[i].end > t {
 			t = s.iv[i].end
 		}
 	}
-	return at.Add(time.Duration(t - a))
+	return t
 }
 
-// add reserves [start, start+d), which must be free.
-func (s *schedule) add(start time.Time, d time.Duration) {
+// add reserves [start, start+d) in Unix nanoseconds, which must be free.
+func (s *schedule) add(start, d int64) {
 	if d <= 0 {
 		return
 	}
-	iv := interval{start.UnixNano(), start.UnixNano() + int64(d)}
-	lo, hi := 0, len(s.iv)
-	for lo < hi { // the first interval that starts after this one
-		m := int(uint(lo+hi) >> 1)
-		if s.iv[m].start > iv.start {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	i := lo
+	iv := interval{start, start + d}
+	i := firstFromEnd(s.iv, func(x *interval) bool { return x.start > iv.start })
 	if i > 0 && s.iv[i-1].end >= iv.start { // touches the one before
 		i--
 		s.iv[i].end = max(s.iv[i].end, iv.end)
 	} else {
-		s.iv = slices.Insert(s.iv, i, iv)
+		s.iv, s.base = insertAt(s.iv, s.base, i, iv)
 	}
 	for i+1 < len(s.iv) && s.iv[i+1].start <= s.iv[i].end { // and the ones after
 		s.iv[i].end = max(s.iv[i].end, s.iv[i+1].end)
@@ -81,29 +98,57 @@ func (s *schedule) add(start time.Time, d time.Duration) {
 }
 
 // prune forgets intervals that ended before t; no request can arrive
-// before now, so they can no longer matter.
+// before now, so they can no longer matter. It steps from the front: each
+// interval is stepped over once in its life, where a search would cost
+// every request its log.
 func (s *schedule) prune(t time.Time) {
-	if i := s.firstEndAfter(t.UnixNano()); i > 0 { // reslice, not copy: the lane's backlog can hold thousands
+	tn, i := t.UnixNano(), 0
+	for i < len(s.iv) && s.iv[i].end <= tn {
+		i++
+	}
+	if i > 0 { // reslice, not copy: the lane's backlog can hold thousands
 		s.iv = s.iv[i:]
 	}
 }
 
-func (s *schedule) clone() schedule { return schedule{iv: slices.Clone(s.iv)} }
+func (s *schedule) clone() schedule {
+	iv := slices.Clone(s.iv)
+	return schedule{iv: iv, base: iv}
+}
+
+// insertAt inserts v at x[i], x being a slice whose front is pruned away
+// by reslicing and base its array from the start. Once x reaches the end of
+// its array with at least half of it pruned away, x moves back to the
+// start; otherwise it moves to an array twice its length. A lane or core
+// then keeps one array while its load holds, where append's growth (a
+// quarter at these sizes) made a new one each time the array filled, for
+// some 90 bytes a request. It returns x and its base.
+func insertAt[T any](x, base []T, i int, v T) ([]T, []T) {
+	if len(x) == cap(x) {
+		if cap(base)-cap(x) >= len(x) {
+			x = base[:copy(base[:cap(base)], x)]
+		} else {
+			x = slices.Grow(x, len(x)+1)
+			base = x
+		}
+	}
+	return slices.Insert(x, i, v), base
+}
 
 // queue holds when each request reserved on a lane leaves it, sorted, so the
 // backlog throttle can count the requests a newcomer finds ahead of it.
 type queue struct {
 	ends []int64 // Unix nanoseconds
+	base []int64 // ends's array from its start: see insertAt
 }
 
-// add records a request that leaves the lane at end.
-func (q *queue) add(end time.Time) {
-	e := end.UnixNano()
+// add records a request that leaves the lane at e, in Unix nanoseconds.
+func (q *queue) add(e int64) {
 	i := q.leftBy(e)
 	for i > 0 && q.ends[i-1] == e { // before equal ends, as a binary search for e finds
 		i--
 	}
-	q.ends = slices.Insert(q.ends, i, e)
+	q.ends, q.base = insertAt(q.ends, q.base, i, e)
 }
 
 // ahead returns how many requests are still on the lane at t, in service
@@ -112,23 +157,22 @@ func (q *queue) ahead(t time.Time) int { return len(q.ends) - q.leftBy(t.UnixNan
 
 // leftBy returns how many requests left the lane by t.
 func (q *queue) leftBy(t int64) int {
-	lo, hi := 0, len(q.ends)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if q.ends[m] > t {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	return lo
+	return firstFromEnd(q.ends, func(e *int64) bool { return *e > t })
 }
 
-// prune forgets requests that left before t.
+// prune forgets requests that left before t, stepping from the front as
+// schedule.prune does.
 func (q *queue) prune(t time.Time) {
-	if i := q.leftBy(t.UnixNano()); i > 0 { // reslice; append reallocates the live part later
+	tn, i := t.UnixNano(), 0
+	for i < len(q.ends) && q.ends[i] <= tn {
+		i++
+	}
+	if i > 0 { // reslice; append reallocates the live part later
 		q.ends = q.ends[i:]
 	}
 }
 
-func (q *queue) clone() queue { return queue{ends: slices.Clone(q.ends)} }
+func (q *queue) clone() queue {
+	ends := slices.Clone(q.ends)
+	return queue{ends: ends, base: ends}
+}

@@ -84,6 +84,12 @@ func (e *Error) Throttled() bool {
 
 // AsError returns err as an *Error if it is one (or wraps one).
 func AsError(err error) (*Error, bool) {
+	switch e := err.(type) { // what the engine returns, without errors.As's target on the heap
+	case nil:
+		return nil, false
+	case *Error:
+		return e, true
+	}
 	var e *Error
 	ok := errors.As(err, &e)
 	return e, ok
