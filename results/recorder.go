@@ -62,43 +62,6 @@ type Live struct {
 	Errors    atomic.Int64
 }
 
-// IntervalDelta is one worker's part of one second of a run, handed to the
-// collector when the worker moves on to a later second.
-type IntervalDelta struct {
-	Second int
-	Counts Counts
-	// Samples are the latencies of every request completed in the second.
-	// The collector records them, in the second's histogram and the run's:
-	// a worker only appends, and a few hot histograms in one goroutine cost
-	// far less than hundreds of workers' own, each written a value at a
-	// time and all merged at the end.
-	Samples []Sample
-	// Hist is the collector's histogram of the second.
-	Hist *hdr.Histogram
-	// keys are the samples' PartitionKeys, run by run, in order.
-	keys []keyRun
-}
-
-// Sample is one request's latency as a worker hands it to the collector.
-type Sample struct {
-	US        int64 // latency in µs
-	PerEntity int64 // latency per entity in µs; 0 unless the request succeeded with entities
-	// The run's histograms the sample counts in: nil for a request due
-	// outside the measured window.
-	key, perEntityKey *histKey
-}
-
-// keyRun is a run of consecutive samples of a second that went to one
-// PartitionKey ("" for none) with one outcome class: the collector counts
-// them in the heat map and, in the measured window, the hottest keys. A
-// thread's requests mostly share a key, so that a run costs far less than
-// a key in every sample.
-type keyRun struct {
-	pk    string
-	class outcomeClass
-	n     int
-}
-
 // Counts are the counters of a run or of a part of it.
 type Counts struct {
 	Requests     int64            `json:"requests"`
@@ -139,31 +102,83 @@ func (c *Counts) add(o *Counts) {
 // Recorder records one worker's requests. It is not safe for concurrent
 // use: each worker owns one, made by Collector.Recorder, and the
 // collector's Close adds them up.
+//
+// A run holds one for each of its threads, up to hundreds of thousands,
+// and records every request through one: it keeps what a request changes
+// close together and small, and leaves what the run's record needs of
+// counts by name (errors by code, operations by name) to Close.
 type Recorder struct {
-	start, from, to time.Time // run start; the measured window [from, to)
-	live            *Live
-	out             chan<- IntervalDelta
-	keys            *histKeys
+	c    *Collector // the run's start and window, and where seconds go
+	live *Live
 
-	Totals Counts
-	ops    map[string]*Counts // the measured window's requests by operation
-	last   *histKey           // the key of the last request in the window, which most often the next one shares
-	lastPE *histKey           // and of its per-entity latency
-	maxLag time.Duration
-	wake   *hdr.Histogram // how late the thread woke for each request, in target time
-	onTime int64          // wakes not late by a microsecond, kept out of wake: in virtual time all are
+	sec     int       // the second being recorded, from the run's start
+	secCnt  secCounts // its counts
+	secVals []sample  // its requests' latencies
+	secKeys []keyRun  // and where they landed
 
-	sec     int
-	secCnt  Counts
-	secVals []Sample
+	op   *opCounts // the operation of the last request in the window, which most often the next one shares
+	last *histKey  // and its key
 
+	ops        []*opCounts // the measured window's requests by operation
+	ru         float64     // the measured window's request units
+	dropped    int64
+	maxLag     time.Duration
+	onTime     int64          // wakes not late by a microsecond, kept out of wake: in virtual time all are
+	wake       *hdr.Histogram // how late the thread woke for each request, in target time
 	retryAfter *hdr.Histogram // what the service's 429s asked to wait, in µs
-	secKeys    []keyRun
+}
+
+// secCounts are what a second's interval counts of a worker's requests.
+type secCounts struct {
+	requests, entities int64
+	throttled          int64 // throttling outcomes: 503, 429 and 500-timeout
+	errors, noAnswer   int64 // other errors, and of them the requests never answered
+	requestUnits       float64
+}
+
+// opCounts count one operation's requests in the measured window.
+type opCounts struct {
+	op                       string
+	requests, entities, sent int64
+	throttled, timedOut      int64
+	retries, lateStarts      int64
+	errs                     []codeCount // by outcome, in the order first met
+}
+
+// codeCount counts an error code.
+type codeCount struct {
+	code string
+	n    int64
+}
+
+// addTo adds the operation's counts to c.
+func (o *opCounts) addTo(c *Counts) {
+	c.Requests += o.requests
+	c.Entities += o.entities
+	c.EntitiesSent += o.sent
+	c.Throttled += o.throttled
+	c.TimedOut += o.timedOut
+	c.Retries += o.retries
+	c.LateStarts += o.lateStarts
+	for _, e := range o.errs {
+		if c.Errors == nil {
+			c.Errors = map[string]int64{}
+		}
+		c.Errors[e.code] += e.n
+	}
 }
 
 // histKey names a run histogram: an operation and an outcome, or the
 // operation's per-entity latency.
-type histKey struct{ op, outcome string }
+type histKey struct {
+	op, outcome string
+	pe          *histKey       // an OK outcome's: the operation's per-entity key
+	h           *hdr.Histogram // the collector's histogram, which only the collector touches
+	// past says that a worker left out a sample past the histograms'
+	// range: the key has its histogram, empty or not, as it would have
+	// had it been recorded, and refused.
+	past atomic.Bool
+}
 
 // perEntityOutcome is the outcome part of a per-entity histogram's key.
 const perEntityOutcome = "per-entity"
@@ -172,15 +187,20 @@ const perEntityOutcome = "per-entity"
 // pointer and the collector finds a histogram by it without hashing
 // strings. Each collector has its own: workers intern concurrently, and
 // nothing outlives the run.
-type histKeys struct{ m sync.Map } // histKey -> *histKey
+type histKeys struct{ m sync.Map } // struct{op, outcome string} -> *histKey
 
 // key returns the interned key of op and outcome.
 func (ks *histKeys) key(op, outcome string) *histKey {
-	k := histKey{op, outcome}
-	if p, ok := ks.m.Load(k); ok {
+	type name struct{ op, outcome string }
+	n := name{op, outcome}
+	if p, ok := ks.m.Load(n); ok {
 		return p.(*histKey)
 	}
-	p, _ := ks.m.LoadOrStore(k, &k)
+	k := &histKey{op: op, outcome: outcome}
+	if outcome == OutcomeOK {
+		k.pe = ks.key(op, perEntityOutcome)
+	}
+	p, _ := ks.m.LoadOrStore(n, k)
 	return p.(*histKey)
 }
 
@@ -211,6 +231,13 @@ func (r *Recorder) Wake(late time.Duration) {
 	r.wake.RecordValue(late.Microseconds() + histMin)
 }
 
+// inWindow reports whether a request due at due belongs to the measured
+// window.
+func (r *Recorder) inWindow(due time.Time) bool {
+	d := due.Sub(r.c.start)
+	return d >= r.c.fromOff && d < r.c.toOff
+}
+
 // Record records one request (one attempt) of op to PartitionKey pk ("" for
 // a request of no one partition) carrying n entities that was due at due,
 // completed at done, with the given outcome (OutcomeOK, a throttling
@@ -218,54 +245,114 @@ func (r *Recorder) Wake(late time.Duration) {
 // to the measured window when it was due in it, however late it completed:
 // a request in flight at the end is recorded, not lost.
 func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
-	lat := done.Sub(due)
-	us := max(lat.Microseconds(), histMin)
+	us := max(done.Sub(due).Microseconds(), histMin)
 	ok := outcome == OutcomeOK
+	class := classOK
 	r.live.Requests.Add(1)
 	switch {
 	case ok:
 		r.live.Entities.Add(int64(n))
 	case Throttling(outcome):
+		class = classThrottled
 		r.live.Throttled.Add(1)
 	default:
+		class = classFailed
 		r.live.Errors.Add(1)
 	}
-	if sec := int(done.Sub(r.start) / time.Second); sec != r.sec {
+	if sec := int(done.Sub(r.c.start) / time.Second); sec != r.sec {
 		r.flushSecond()
 		r.sec = sec
 	}
-	count(&r.secCnt, n, outcome, lag, retry)
-	class := classOf(outcome)
-	if k := len(r.secKeys) - 1; k >= 0 && r.secKeys[k].pk == pk && r.secKeys[k].class == class {
-		r.secKeys[k].n++
-	} else {
-		r.secKeys = append(r.secKeys, keyRun{pk: pk, class: class, n: 1})
-	}
-	sm := Sample{US: us}
-	if !due.Before(r.from) && due.Before(r.to) {
-		count(&r.Totals, n, outcome, lag, retry)
-		oc := r.ops[op]
-		if oc == nil {
-			if r.ops == nil {
-				r.ops = map[string]*Counts{}
-			}
-			oc = &Counts{}
-			r.ops[op] = oc
+	s := &r.secCnt
+	s.requests++
+	switch class {
+	case classOK:
+		s.entities += int64(n)
+	case classThrottled:
+		s.throttled++
+	default:
+		s.errors++
+		if NoAnswer(outcome) {
+			s.noAnswer++
 		}
-		count(oc, n, outcome, lag, retry)
+	}
+	sm := sample{us: histValue(us)}
+	measured := r.inWindow(due)
+	if measured {
+		o := r.op
+		if o == nil || o.op != op {
+			o = r.opCounts(op)
+		}
+		o.requests++
+		o.sent += int64(n)
+		if ok {
+			o.entities += int64(n)
+		} else {
+			switch outcome {
+			case OutcomeThrottled, OutcomeRateLimited:
+				o.throttled++
+			case OutcomeTimedOut:
+				o.timedOut++
+			}
+			o.countError(outcome)
+		}
+		if retry {
+			o.retries++
+		}
+		if lag > time.Millisecond {
+			o.lateStarts++
+		}
 		r.maxLag = max(r.maxLag, lag)
 		if r.last == nil || r.last.op != op || r.last.outcome != outcome {
-			r.last = r.keys.key(op, outcome)
+			r.last = r.c.keys.key(op, outcome)
 		}
 		sm.key = r.last
+		if sm.us == 0 {
+			r.last.past.Store(true)
+		}
 		if ok && n > 0 {
-			if r.lastPE == nil || r.lastPE.op != op {
-				r.lastPE = r.keys.key(op, perEntityOutcome)
+			if sm.perEntity = histValue(max(us/int64(n), histMin)); sm.perEntity == 0 {
+				r.last.pe.past.Store(true)
 			}
-			sm.PerEntity, sm.perEntityKey = max(us/int64(n), histMin), r.lastPE
 		}
 	}
+	if k := len(r.secKeys) - 1; k >= 0 && r.secKeys[k].pk == pk && r.secKeys[k].class == class {
+		r.secKeys[k].n++
+		if measured {
+			r.secKeys[k].measured++
+		}
+	} else {
+		kr := keyRun{pk: pk, class: class, n: 1}
+		if measured {
+			kr.measured = 1
+		}
+		r.secKeys = append(r.secKeys, kr)
+	}
 	r.secVals = append(r.secVals, sm)
+}
+
+// opCounts returns op's counts in the window, made on its first request.
+func (r *Recorder) opCounts(op string) *opCounts {
+	for _, o := range r.ops {
+		if o.op == op {
+			r.op = o
+			return o
+		}
+	}
+	r.op = &opCounts{op: op}
+	r.ops = append(r.ops, r.op)
+	return r.op
+}
+
+// countError counts an error outcome.
+func (o *opCounts) countError(code string) {
+	for i := range o.errs {
+		if o.errs[i].code == code {
+			o.errs[i].n++
+			return
+		}
+	}
+	o.errs = append(o.errs, codeCount{code, 1})
 }
 
 // Charge records what the service said of the request Record last
@@ -273,11 +360,14 @@ func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome str
 // did not say) and, for a throttled answer, how long it asked the client
 // to wait (0 when it did not say). Call it right after Record.
 func (r *Recorder) Charge(due time.Time, ru float64, retryAfter time.Duration) {
-	r.secCnt.RequestUnits += ru
-	if due.Before(r.from) || !due.Before(r.to) {
+	if ru == 0 && retryAfter <= 0 {
 		return
 	}
-	r.Totals.RequestUnits += ru
+	r.secCnt.requestUnits += ru
+	if !r.inWindow(due) {
+		return
+	}
+	r.ru += ru
 	if retryAfter > 0 {
 		if r.retryAfter == nil {
 			r.retryAfter = NewHistogram()
@@ -288,51 +378,71 @@ func (r *Recorder) Charge(due time.Time, ru float64, retryAfter time.Duration) {
 
 // Drop records an open load's request that was due at due and never sent.
 func (r *Recorder) Drop(due time.Time) {
-	if !due.Before(r.from) && due.Before(r.to) {
-		r.Totals.Dropped++
-	}
-}
-
-func count(c *Counts, n int, outcome string, lag time.Duration, retry bool) {
-	c.Requests++
-	c.EntitiesSent += int64(n)
-	switch outcome {
-	case OutcomeOK:
-		c.Entities += int64(n)
-	case OutcomeThrottled, OutcomeRateLimited:
-		c.Throttled++
-	case OutcomeTimedOut:
-		c.TimedOut++
-	}
-	if outcome != OutcomeOK {
-		if c.Errors == nil {
-			c.Errors = map[string]int64{}
-		}
-		c.Errors[outcome]++
-	}
-	if retry {
-		c.Retries++
-	}
-	if lag > time.Millisecond {
-		c.LateStarts++
+	if r.inWindow(due) {
+		r.dropped++
 	}
 }
 
 func (r *Recorder) flushSecond() {
-	if r.sec >= 0 && r.secCnt.Requests > 0 {
-		r.out <- IntervalDelta{Second: r.sec, Counts: r.secCnt, Samples: r.secVals, keys: r.secKeys}
+	if r.sec >= 0 && r.secCnt.requests > 0 {
+		r.c.c <- secDelta{sec: r.sec, counts: r.secCnt, samples: r.secVals, keys: r.secKeys}
 		r.secVals, r.secKeys = newSamples(), newKeyRuns() // the collector owns the sent ones, and returns them to the pools
 	}
-	r.secCnt, r.secVals, r.secKeys = Counts{}, r.secVals[:0], r.secKeys[:0]
+	r.secCnt, r.secVals, r.secKeys = secCounts{}, r.secVals[:0], r.secKeys[:0]
+}
+
+// secDelta is one worker's part of one second of a run, handed to the
+// collector when the worker moves on to a later second.
+type secDelta struct {
+	sec    int
+	counts secCounts
+	// samples are the latencies of every request completed in the second.
+	// The collector records them, in the second's histogram and the run's:
+	// a worker only appends, and a few hot histograms in one goroutine cost
+	// far less than hundreds of workers' own, each written a value at a
+	// time and all merged at the end.
+	samples []sample
+	// keys are the samples' PartitionKeys, run by run, in order.
+	keys []keyRun
+}
+
+// sample is one request's latency as a worker hands it to the collector.
+type sample struct {
+	us        uint32 // latency in µs (histValue)
+	perEntity uint32 // latency per entity in µs; 0 unless the request succeeded with entities in the window
+	// The run's histogram the sample counts in (and, an OK outcome's, its
+	// per-entity one): nil for a request due outside the measured window.
+	key *histKey
+}
+
+// histValue is a latency in µs as a sample holds it: 0 for one past what
+// a histogram records (2^32 µs, 71 minutes), which the collector leaves
+// out as the histogram would.
+func histValue(us int64) uint32 {
+	if us >= 1<<32 {
+		return 0
+	}
+	return uint32(us)
+}
+
+// keyRun is a run of consecutive samples of a second that went to one
+// PartitionKey ("" for none) with one outcome class: the collector counts
+// them in the heat map and, in the measured window, the hottest keys. A
+// thread's requests mostly share a key, so that a run costs far less than
+// a key in every sample.
+type keyRun struct {
+	pk          string
+	n, measured int32 // the samples, and those in the measured window
+	class       outcomeClass
 }
 
 // samples are sample slices: a worker hands one to the collector every
 // second of a run, which returns it when recorded.
-var samples = sync.Pool{New: func() any { return new([]Sample) }}
+var samples = sync.Pool{New: func() any { return new([]sample) }}
 
-func newSamples() []Sample { return (*samples.Get().(*[]Sample))[:0] }
+func newSamples() []sample { return (*samples.Get().(*[]sample))[:0] }
 
-func putSamples(s []Sample) {
+func putSamples(s []sample) {
 	if cap(s) <= 1<<16 {
 		samples.Put(&s)
 	}
