@@ -172,8 +172,10 @@ func (o *opCounts) addTo(c *Counts) {
 // operation's per-entity latency.
 type histKey struct {
 	op, outcome string
-	pe          *histKey       // an OK outcome's: the operation's per-entity key
-	h           *hdr.Histogram // the collector's histogram, which only the collector touches
+	// id numbers the key in its run, from 1; pe is an OK outcome's
+	// per-entity key's id, else 0. Samples carry these, and no pointer,
+	// so that the collector's garbage is not theirs to scan.
+	id, pe uint32
 	// past says that a worker left out a sample past the histograms'
 	// range: the key has its histogram, empty or not, as it would have
 	// had it been recorded, and refused.
@@ -184,10 +186,14 @@ type histKey struct {
 const perEntityOutcome = "per-entity"
 
 // histKeys interns a run's histogram keys, so that samples carry a
-// pointer and the collector finds a histogram by it without hashing
+// number and the collector finds a histogram by it without hashing
 // strings. Each collector has its own: workers intern concurrently, and
 // nothing outlives the run.
-type histKeys struct{ m sync.Map } // struct{op, outcome string} -> *histKey
+type histKeys struct {
+	m   sync.Map // struct{op, outcome string} -> *histKey
+	mu  sync.Mutex
+	all []*histKey // by id - 1
+}
 
 // key returns the interned key of op and outcome.
 func (ks *histKeys) key(op, outcome string) *histKey {
@@ -196,12 +202,26 @@ func (ks *histKeys) key(op, outcome string) *histKey {
 	if p, ok := ks.m.Load(n); ok {
 		return p.(*histKey)
 	}
-	k := &histKey{op: op, outcome: outcome}
+	var pe uint32
 	if outcome == OutcomeOK {
-		k.pe = ks.key(op, perEntityOutcome)
+		pe = ks.key(op, perEntityOutcome).id
 	}
-	p, _ := ks.m.LoadOrStore(n, k)
-	return p.(*histKey)
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if p, ok := ks.m.Load(n); ok {
+		return p.(*histKey)
+	}
+	k := &histKey{op: op, outcome: outcome, id: uint32(len(ks.all) + 1), pe: pe}
+	ks.all = append(ks.all, k)
+	ks.m.Store(n, k)
+	return k
+}
+
+// byID returns the key numbered id.
+func (ks *histKeys) byID(id uint32) *histKey {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	return ks.all[id-1]
 }
 
 // name is the key's name in a record's histograms: "op/outcome".
@@ -245,7 +265,8 @@ func (r *Recorder) inWindow(due time.Time) bool {
 // to the measured window when it was due in it, however late it completed:
 // a request in flight at the end is recorded, not lost.
 func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
-	us := max(done.Sub(due).Microseconds(), histMin)
+	dueOff, doneOff := due.Sub(r.c.start), done.Sub(r.c.start)
+	us := max((doneOff - dueOff).Microseconds(), histMin)
 	ok := outcome == OutcomeOK
 	class := classOK
 	r.live.Requests.Add(1)
@@ -259,7 +280,7 @@ func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome str
 		class = classFailed
 		r.live.Errors.Add(1)
 	}
-	if sec := int(done.Sub(r.c.start) / time.Second); sec != r.sec {
+	if sec := int(doneOff / time.Second); sec != r.sec {
 		r.flushSecond()
 		r.sec = sec
 	}
@@ -277,7 +298,7 @@ func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome str
 		}
 	}
 	sm := sample{us: histValue(us)}
-	measured := r.inWindow(due)
+	measured := dueOff >= r.c.fromOff && dueOff < r.c.toOff
 	if measured {
 		o := r.op
 		if o == nil || o.op != op {
@@ -306,13 +327,14 @@ func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome str
 		if r.last == nil || r.last.op != op || r.last.outcome != outcome {
 			r.last = r.c.keys.key(op, outcome)
 		}
-		sm.key = r.last
+		sm.key = r.last.id
 		if sm.us == 0 {
 			r.last.past.Store(true)
 		}
 		if ok && n > 0 {
+			sm.pe = r.last.pe
 			if sm.perEntity = histValue(max(us/int64(n), histMin)); sm.perEntity == 0 {
-				r.last.pe.past.Store(true)
+				r.c.keys.byID(sm.pe).past.Store(true)
 			}
 		}
 	}
@@ -410,9 +432,10 @@ type secDelta struct {
 type sample struct {
 	us        uint32 // latency in µs (histValue)
 	perEntity uint32 // latency per entity in µs; 0 unless the request succeeded with entities in the window
-	// The run's histogram the sample counts in (and, an OK outcome's, its
-	// per-entity one): nil for a request due outside the measured window.
-	key *histKey
+	// The ids of the run's histograms the sample counts in (histKey): 0
+	// for a request due outside the measured window, and pe for one
+	// without a per-entity latency.
+	key, pe uint32
 }
 
 // histValue is a latency in µs as a sample holds it: 0 for one past what

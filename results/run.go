@@ -219,8 +219,8 @@ type Collector struct {
 	keys            histKeys
 	recs            []*Recorder
 	secs            map[int]*second
-	hists           []*histKey  // the measured window's histograms, in histKey.h
-	pks             *keyCounter // the measured window's PartitionKeys
+	hists           []*hdr.Histogram // the measured window's, by histKey id
+	pks             *keyCounter      // the measured window's PartitionKeys
 	heat            *heatBuilder
 	done            chan struct{}
 	perOp           bool // see PerOperation
@@ -264,12 +264,12 @@ func (c *Collector) add(d *secDelta) {
 	for _, v := range d.samples {
 		if v.us != 0 {
 			s.hist.RecordValue(int64(v.us))
-			if v.key != nil {
+			if v.key != 0 {
 				c.hist(v.key).RecordValue(int64(v.us))
 			}
 		}
 		if v.perEntity != 0 {
-			c.hist(v.key.pe).RecordValue(int64(v.perEntity))
+			c.hist(v.pe).RecordValue(int64(v.perEntity))
 		}
 	}
 	col := c.heat.column(d.sec)
@@ -282,12 +282,16 @@ func (c *Collector) add(d *secDelta) {
 }
 
 // hist returns the run's histogram of a key.
-func (c *Collector) hist(k *histKey) *hdr.Histogram {
-	if k.h == nil {
-		k.h = NewHistogram()
-		c.hists = append(c.hists, k)
+func (c *Collector) hist(id uint32) *hdr.Histogram {
+	if int(id) >= len(c.hists) {
+		c.hists = slices.Grow(c.hists, int(id)+1-len(c.hists))[:id+1]
 	}
-	return k.h
+	h := c.hists[id]
+	if h == nil {
+		h = NewHistogram()
+		c.hists[id] = h
+	}
+	return h
 }
 
 // add adds a worker's counts of a second.
@@ -319,12 +323,11 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	}
 	close(c.c)
 	<-c.done
-	c.keys.m.Range(func(_, p any) bool {
-		if k := p.(*histKey); k.past.Load() {
-			c.hist(k)
+	for _, k := range c.keys.all {
+		if k.past.Load() {
+			c.hist(k.id)
 		}
-		return true
-	})
+	}
 	run := &Run{Start: c.start, Partitions: c.pks.record(), Heatmap: c.heat.record()}
 	warmupSecs := int(c.from.Sub(c.start) / time.Second)
 	// Every second of the run has its interval, those in which no request
@@ -383,8 +386,10 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 		}
 	}
 	hists := make(map[string]*hdr.Histogram, len(c.hists))
-	for _, k := range c.hists {
-		hists[k.name()] = k.h
+	for id, h := range c.hists {
+		if h != nil {
+			hists[c.keys.all[id-1].name()] = h
+		}
 	}
 	if err := summarize(run, totals, hists, ops); err != nil {
 		return nil, err
