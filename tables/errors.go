@@ -84,6 +84,14 @@ func (e *Error) Throttled() bool {
 
 // AsError returns err as an *Error if it is one (or wraps one).
 func AsError(err error) (*Error, bool) {
+	// A request's answer is mostly nil or an *Error itself: neither needs
+	// errors.As, whose target escapes to the heap on every call.
+	if e, ok := err.(*Error); ok {
+		return e, true
+	}
+	if err == nil {
+		return nil, false
+	}
 	var e *Error
 	ok := errors.As(err, &e)
 	return e, ok
