@@ -108,24 +108,67 @@ func (c *Counts) add(o *Counts) {
 // close together and small, and leaves what the run's record needs of
 // counts by name (errors by code, operations by name) to Close.
 type Recorder struct {
-	c    *Collector // the run's start and window, and where seconds go
-	live *Live
+	// What a request touches comes first, within a few cache lines: a run
+	// of many threads finds few of them in the cache.
+	c       *Collector // the run's start and window, and where seconds go
+	sec     int        // the second being recorded, from the run's start
+	secCnt  secCounts  // its counts
+	secVals []sample   // its requests' latencies
+	secKeys []keyRun   // and where they landed
+	last    *histKey   // the key of the last request in the window, which most often the next one shares
+	op      *opCounts  // and its operation's counts: op0's, or one of those after it
+	maxLag  time.Duration
+	op0     opCounts // the first operation's counts, and the others' in a list; a thread mostly has one
 
-	sec     int       // the second being recorded, from the run's start
-	secCnt  secCounts // its counts
-	secVals []sample  // its requests' latencies
-	secKeys []keyRun  // and where they landed
+	// The live counters are added to every liveEvery of the run's time, of
+	// the second's counts, those up to pub already added.
+	live   *Live
+	liveAt time.Duration
+	pub    liveCounts
 
-	op   *opCounts // the operation of the last request in the window, which most often the next one shares
-	last *histKey  // and its key
-
-	ops        []*opCounts // the measured window's requests by operation
-	ru         float64     // the measured window's request units
+	ru         float64 // the measured window's request units
 	dropped    int64
-	maxLag     time.Duration
 	onTime     int64          // wakes not late by a microsecond, kept out of wake: in virtual time all are
 	wake       *hdr.Histogram // how late the thread woke for each request, in target time
 	retryAfter *hdr.Histogram // what the service's 429s asked to wait, in µs
+}
+
+// liveEvery is how often, in the run's time, a recorder adds to its live
+// counters: often enough for a progress display, and seldom enough that
+// its atomic additions, on counters its VM's threads share, cost a
+// request nothing.
+const liveEvery = time.Second / 8
+
+// liveCounts are the part of a second's counts a recorder added to its
+// live counters: a thread's second counts far fewer than 2^31.
+type liveCounts struct{ requests, entities, throttled, errors int32 }
+
+// publish adds the second's counts not yet added to the live counters.
+func (r *Recorder) publish() {
+	s, p := &r.secCnt, &r.pub
+	if d := s.requests - int64(p.requests); d != 0 {
+		r.live.Requests.Add(d)
+	}
+	if d := s.entities - int64(p.entities); d != 0 {
+		r.live.Entities.Add(d)
+	}
+	if d := s.throttled - int64(p.throttled); d != 0 {
+		r.live.Throttled.Add(d)
+	}
+	if d := s.errors - int64(p.errors); d != 0 {
+		r.live.Errors.Add(d)
+	}
+	*p = liveCounts{int32(s.requests), int32(s.entities), int32(s.throttled), int32(s.errors)}
+}
+
+// ops calls f with the counts of each operation in the window.
+func (r *Recorder) ops(f func(*opCounts)) {
+	if r.op == nil {
+		return
+	}
+	for o := &r.op0; o != nil; o = o.next {
+		f(o)
+	}
 }
 
 // secCounts are what a second's interval counts of a worker's requests.
@@ -143,6 +186,7 @@ type opCounts struct {
 	throttled, timedOut      int64
 	retries, lateStarts      int64
 	errs                     []codeCount // by outcome, in the order first met
+	next                     *opCounts   // the next operation's
 }
 
 // codeCount counts an error code.
@@ -269,16 +313,11 @@ func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome str
 	us := max((doneOff - dueOff).Microseconds(), histMin)
 	ok := outcome == OutcomeOK
 	class := classOK
-	r.live.Requests.Add(1)
-	switch {
-	case ok:
-		r.live.Entities.Add(int64(n))
-	case Throttling(outcome):
-		class = classThrottled
-		r.live.Throttled.Add(1)
-	default:
+	if !ok {
 		class = classFailed
-		r.live.Errors.Add(1)
+		if Throttling(outcome) {
+			class = classThrottled
+		}
 	}
 	if sec := int(doneOff / time.Second); sec != r.sec {
 		r.flushSecond()
@@ -296,6 +335,10 @@ func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome str
 		if NoAnswer(outcome) {
 			s.noAnswer++
 		}
+	}
+	if doneOff >= r.liveAt {
+		r.publish()
+		r.liveAt = doneOff - doneOff%liveEvery + liveEvery
 	}
 	sm := sample{us: histValue(us)}
 	measured := dueOff >= r.c.fromOff && dueOff < r.c.toOff
@@ -355,14 +398,24 @@ func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome str
 
 // opCounts returns op's counts in the window, made on its first request.
 func (r *Recorder) opCounts(op string) *opCounts {
-	for _, o := range r.ops {
-		if o.op == op {
-			r.op = o
-			return o
+	switch {
+	case r.op == nil:
+		r.op0.op = op
+		r.op = &r.op0
+		return r.op
+	case r.op0.op == op:
+		r.op = &r.op0
+		return r.op
+	}
+	o := &r.op0
+	for ; o.next != nil; o = o.next {
+		if o.next.op == op {
+			r.op = o.next
+			return r.op
 		}
 	}
-	r.op = &opCounts{op: op}
-	r.ops = append(r.ops, r.op)
+	o.next = &opCounts{op: op}
+	r.op = o.next
 	return r.op
 }
 
@@ -406,6 +459,8 @@ func (r *Recorder) Drop(due time.Time) {
 }
 
 func (r *Recorder) flushSecond() {
+	r.publish()
+	r.pub = liveCounts{}
 	if r.sec >= 0 && r.secCnt.requests > 0 {
 		r.c.c <- secDelta{sec: r.sec, counts: r.secCnt, samples: r.secVals, keys: r.secKeys}
 		r.secVals, r.secKeys = newSamples(), newKeyRuns() // the collector owns the sent ones, and returns them to the pools

@@ -143,3 +143,30 @@ func TestHarnessLagCountsOnTimeWakes(t *testing.T) {
 		t.Fatalf("99 on-time wakes and one 20 ms late: %+v", p)
 	}
 }
+
+// TestLiveCountersFollowTheRun: a recorder adds to its live counters as
+// the run goes, an eighth of a second of the run's time behind at most,
+// for a progress display to read, and has added everything once closed.
+func TestLiveCountersFollowTheRun(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	col := results.NewCollector(start, start, start.Add(2*time.Second))
+	live := &results.Live{}
+	rec := col.Recorder(live)
+	for i := range 200 { // a request every 10 ms
+		done := start.Add(time.Duration(i) * 10 * time.Millisecond)
+		outcome := results.OutcomeOK
+		if i%10 == 3 {
+			outcome = results.OutcomeThrottled
+		}
+		rec.Record("insert", "pk", 2, done, done, outcome, 0, false)
+		if sure := int64(i+1) - 13; live.Requests.Load() < sure {
+			t.Fatalf("after %d requests, over %v, the live counters show %d", i+1, done.Sub(start), live.Requests.Load())
+		}
+	}
+	if _, err := col.Close(start.Add(2 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if live.Requests.Load() != 200 || live.Throttled.Load() != 20 || live.Entities.Load() != 360 || live.Errors.Load() != 0 {
+		t.Fatalf("live counters %d requests, %d throttled, %d entities, %d errors", live.Requests.Load(), live.Throttled.Load(), live.Entities.Load(), live.Errors.Load())
+	}
+}

@@ -366,14 +366,14 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 		ops = map[string]Counts{}
 	}
 	for _, r := range c.recs {
-		for _, n := range r.ops {
+		r.ops(func(n *opCounts) {
 			n.addTo(&totals)
 			if ops != nil {
 				o := ops[n.op]
 				n.addTo(&o)
 				ops[n.op] = o
 			}
-		}
+		})
 		totals.RequestUnits += r.ru
 		totals.Dropped += r.dropped
 		lag = max(lag, r.maxLag)
