@@ -115,7 +115,7 @@ type Recorder struct {
 	secCnt  secCounts  // its counts
 	secVals []sample   // its requests' latencies
 	secKeys []keyRun   // and where they landed
-	last    *histKey   // the key of the last request in the window, which most often the next one shares
+	last    *histKey   // the key of the last failed request in the window, which most often the next one shares
 	op      *opCounts  // and its operation's counts: op0's, or one of those after it
 	maxLag  time.Duration
 	op0     opCounts // the first operation's counts, and the others' in a list; a thread mostly has one
@@ -187,6 +187,7 @@ type opCounts struct {
 	retries, lateStarts      int64
 	errs                     []codeCount // by outcome, in the order first met
 	next                     *opCounts   // the next operation's
+	ok                       *histKey    // the operation's key for its OK outcome, the most frequent
 }
 
 // codeCount counts an error code.
@@ -367,15 +368,25 @@ func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome str
 			o.lateStarts++
 		}
 		r.maxLag = max(r.maxLag, lag)
-		if r.last == nil || r.last.op != op || r.last.outcome != outcome {
-			r.last = r.c.keys.key(op, outcome)
+		var k *histKey
+		switch {
+		case ok:
+			if k = o.ok; k == nil {
+				k = r.c.keys.key(op, outcome)
+				o.ok = k
+			}
+		case r.last != nil && r.last.op == op && r.last.outcome == outcome:
+			k = r.last
+		default:
+			k = r.c.keys.key(op, outcome)
+			r.last = k
 		}
-		sm.key = r.last.id
+		sm.key = k.id
 		if sm.us == 0 {
-			r.last.past.Store(true)
+			k.past.Store(true)
 		}
 		if ok && n > 0 {
-			sm.pe = r.last.pe
+			sm.pe = k.pe
 			if sm.perEntity = histValue(max(us/int64(n), histMin)); sm.perEntity == 0 {
 				r.c.keys.byID(sm.pe).past.Store(true)
 			}
@@ -518,7 +529,13 @@ type keyRun struct {
 // second of a run, which returns it when recorded.
 var samples = sync.Pool{New: func() any { return new([]sample) }}
 
-func newSamples() []sample { return (*samples.Get().(*[]sample))[:0] }
+func newSamples() []sample {
+	s := (*samples.Get().(*[]sample))[:0]
+	if cap(s) == 0 {
+		s = make([]sample, 0, 8) // rather than grow from 1 in a thread's first requests of a second
+	}
+	return s
+}
 
 func putSamples(s []sample) {
 	if cap(s) <= 1<<16 {
@@ -530,7 +547,13 @@ func putSamples(s []sample) {
 // samples are.
 var keyRuns = sync.Pool{New: func() any { return new([]keyRun) }}
 
-func newKeyRuns() []keyRun { return (*keyRuns.Get().(*[]keyRun))[:0] }
+func newKeyRuns() []keyRun {
+	s := (*keyRuns.Get().(*[]keyRun))[:0]
+	if cap(s) == 0 {
+		s = make([]keyRun, 0, 2) // a thread's requests mostly share a key
+	}
+	return s
+}
 
 // putKeyRuns returns a slice to the pool, cleared: a pooled slice pins no
 // request's PartitionKey.
