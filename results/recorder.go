@@ -131,6 +131,7 @@ type Recorder struct {
 	onTime     int64          // wakes not late by a microsecond, kept out of wake: in virtual time all are
 	wake       *hdr.Histogram // how late the thread woke for each request, in target time
 	retryAfter *hdr.Histogram // what the service's 429s asked to wait, in µs
+	id         int32          // the recorder's number in its collector
 }
 
 // liveEvery is how often, in the run's time, a recorder adds to its live
@@ -146,19 +147,19 @@ type liveCounts struct{ requests, entities, throttled, errors int32 }
 // publish adds the second's counts not yet added to the live counters.
 func (r *Recorder) publish() {
 	s, p := &r.secCnt, &r.pub
-	if d := s.requests - int64(p.requests); d != 0 {
-		r.live.Requests.Add(d)
+	if d := s.requests - p.requests; d != 0 {
+		r.live.Requests.Add(int64(d))
 	}
-	if d := s.entities - int64(p.entities); d != 0 {
-		r.live.Entities.Add(d)
+	if d := s.entities - p.entities; d != 0 {
+		r.live.Entities.Add(int64(d))
 	}
-	if d := s.throttled - int64(p.throttled); d != 0 {
-		r.live.Throttled.Add(d)
+	if d := s.throttled - p.throttled; d != 0 {
+		r.live.Throttled.Add(int64(d))
 	}
-	if d := s.errors - int64(p.errors); d != 0 {
-		r.live.Errors.Add(d)
+	if d := s.errors - p.errors; d != 0 {
+		r.live.Errors.Add(int64(d))
 	}
-	*p = liveCounts{int32(s.requests), int32(s.entities), int32(s.throttled), int32(s.errors)}
+	*p = liveCounts{s.requests, s.entities, s.throttled, s.errors}
 }
 
 // ops calls f with the counts of each operation in the window.
@@ -171,11 +172,12 @@ func (r *Recorder) ops(f func(*opCounts)) {
 	}
 }
 
-// secCounts are what a second's interval counts of a worker's requests.
+// secCounts are what a second's interval counts of a worker's requests:
+// a thread's second counts far fewer than 2^31.
 type secCounts struct {
-	requests, entities int64
-	throttled          int64 // throttling outcomes: 503, 429 and 500-timeout
-	errors, noAnswer   int64 // other errors, and of them the requests never answered
+	requests, entities int32
+	throttled          int32 // throttling outcomes: 503, 429 and 500-timeout
+	errors, noAnswer   int32 // other errors, and of them the requests never answered
 	requestUnits       float64
 }
 
@@ -328,7 +330,7 @@ func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome str
 	s.requests++
 	switch class {
 	case classOK:
-		s.entities += int64(n)
+		s.entities += int32(n)
 	case classThrottled:
 		s.throttled++
 	default:
@@ -473,7 +475,7 @@ func (r *Recorder) flushSecond() {
 	r.publish()
 	r.pub = liveCounts{}
 	if r.sec >= 0 && r.secCnt.requests > 0 {
-		r.c.c <- secDelta{sec: r.sec, counts: r.secCnt, samples: r.secVals, keys: r.secKeys}
+		r.c.c <- secDelta{rec: r.id, sec: r.sec, counts: r.secCnt, samples: r.secVals, keys: r.secKeys}
 		r.secVals, r.secKeys = newSamples(), newKeyRuns() // the collector owns the sent ones, and returns them to the pools
 	}
 	r.secCnt, r.secVals, r.secKeys = secCounts{}, r.secVals[:0], r.secKeys[:0]
@@ -482,6 +484,7 @@ func (r *Recorder) flushSecond() {
 // secDelta is one worker's part of one second of a run, handed to the
 // collector when the worker moves on to a later second.
 type secDelta struct {
+	rec    int32 // the recorder's id
 	sec    int
 	counts secCounts
 	// samples are the latencies of every request completed in the second.

@@ -218,6 +218,7 @@ type Collector struct {
 	c               chan secDelta
 	keys            histKeys
 	recs            []*Recorder
+	hints           []keyHints // by recorder id
 	secs            map[int]*second
 	hists           []*hdr.Histogram // the measured window's, by histKey id
 	pks             *keyCounter      // the measured window's PartitionKeys
@@ -228,8 +229,23 @@ type Collector struct {
 
 // second is what the collector gathers of one second of a run.
 type second struct {
-	counts secCounts
+	counts secTotals
 	hist   *hdr.Histogram
+}
+
+// secTotals are the counts of a second of a run.
+type secTotals struct {
+	requests, entities, throttled, errors, noAnswer int64
+	requestUnits                                    float64
+}
+
+// keyHints are where a recorder's last key counted, in the heat map and
+// the hottest keys, which its next second's requests most often share:
+// the collector checks that they still count that key rather than look
+// it up among every thread's.
+type keyHints struct {
+	row *heatRow
+	ent *keyEntry
 }
 
 // PerOperation has the run's record hold each operation's counts, rates
@@ -272,11 +288,16 @@ func (c *Collector) add(d *secDelta) {
 			c.hist(v.pe).RecordValue(int64(v.perEntity))
 		}
 	}
-	col := c.heat.column(d.sec)
+	col, h := c.heat.column(d.sec), &c.hints[d.rec]
 	for _, k := range d.keys {
-		c.heat.add(col, k.pk, k.class, int64(k.n))
-		if k.measured > 0 && k.pk != "" {
-			c.pks.add(k.pk, k.class == classThrottled, int64(k.measured))
+		if k.pk == "" {
+			c.heat.add(col, &c.heat.noKey, k.class, int64(k.n))
+			continue
+		}
+		h.row = c.heat.row(k.pk, h.row)
+		c.heat.add(col, h.row, k.class, int64(k.n))
+		if k.measured > 0 {
+			h.ent = c.pks.add(k.pk, k.class == classThrottled, int64(k.measured), h.ent)
 		}
 	}
 }
@@ -295,20 +316,21 @@ func (c *Collector) hist(id uint32) *hdr.Histogram {
 }
 
 // add adds a worker's counts of a second.
-func (s *secCounts) add(o *secCounts) {
-	s.requests += o.requests
-	s.entities += o.entities
-	s.throttled += o.throttled
-	s.errors += o.errors
-	s.noAnswer += o.noAnswer
+func (s *secTotals) add(o *secCounts) {
+	s.requests += int64(o.requests)
+	s.entities += int64(o.entities)
+	s.throttled += int64(o.throttled)
+	s.errors += int64(o.errors)
+	s.noAnswer += int64(o.noAnswer)
 	s.requestUnits += o.requestUnits
 }
 
 // Recorder returns a new worker's recorder, whose live counters go to
 // live. Make every recorder before the workers start, from one goroutine.
 func (c *Collector) Recorder(live *Live) *Recorder {
-	r := &Recorder{c: c, live: live, sec: -1}
+	r := &Recorder{c: c, live: live, sec: -1, id: int32(len(c.recs))}
 	c.recs = append(c.recs, r)
+	c.hints = append(c.hints, keyHints{})
 	return r
 }
 
