@@ -298,11 +298,10 @@ func (r *Recorder) Wake(late time.Duration) {
 	r.wake.RecordValue(late.Microseconds() + histMin)
 }
 
-// inWindow reports whether a request due at due belongs to the measured
-// window.
-func (r *Recorder) inWindow(due time.Time) bool {
-	d := due.Sub(r.c.start)
-	return d >= r.c.fromOff && d < r.c.toOff
+// inWindowAt reports whether a request due at due from the run's start
+// belongs to the measured window.
+func (r *Recorder) inWindowAt(due time.Duration) bool {
+	return due >= r.c.fromOff && due < r.c.toOff
 }
 
 // Record records one request (one attempt) of op to PartitionKey pk ("" for
@@ -312,7 +311,13 @@ func (r *Recorder) inWindow(due time.Time) bool {
 // to the measured window when it was due in it, however late it completed:
 // a request in flight at the end is recorded, not lost.
 func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
-	dueOff, doneOff := due.Sub(r.c.start), done.Sub(r.c.start)
+	r.RecordAt(op, pk, n, due.Sub(r.c.start), done.Sub(r.c.start), outcome, lag, retry)
+}
+
+// RecordAt is Record with the times given from the run's start (the
+// start NewCollector was given): for a caller that keeps time as a
+// duration, whose requests then cost no time.Time arithmetic.
+func (r *Recorder) RecordAt(op, pk string, n int, dueOff, doneOff time.Duration, outcome string, lag time.Duration, retry bool) {
 	us := max((doneOff - dueOff).Microseconds(), histMin)
 	ok := outcome == OutcomeOK
 	class := classOK
@@ -344,7 +349,7 @@ func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome str
 		r.liveAt = doneOff - doneOff%liveEvery + liveEvery
 	}
 	sm := sample{us: histValue(us)}
-	measured := dueOff >= r.c.fromOff && dueOff < r.c.toOff
+	measured := r.inWindowAt(dueOff)
 	if measured {
 		o := r.op
 		if o == nil || o.op != op {
@@ -451,8 +456,16 @@ func (r *Recorder) Charge(due time.Time, ru float64, retryAfter time.Duration) {
 	if ru == 0 && retryAfter <= 0 {
 		return
 	}
+	r.ChargeAt(due.Sub(r.c.start), ru, retryAfter)
+}
+
+// ChargeAt is Charge with due given from the run's start, as RecordAt's.
+func (r *Recorder) ChargeAt(due time.Duration, ru float64, retryAfter time.Duration) {
+	if ru == 0 && retryAfter <= 0 {
+		return
+	}
 	r.secCnt.requestUnits += ru
-	if !r.inWindow(due) {
+	if !r.inWindowAt(due) {
 		return
 	}
 	r.ru += ru
@@ -465,8 +478,11 @@ func (r *Recorder) Charge(due time.Time, ru float64, retryAfter time.Duration) {
 }
 
 // Drop records an open load's request that was due at due and never sent.
-func (r *Recorder) Drop(due time.Time) {
-	if r.inWindow(due) {
+func (r *Recorder) Drop(due time.Time) { r.DropAt(due.Sub(r.c.start)) }
+
+// DropAt is Drop with due given from the run's start, as RecordAt's.
+func (r *Recorder) DropAt(due time.Duration) {
+	if r.inWindowAt(due) {
 		r.dropped++
 	}
 }
@@ -535,7 +551,7 @@ var samples = sync.Pool{New: func() any { return new([]sample) }}
 func newSamples() []sample {
 	s := (*samples.Get().(*[]sample))[:0]
 	if cap(s) == 0 {
-		s = make([]sample, 0, 8) // rather than grow from 1 in a thread's first requests of a second
+		s = make([]sample, 0, 4) // rather than grow from 1 in a thread's first requests of a second
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +169,55 @@ func TestLiveCountersFollowTheRun(t *testing.T) {
 	}
 	if live.Requests.Load() != 200 || live.Throttled.Load() != 20 || live.Entities.Load() != 360 || live.Errors.Load() != 0 {
 		t.Fatalf("live counters %d requests, %d throttled, %d entities, %d errors", live.Requests.Load(), live.Throttled.Load(), live.Entities.Load(), live.Errors.Load())
+	}
+}
+
+// TestRecordAtIsRecord: a caller that keeps time from the run's start
+// records what one with times records, byte for byte.
+func TestRecordAtIsRecord(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	from, to := start.Add(time.Second), start.Add(4*time.Second)
+	var out [2][]byte
+	for i := range out {
+		col := results.NewCollector(start, from, to)
+		col.PerOperation()
+		rec := col.Recorder(&results.Live{})
+		for j := range 500 {
+			due := time.Duration(j) * 9 * time.Millisecond
+			done := due + time.Duration(j%7)*time.Millisecond
+			op, outcome := "insert", results.OutcomeOK
+			switch {
+			case j%5 == 1:
+				op = "get"
+			case j%11 == 2:
+				outcome = results.OutcomeRateLimited
+			case j%13 == 3:
+				outcome = "EntityAlreadyExists"
+			}
+			if i == 0 {
+				rec.Record(op, fmt.Sprint("pk", j%3), 1+j%4, start.Add(due), start.Add(done), outcome, 0, j%9 == 0)
+				rec.Charge(start.Add(due), 1.5, time.Duration(j%2)*time.Millisecond)
+				rec.Drop(start.Add(due))
+			} else {
+				rec.RecordAt(op, fmt.Sprint("pk", j%3), 1+j%4, due, done, outcome, 0, j%9 == 0)
+				rec.ChargeAt(due, 1.5, time.Duration(j%2)*time.Millisecond)
+				rec.DropAt(due)
+			}
+		}
+		run, err := col.Close(to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := results.Write(&b, run); err != nil {
+			t.Fatal(err)
+		}
+		if err := run.WriteHlog(&b); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = b.Bytes()
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Fatalf("RecordAt's record differs from Record's:\n%s\n%s", out[0], out[1])
 	}
 }
