@@ -54,7 +54,9 @@ const (
 func NewHistogram() *hdr.Histogram { return hdr.New(histMin, histMax, histDigits) }
 
 // Live holds counters that a progress display reads while a run goes on.
-// Workers add to them atomically; nothing on the request path locks.
+// Workers add to them atomically, every eighth of a second of the run's
+// time that they record requests in, and all they have left at Close:
+// nothing on the request path locks.
 type Live struct {
 	Requests  atomic.Int64
 	Entities  atomic.Int64
