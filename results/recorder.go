@@ -120,12 +120,11 @@ type Recorder struct {
 	last    *histKey   // the key of the last failed request in the window, which most often the next one shares
 	op      *opCounts  // and its operation's counts: op0's, or one of those after it
 	maxLag  time.Duration
-	op0     opCounts // the first operation's counts, and the others' in a list; a thread mostly has one
-
 	// The live counters are added to every liveEvery of the run's time, of
 	// the second's counts, those up to pub already added.
-	live   *Live
 	liveAt time.Duration
+	op0    opCounts // the first operation's counts, and the others' in a list; a thread mostly has one
+	live   *Live
 	pub    liveCounts
 
 	ru         float64 // the measured window's request units
@@ -185,13 +184,14 @@ type secCounts struct {
 
 // opCounts count one operation's requests in the measured window.
 type opCounts struct {
+	// What a successful request touches comes first.
 	op                       string
+	ok                       *histKey // the operation's key for its OK outcome, the most frequent
 	requests, entities, sent int64
 	throttled, timedOut      int64
 	retries, lateStarts      int64
 	errs                     []codeCount // by outcome, in the order first met
 	next                     *opCounts   // the next operation's
-	ok                       *histKey    // the operation's key for its OK outcome, the most frequent
 }
 
 // codeCount counts an error code.
