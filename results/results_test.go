@@ -221,3 +221,38 @@ func TestRecordAtIsRecord(t *testing.T) {
 		t.Fatalf("RecordAt's record differs from Record's:\n%s\n%s", out[0], out[1])
 	}
 }
+
+// TestLatencyPastTheHistograms: a request slower than the histograms
+// hold (2^32 µs, past an hour) counts, and names its histograms, which
+// leave its latency out.
+func TestLatencyPastTheHistograms(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	end := start.Add(3 * time.Hour)
+	col := results.NewCollector(start, start, end)
+	rec := col.Recorder(&results.Live{})
+	rec.Record("insert", "pk", 2, start, start.Add(72*time.Minute), results.OutcomeOK, 0, false)
+	rec.Record("insert", "pk", 1, start, start.Add(2*time.Hour), "ClientTimeout", 0, false)
+	run, err := col.Close(end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Totals.Requests != 2 || run.Totals.Entities != 2 {
+		t.Fatalf("totals %+v", run.Totals)
+	}
+	for _, name := range []string{"insert/ok", "insert/per-entity", "insert/ClientTimeout"} {
+		h, err := run.Histogram(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(0)
+		if name == "insert/per-entity" {
+			want = 1 // 36 minutes an entity
+		}
+		if h.TotalCount() != want {
+			t.Errorf("%s holds %d latencies, want %d", name, h.TotalCount(), want)
+		}
+	}
+	if p := run.LatencyMs; p.Count != 0 {
+		t.Errorf("latency %+v, want none", p)
+	}
+}
