@@ -493,8 +493,13 @@ func (r *Recorder) flushSecond() {
 	r.publish()
 	r.pub = liveCounts{}
 	if r.sec >= 0 && r.secCnt.requests > 0 {
-		r.c.c <- secDelta{rec: r.id, sec: r.sec, counts: r.secCnt, samples: r.secVals, keys: r.secKeys}
-		r.secVals, r.secKeys = newSamples(), newKeyRuns() // the collector owns the sent ones, and returns them to the pools
+		// The collector owns the sent slices, and returns them emptied in
+		// a buffer for another second.
+		b := bufs.Get().(*secBuf)
+		full := secBuf{r.secVals, r.secKeys}
+		r.secVals, r.secKeys = b.samples[:0], b.keys[:0]
+		*b = full
+		r.c.c <- secDelta{rec: r.id, sec: r.sec, counts: r.secCnt, buf: b}
 	}
 	r.secCnt, r.secVals, r.secKeys = secCounts{}, r.secVals[:0], r.secKeys[:0]
 }
@@ -505,6 +510,11 @@ type secDelta struct {
 	rec    int32 // the recorder's id
 	sec    int
 	counts secCounts
+	buf    *secBuf
+}
+
+// secBuf holds a worker's requests of a second.
+type secBuf struct {
 	// samples are the latencies of every request completed in the second.
 	// The collector records them, in the second's histogram and the run's:
 	// a worker only appends, and a few hot histograms in one goroutine cost
@@ -546,41 +556,23 @@ type keyRun struct {
 	class       outcomeClass
 }
 
-// samples are sample slices: a worker hands one to the collector every
-// second of a run, which returns it when recorded.
-var samples = sync.Pool{New: func() any { return new([]sample) }}
+// bufs are buffers a worker hands the collector with a second's requests
+// in, and takes back emptied, one pool operation a second each way.
+var bufs = sync.Pool{New: func() any {
+	// Room for a few requests, rather than grow from 1 in a thread's
+	// first requests of a second: a thread of a large simulated client
+	// sends one or two, and its requests mostly share a key.
+	return &secBuf{samples: make([]sample, 0, 4), keys: make([]keyRun, 0, 2)}
+}}
 
-func newSamples() []sample {
-	s := (*samples.Get().(*[]sample))[:0]
-	if cap(s) == 0 {
-		s = make([]sample, 0, 4) // rather than grow from 1 in a thread's first requests of a second
+// recycle returns a buffer the collector is done with to the pool,
+// emptied, and cleared of keys: a pooled buffer pins no request's
+// PartitionKey. A buffer grown past reason is left to the garbage.
+func (b *secBuf) recycle() {
+	if cap(b.samples) > 1<<16 || cap(b.keys) > 1<<16 {
+		return
 	}
-	return s
-}
-
-func putSamples(s []sample) {
-	if cap(s) <= 1<<16 {
-		samples.Put(&s)
-	}
-}
-
-// keyRuns are key run slices, handed to the collector and returned as
-// samples are.
-var keyRuns = sync.Pool{New: func() any { return new([]keyRun) }}
-
-func newKeyRuns() []keyRun {
-	s := (*keyRuns.Get().(*[]keyRun))[:0]
-	if cap(s) == 0 {
-		s = make([]keyRun, 0, 2) // a thread's requests mostly share a key
-	}
-	return s
-}
-
-// putKeyRuns returns a slice to the pool, cleared: a pooled slice pins no
-// request's PartitionKey.
-func putKeyRuns(s []keyRun) {
-	if cap(s) <= 1<<16 {
-		clear(s)
-		keyRuns.Put(&s)
-	}
+	clear(b.keys)
+	b.samples, b.keys = b.samples[:0], b.keys[:0]
+	bufs.Put(b)
 }

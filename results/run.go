@@ -262,8 +262,7 @@ func NewCollector(start, from, to time.Time) *Collector {
 		defer close(c.done)
 		for d := range c.c {
 			c.add(&d)
-			putSamples(d.samples)
-			putKeyRuns(d.keys)
+			d.buf.recycle()
 		}
 	}()
 	return c
@@ -277,7 +276,7 @@ func (c *Collector) add(d *secDelta) {
 		c.secs[d.sec] = s
 	}
 	s.counts.add(&d.counts)
-	for _, v := range d.samples {
+	for _, v := range d.buf.samples {
 		if v.us != 0 {
 			s.hist.RecordValue(int64(v.us))
 			if v.key != 0 {
@@ -289,7 +288,7 @@ func (c *Collector) add(d *secDelta) {
 		}
 	}
 	col, h := c.heat.column(d.sec), &c.hints[d.rec]
-	for _, k := range d.keys {
+	for _, k := range d.buf.keys {
 		if k.pk == "" {
 			c.heat.add(col, &c.heat.noKey, k.class, int64(k.n))
 			continue
