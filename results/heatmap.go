@@ -231,12 +231,9 @@ func halve(cs []heatCounts) []heatCounts {
 	return cs[:n]
 }
 
-// add counts n requests to key in column col.
-func (b *heatBuilder) add(col int, key string, class outcomeClass, n int64) {
-	r := &b.noKey
-	if key != "" {
-		r = b.row(key)
-	}
+// add counts n requests to row r (b.noKey for those without a key) in
+// column col.
+func (b *heatBuilder) add(col int, r *heatRow, class outcomeClass, n int64) {
 	c := r.at(col)
 	c.req += n
 	switch class {
@@ -248,8 +245,14 @@ func (b *heatBuilder) add(col int, key string, class outcomeClass, n int64) {
 	r.total += n
 }
 
-// row returns the row that counts key, making one if none does.
-func (b *heatBuilder) row(key string) *heatRow {
+// row returns the row that counts key, making one if none does. hint,
+// if not nil, is a row that may count it.
+func (b *heatBuilder) row(key string, hint *heatRow) *heatRow {
+	// A row that holds key in its range is the one: rows are apart, and a
+	// row merged away, free, has an empty range.
+	if r := hint; r != nil && (key == r.lo || (key > r.lo && key <= r.hi)) {
+		return r
+	}
 	if r := b.last; r != nil && (key == r.lo || (key > r.lo && key <= r.hi)) {
 		return r
 	}
@@ -262,7 +265,7 @@ func (b *heatBuilder) row(key string) *heatRow {
 	case len(b.rows) >= 2*HeatmapRows:
 		b.rows = compactRows(b.rows, HeatmapRows, &b.free)
 		b.last = nil
-		return b.row(key) // into a merged row, or a row of its own
+		return b.row(key, nil) // into a merged row, or a row of its own
 	default:
 		var r *heatRow
 		if n := len(b.free); n > 0 {

@@ -83,9 +83,15 @@ func newKeyCounter() *keyCounter {
 	return &keyCounter{byKey: map[string]*keyEntry{}, hll: sk}
 }
 
-// add counts n requests to key, throttled or not.
-func (c *keyCounter) add(key string, throttled bool, n int64) {
-	e := c.last
+// add counts n requests to key, throttled or not, and returns its
+// counter. hint, if not nil, is a counter that may be key's.
+func (c *keyCounter) add(key string, throttled bool, n int64, hint *keyEntry) *keyEntry {
+	// A counter is the key's it names: a counter given to another key is
+	// named again.
+	e := hint
+	if e == nil || e.key != key {
+		e = c.last
+	}
 	if e == nil || e.key != key {
 		if e = c.byKey[key]; e == nil {
 			e = c.insert(key)
@@ -97,6 +103,7 @@ func (c *keyCounter) add(key string, throttled bool, n int64) {
 		e.thr += n
 	}
 	c.heap.down(e.pos)
+	return e
 }
 
 // insert gives key a counter: a new one while there are fewer than

@@ -54,49 +54,14 @@ const (
 func NewHistogram() *hdr.Histogram { return hdr.New(histMin, histMax, histDigits) }
 
 // Live holds counters that a progress display reads while a run goes on.
-// Workers add to them atomically; nothing on the request path locks.
+// Workers add to them atomically, every eighth of a second of the run's
+// time that they record requests in, and all they have left at Close:
+// nothing on the request path locks.
 type Live struct {
 	Requests  atomic.Int64
 	Entities  atomic.Int64
 	Throttled atomic.Int64
 	Errors    atomic.Int64
-}
-
-// IntervalDelta is one worker's part of one second of a run, handed to the
-// collector when the worker moves on to a later second.
-type IntervalDelta struct {
-	Second int
-	Counts Counts
-	// Samples are the latencies of every request completed in the second.
-	// The collector records them, in the second's histogram and the run's:
-	// a worker only appends, and a few hot histograms in one goroutine cost
-	// far less than hundreds of workers' own, each written a value at a
-	// time and all merged at the end.
-	Samples []Sample
-	// Hist is the collector's histogram of the second.
-	Hist *hdr.Histogram
-	// keys are the samples' PartitionKeys, run by run, in order.
-	keys []keyRun
-}
-
-// Sample is one request's latency as a worker hands it to the collector.
-type Sample struct {
-	US        int64 // latency in µs
-	PerEntity int64 // latency per entity in µs; 0 unless the request succeeded with entities
-	// The run's histograms the sample counts in: nil for a request due
-	// outside the measured window.
-	key, perEntityKey *histKey
-}
-
-// keyRun is a run of consecutive samples of a second that went to one
-// PartitionKey ("" for none) with one outcome class: the collector counts
-// them in the heat map and, in the measured window, the hottest keys. A
-// thread's requests mostly share a key, so that a run costs far less than
-// a key in every sample.
-type keyRun struct {
-	pk    string
-	class outcomeClass
-	n     int
 }
 
 // Counts are the counters of a run or of a part of it.
@@ -139,49 +104,173 @@ func (c *Counts) add(o *Counts) {
 // Recorder records one worker's requests. It is not safe for concurrent
 // use: each worker owns one, made by Collector.Recorder, and the
 // collector's Close adds them up.
+//
+// A run holds one for each of its threads, up to hundreds of thousands,
+// and records every request through one: it keeps what a request changes
+// close together and small, and leaves what the run's record needs of
+// counts by name (errors by code, operations by name) to Close.
 type Recorder struct {
-	start, from, to time.Time // run start; the measured window [from, to)
-	live            *Live
-	out             chan<- IntervalDelta
-	keys            *histKeys
+	// What a request touches comes first, within a few cache lines: a run
+	// of many threads finds few of them in the cache.
+	c       *Collector // the run's start and window, and where seconds go
+	sec     int        // the second being recorded, from the run's start
+	secCnt  secCounts  // its counts
+	secVals []sample   // its requests' latencies
+	secKeys []keyRun   // and where they landed
+	last    *histKey   // the key of the last failed request in the window, which most often the next one shares
+	op      *opCounts  // and its operation's counts: op0's, or one of those after it
+	maxLag  time.Duration
+	// The live counters are added to every liveEvery of the run's time, of
+	// the second's counts, those up to pub already added.
+	liveAt time.Duration
+	op0    opCounts // the first operation's counts, and the others' in a list; a thread mostly has one
+	live   *Live
+	pub    liveCounts
 
-	Totals Counts
-	ops    map[string]*Counts // the measured window's requests by operation
-	last   *histKey           // the key of the last request in the window, which most often the next one shares
-	lastPE *histKey           // and of its per-entity latency
-	maxLag time.Duration
-	wake   *hdr.Histogram // how late the thread woke for each request, in target time
-	onTime int64          // wakes not late by a microsecond, kept out of wake: in virtual time all are
-
-	sec     int
-	secCnt  Counts
-	secVals []Sample
-
+	ru         float64 // the measured window's request units
+	dropped    int64
+	onTime     int64          // wakes not late by a microsecond, kept out of wake: in virtual time all are
+	wake       *hdr.Histogram // how late the thread woke for each request, in target time
 	retryAfter *hdr.Histogram // what the service's 429s asked to wait, in µs
-	secKeys    []keyRun
+	id         int32          // the recorder's number in its collector
+}
+
+// liveEvery is how often, in the run's time, a recorder adds to its live
+// counters: often enough for a progress display, and seldom enough that
+// its atomic additions, on counters its VM's threads share, cost a
+// request nothing.
+const liveEvery = time.Second / 8
+
+// liveCounts are the part of a second's counts a recorder added to its
+// live counters: a thread's second counts far fewer than 2^31.
+type liveCounts struct{ requests, entities, throttled, errors int32 }
+
+// publish adds the second's counts not yet added to the live counters.
+func (r *Recorder) publish() {
+	s, p := &r.secCnt, &r.pub
+	if d := s.requests - p.requests; d != 0 {
+		r.live.Requests.Add(int64(d))
+	}
+	if d := s.entities - p.entities; d != 0 {
+		r.live.Entities.Add(int64(d))
+	}
+	if d := s.throttled - p.throttled; d != 0 {
+		r.live.Throttled.Add(int64(d))
+	}
+	if d := s.errors - p.errors; d != 0 {
+		r.live.Errors.Add(int64(d))
+	}
+	*p = liveCounts{s.requests, s.entities, s.throttled, s.errors}
+}
+
+// ops calls f with the counts of each operation in the window.
+func (r *Recorder) ops(f func(*opCounts)) {
+	if r.op == nil {
+		return
+	}
+	for o := &r.op0; o != nil; o = o.next {
+		f(o)
+	}
+}
+
+// secCounts are what a second's interval counts of a worker's requests:
+// a thread's second counts far fewer than 2^31.
+type secCounts struct {
+	requests, entities int32
+	throttled          int32 // throttling outcomes: 503, 429 and 500-timeout
+	errors, noAnswer   int32 // other errors, and of them the requests never answered
+	requestUnits       float64
+}
+
+// opCounts count one operation's requests in the measured window.
+type opCounts struct {
+	// What a successful request touches comes first.
+	op                       string
+	ok                       *histKey // the operation's key for its OK outcome, the most frequent
+	requests, entities, sent int64
+	throttled, timedOut      int64
+	retries, lateStarts      int64
+	errs                     []codeCount // by outcome, in the order first met
+	next                     *opCounts   // the next operation's
+}
+
+// codeCount counts an error code.
+type codeCount struct {
+	code string
+	n    int64
+}
+
+// addTo adds the operation's counts to c.
+func (o *opCounts) addTo(c *Counts) {
+	c.Requests += o.requests
+	c.Entities += o.entities
+	c.EntitiesSent += o.sent
+	c.Throttled += o.throttled
+	c.TimedOut += o.timedOut
+	c.Retries += o.retries
+	c.LateStarts += o.lateStarts
+	for _, e := range o.errs {
+		if c.Errors == nil {
+			c.Errors = map[string]int64{}
+		}
+		c.Errors[e.code] += e.n
+	}
 }
 
 // histKey names a run histogram: an operation and an outcome, or the
 // operation's per-entity latency.
-type histKey struct{ op, outcome string }
+type histKey struct {
+	op, outcome string
+	// id numbers the key in its run, from 1; pe is an OK outcome's
+	// per-entity key's id, else 0. Samples carry these, and no pointer,
+	// so that the collector's garbage is not theirs to scan.
+	id, pe uint32
+	// past says that a worker left out a sample past the histograms'
+	// range: the key has its histogram, empty or not, as it would have
+	// had it been recorded, and refused.
+	past atomic.Bool
+}
 
 // perEntityOutcome is the outcome part of a per-entity histogram's key.
 const perEntityOutcome = "per-entity"
 
 // histKeys interns a run's histogram keys, so that samples carry a
-// pointer and the collector finds a histogram by it without hashing
+// number and the collector finds a histogram by it without hashing
 // strings. Each collector has its own: workers intern concurrently, and
 // nothing outlives the run.
-type histKeys struct{ m sync.Map } // histKey -> *histKey
+type histKeys struct {
+	m   sync.Map // struct{op, outcome string} -> *histKey
+	mu  sync.Mutex
+	all []*histKey // by id - 1
+}
 
 // key returns the interned key of op and outcome.
 func (ks *histKeys) key(op, outcome string) *histKey {
-	k := histKey{op, outcome}
-	if p, ok := ks.m.Load(k); ok {
+	type name struct{ op, outcome string }
+	n := name{op, outcome}
+	if p, ok := ks.m.Load(n); ok {
 		return p.(*histKey)
 	}
-	p, _ := ks.m.LoadOrStore(k, &k)
-	return p.(*histKey)
+	var pe uint32
+	if outcome == OutcomeOK {
+		pe = ks.key(op, perEntityOutcome).id
+	}
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if p, ok := ks.m.Load(n); ok {
+		return p.(*histKey)
+	}
+	k := &histKey{op: op, outcome: outcome, id: uint32(len(ks.all) + 1), pe: pe}
+	ks.all = append(ks.all, k)
+	ks.m.Store(n, k)
+	return k
+}
+
+// byID returns the key numbered id.
+func (ks *histKeys) byID(id uint32) *histKey {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	return ks.all[id-1]
 }
 
 // name is the key's name in a record's histograms: "op/outcome".
@@ -211,6 +300,12 @@ func (r *Recorder) Wake(late time.Duration) {
 	r.wake.RecordValue(late.Microseconds() + histMin)
 }
 
+// inWindowAt reports whether a request due at due from the run's start
+// belongs to the measured window.
+func (r *Recorder) inWindowAt(due time.Duration) bool {
+	return due >= r.c.fromOff && due < r.c.toOff
+}
+
 // Record records one request (one attempt) of op to PartitionKey pk ("" for
 // a request of no one partition) carrying n entities that was due at due,
 // completed at done, with the given outcome (OutcomeOK, a throttling
@@ -218,54 +313,141 @@ func (r *Recorder) Wake(late time.Duration) {
 // to the measured window when it was due in it, however late it completed:
 // a request in flight at the end is recorded, not lost.
 func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
-	lat := done.Sub(due)
-	us := max(lat.Microseconds(), histMin)
+	r.RecordAt(op, pk, n, due.Sub(r.c.start), done.Sub(r.c.start), outcome, lag, retry)
+}
+
+// RecordAt is Record with the times given from the run's start (the
+// start NewCollector was given): for a caller that keeps time as a
+// duration, whose requests then cost no time.Time arithmetic.
+func (r *Recorder) RecordAt(op, pk string, n int, dueOff, doneOff time.Duration, outcome string, lag time.Duration, retry bool) {
+	us := max((doneOff - dueOff).Microseconds(), histMin)
 	ok := outcome == OutcomeOK
-	r.live.Requests.Add(1)
-	switch {
-	case ok:
-		r.live.Entities.Add(int64(n))
-	case Throttling(outcome):
-		r.live.Throttled.Add(1)
-	default:
-		r.live.Errors.Add(1)
+	class := classOK
+	if !ok {
+		class = classFailed
+		if Throttling(outcome) {
+			class = classThrottled
+		}
 	}
-	if sec := int(done.Sub(r.start) / time.Second); sec != r.sec {
+	if sec := int(doneOff / time.Second); sec != r.sec {
 		r.flushSecond()
 		r.sec = sec
 	}
-	count(&r.secCnt, n, outcome, lag, retry)
-	class := classOf(outcome)
+	s := &r.secCnt
+	s.requests++
+	switch class {
+	case classOK:
+		s.entities += int32(n)
+	case classThrottled:
+		s.throttled++
+	default:
+		s.errors++
+		if NoAnswer(outcome) {
+			s.noAnswer++
+		}
+	}
+	if doneOff >= r.liveAt {
+		r.publish()
+		r.liveAt = doneOff - doneOff%liveEvery + liveEvery
+	}
+	sm := sample{us: histValue(us)}
+	measured := r.inWindowAt(dueOff)
+	if measured {
+		o := r.op
+		if o == nil || o.op != op {
+			o = r.opCounts(op)
+		}
+		o.requests++
+		o.sent += int64(n)
+		if ok {
+			o.entities += int64(n)
+		} else {
+			switch outcome {
+			case OutcomeThrottled, OutcomeRateLimited:
+				o.throttled++
+			case OutcomeTimedOut:
+				o.timedOut++
+			}
+			o.countError(outcome)
+		}
+		if retry {
+			o.retries++
+		}
+		if lag > time.Millisecond {
+			o.lateStarts++
+		}
+		r.maxLag = max(r.maxLag, lag)
+		var k *histKey
+		switch {
+		case ok:
+			if k = o.ok; k == nil {
+				k = r.c.keys.key(op, outcome)
+				o.ok = k
+			}
+		case r.last != nil && r.last.op == op && r.last.outcome == outcome:
+			k = r.last
+		default:
+			k = r.c.keys.key(op, outcome)
+			r.last = k
+		}
+		sm.key = k.id
+		if sm.us == 0 {
+			k.past.Store(true)
+		}
+		if ok && n > 0 {
+			sm.pe = k.pe
+			if sm.perEntity = histValue(max(us/int64(n), histMin)); sm.perEntity == 0 {
+				r.c.keys.byID(sm.pe).past.Store(true)
+			}
+		}
+	}
 	if k := len(r.secKeys) - 1; k >= 0 && r.secKeys[k].pk == pk && r.secKeys[k].class == class {
 		r.secKeys[k].n++
+		if measured {
+			r.secKeys[k].measured++
+		}
 	} else {
-		r.secKeys = append(r.secKeys, keyRun{pk: pk, class: class, n: 1})
-	}
-	sm := Sample{US: us}
-	if !due.Before(r.from) && due.Before(r.to) {
-		count(&r.Totals, n, outcome, lag, retry)
-		oc := r.ops[op]
-		if oc == nil {
-			if r.ops == nil {
-				r.ops = map[string]*Counts{}
-			}
-			oc = &Counts{}
-			r.ops[op] = oc
+		kr := keyRun{pk: pk, class: class, n: 1}
+		if measured {
+			kr.measured = 1
 		}
-		count(oc, n, outcome, lag, retry)
-		r.maxLag = max(r.maxLag, lag)
-		if r.last == nil || r.last.op != op || r.last.outcome != outcome {
-			r.last = r.keys.key(op, outcome)
-		}
-		sm.key = r.last
-		if ok && n > 0 {
-			if r.lastPE == nil || r.lastPE.op != op {
-				r.lastPE = r.keys.key(op, perEntityOutcome)
-			}
-			sm.PerEntity, sm.perEntityKey = max(us/int64(n), histMin), r.lastPE
-		}
+		r.secKeys = append(r.secKeys, kr)
 	}
 	r.secVals = append(r.secVals, sm)
+}
+
+// opCounts returns op's counts in the window, made on its first request.
+func (r *Recorder) opCounts(op string) *opCounts {
+	switch {
+	case r.op == nil:
+		r.op0.op = op
+		r.op = &r.op0
+		return r.op
+	case r.op0.op == op:
+		r.op = &r.op0
+		return r.op
+	}
+	o := &r.op0
+	for ; o.next != nil; o = o.next {
+		if o.next.op == op {
+			r.op = o.next
+			return r.op
+		}
+	}
+	o.next = &opCounts{op: op}
+	r.op = o.next
+	return r.op
+}
+
+// countError counts an error outcome.
+func (o *opCounts) countError(code string) {
+	for i := range o.errs {
+		if o.errs[i].code == code {
+			o.errs[i].n++
+			return
+		}
+	}
+	o.errs = append(o.errs, codeCount{code, 1})
 }
 
 // Charge records what the service said of the request Record last
@@ -273,11 +455,22 @@ func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome str
 // did not say) and, for a throttled answer, how long it asked the client
 // to wait (0 when it did not say). Call it right after Record.
 func (r *Recorder) Charge(due time.Time, ru float64, retryAfter time.Duration) {
-	r.secCnt.RequestUnits += ru
-	if due.Before(r.from) || !due.Before(r.to) {
+	if ru == 0 && retryAfter <= 0 {
 		return
 	}
-	r.Totals.RequestUnits += ru
+	r.ChargeAt(due.Sub(r.c.start), ru, retryAfter)
+}
+
+// ChargeAt is Charge with due given from the run's start, as RecordAt's.
+func (r *Recorder) ChargeAt(due time.Duration, ru float64, retryAfter time.Duration) {
+	if ru == 0 && retryAfter <= 0 {
+		return
+	}
+	r.secCnt.requestUnits += ru
+	if !r.inWindowAt(due) {
+		return
+	}
+	r.ru += ru
 	if retryAfter > 0 {
 		if r.retryAfter == nil {
 			r.retryAfter = NewHistogram()
@@ -287,68 +480,99 @@ func (r *Recorder) Charge(due time.Time, ru float64, retryAfter time.Duration) {
 }
 
 // Drop records an open load's request that was due at due and never sent.
-func (r *Recorder) Drop(due time.Time) {
-	if !due.Before(r.from) && due.Before(r.to) {
-		r.Totals.Dropped++
-	}
-}
+func (r *Recorder) Drop(due time.Time) { r.DropAt(due.Sub(r.c.start)) }
 
-func count(c *Counts, n int, outcome string, lag time.Duration, retry bool) {
-	c.Requests++
-	c.EntitiesSent += int64(n)
-	switch outcome {
-	case OutcomeOK:
-		c.Entities += int64(n)
-	case OutcomeThrottled, OutcomeRateLimited:
-		c.Throttled++
-	case OutcomeTimedOut:
-		c.TimedOut++
-	}
-	if outcome != OutcomeOK {
-		if c.Errors == nil {
-			c.Errors = map[string]int64{}
-		}
-		c.Errors[outcome]++
-	}
-	if retry {
-		c.Retries++
-	}
-	if lag > time.Millisecond {
-		c.LateStarts++
+// DropAt is Drop with due given from the run's start, as RecordAt's.
+func (r *Recorder) DropAt(due time.Duration) {
+	if r.inWindowAt(due) {
+		r.dropped++
 	}
 }
 
 func (r *Recorder) flushSecond() {
-	if r.sec >= 0 && r.secCnt.Requests > 0 {
-		r.out <- IntervalDelta{Second: r.sec, Counts: r.secCnt, Samples: r.secVals, keys: r.secKeys}
-		r.secVals, r.secKeys = newSamples(), newKeyRuns() // the collector owns the sent ones, and returns them to the pools
+	r.publish()
+	r.pub = liveCounts{}
+	if r.sec >= 0 && r.secCnt.requests > 0 {
+		// The collector owns the sent slices, and returns them emptied in
+		// a buffer for another second.
+		b := bufs.Get().(*secBuf)
+		full := secBuf{r.secVals, r.secKeys}
+		r.secVals, r.secKeys = b.samples[:0], b.keys[:0]
+		*b = full
+		r.c.c <- secDelta{rec: r.id, sec: r.sec, counts: r.secCnt, buf: b}
 	}
-	r.secCnt, r.secVals, r.secKeys = Counts{}, r.secVals[:0], r.secKeys[:0]
+	r.secCnt, r.secVals, r.secKeys = secCounts{}, r.secVals[:0], r.secKeys[:0]
 }
 
-// samples are sample slices: a worker hands one to the collector every
-// second of a run, which returns it when recorded.
-var samples = sync.Pool{New: func() any { return new([]Sample) }}
-
-func newSamples() []Sample { return (*samples.Get().(*[]Sample))[:0] }
-
-func putSamples(s []Sample) {
-	if cap(s) <= 1<<16 {
-		samples.Put(&s)
-	}
+// secDelta is one worker's part of one second of a run, handed to the
+// collector when the worker moves on to a later second.
+type secDelta struct {
+	rec    int32 // the recorder's id
+	sec    int
+	counts secCounts
+	buf    *secBuf
 }
 
-// keyRuns are key run slices, handed to the collector and returned as
-// samples are.
-var keyRuns = sync.Pool{New: func() any { return new([]keyRun) }}
+// secBuf holds a worker's requests of a second.
+type secBuf struct {
+	// samples are the latencies of every request completed in the second.
+	// The collector records them, in the second's histogram and the run's:
+	// a worker only appends, and a few hot histograms in one goroutine cost
+	// far less than hundreds of workers' own, each written a value at a
+	// time and all merged at the end.
+	samples []sample
+	// keys are the samples' PartitionKeys, run by run, in order.
+	keys []keyRun
+}
 
-func newKeyRuns() []keyRun { return (*keyRuns.Get().(*[]keyRun))[:0] }
+// sample is one request's latency as a worker hands it to the collector.
+type sample struct {
+	us        uint32 // latency in µs (histValue)
+	perEntity uint32 // latency per entity in µs; 0 unless the request succeeded with entities in the window
+	// The ids of the run's histograms the sample counts in (histKey): 0
+	// for a request due outside the measured window, and pe for one
+	// without a per-entity latency.
+	key, pe uint32
+}
 
-// putKeyRuns returns a slice to the pool, cleared: a pooled slice pins no
-// request's PartitionKey.
-func putKeyRuns(s []keyRun) {
-	if cap(s) <= 1<<16 {
-		clear(s)
-		keyRuns.Put(&s)
+// histValue is a latency in µs as a sample holds it: 0 for one past what
+// a histogram records (2^32 µs, 71 minutes), which the collector leaves
+// out as the histogram would.
+func histValue(us int64) uint32 {
+	if us >= 1<<32 {
+		return 0
 	}
+	return uint32(us)
+}
+
+// keyRun is a run of consecutive samples of a second that went to one
+// PartitionKey ("" for none) with one outcome class: the collector counts
+// them in the heat map and, in the measured window, the hottest keys. A
+// thread's requests mostly share a key, so that a run costs far less than
+// a key in every sample.
+type keyRun struct {
+	pk          string
+	n, measured int32 // the samples, and those in the measured window
+	class       outcomeClass
+}
+
+// bufs are buffers a worker hands the collector with a second's requests
+// in, and takes back emptied, one pool operation a second each way.
+var bufs = sync.Pool{New: func() any {
+	// Room for a few requests, rather than grow from 1 in a thread's
+	// first requests of a second: a thread of a large simulated client
+	// sends one or two, and its requests mostly share a key.
+	return &secBuf{samples: make([]sample, 0, 4), keys: make([]keyRun, 0, 2)}
+}}
+
+// recycle returns a buffer the collector is done with to the pool,
+// emptied, and cleared of keys: a pooled buffer pins no request's
+// PartitionKey. A buffer grown past reason is left to the garbage.
+func (b *secBuf) recycle() {
+	if cap(b.samples) > 1<<16 || cap(b.keys) > 1<<16 {
+		return
+	}
+	clear(b.keys)
+	b.samples, b.keys = b.samples[:0], b.keys[:0]
+	bufs.Put(b)
 }

@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +142,117 @@ func TestHarnessLagCountsOnTimeWakes(t *testing.T) {
 	p := summary(late...)
 	if p == nil || p.P50 > 0.01 || p.P99 > 0.01 || p.Max < 19.9 {
 		t.Fatalf("99 on-time wakes and one 20 ms late: %+v", p)
+	}
+}
+
+// TestLiveCountersFollowTheRun: a recorder adds to its live counters as
+// the run goes, an eighth of a second of the run's time behind at most,
+// for a progress display to read, and has added everything once closed.
+func TestLiveCountersFollowTheRun(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	col := results.NewCollector(start, start, start.Add(2*time.Second))
+	live := &results.Live{}
+	rec := col.Recorder(live)
+	for i := range 200 { // a request every 10 ms
+		done := start.Add(time.Duration(i) * 10 * time.Millisecond)
+		outcome := results.OutcomeOK
+		if i%10 == 3 {
+			outcome = results.OutcomeThrottled
+		}
+		rec.Record("insert", "pk", 2, done, done, outcome, 0, false)
+		if sure := int64(i+1) - 13; live.Requests.Load() < sure {
+			t.Fatalf("after %d requests, over %v, the live counters show %d", i+1, done.Sub(start), live.Requests.Load())
+		}
+	}
+	if _, err := col.Close(start.Add(2 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if live.Requests.Load() != 200 || live.Throttled.Load() != 20 || live.Entities.Load() != 360 || live.Errors.Load() != 0 {
+		t.Fatalf("live counters %d requests, %d throttled, %d entities, %d errors", live.Requests.Load(), live.Throttled.Load(), live.Entities.Load(), live.Errors.Load())
+	}
+}
+
+// TestRecordAtIsRecord: a caller that keeps time from the run's start
+// records what one with times records, byte for byte.
+func TestRecordAtIsRecord(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	from, to := start.Add(time.Second), start.Add(4*time.Second)
+	var out [2][]byte
+	for i := range out {
+		col := results.NewCollector(start, from, to)
+		col.PerOperation()
+		rec := col.Recorder(&results.Live{})
+		for j := range 500 {
+			due := time.Duration(j) * 9 * time.Millisecond
+			done := due + time.Duration(j%7)*time.Millisecond
+			op, outcome := "insert", results.OutcomeOK
+			switch {
+			case j%5 == 1:
+				op = "get"
+			case j%11 == 2:
+				outcome = results.OutcomeRateLimited
+			case j%13 == 3:
+				outcome = "EntityAlreadyExists"
+			}
+			if i == 0 {
+				rec.Record(op, fmt.Sprint("pk", j%3), 1+j%4, start.Add(due), start.Add(done), outcome, 0, j%9 == 0)
+				rec.Charge(start.Add(due), 1.5, time.Duration(j%2)*time.Millisecond)
+				rec.Drop(start.Add(due))
+			} else {
+				rec.RecordAt(op, fmt.Sprint("pk", j%3), 1+j%4, due, done, outcome, 0, j%9 == 0)
+				rec.ChargeAt(due, 1.5, time.Duration(j%2)*time.Millisecond)
+				rec.DropAt(due)
+			}
+		}
+		run, err := col.Close(to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := results.Write(&b, run); err != nil {
+			t.Fatal(err)
+		}
+		if err := run.WriteHlog(&b); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = b.Bytes()
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Fatalf("RecordAt's record differs from Record's:\n%s\n%s", out[0], out[1])
+	}
+}
+
+// TestLatencyPastTheHistograms: a request slower than the histograms
+// hold (2^32 µs, past an hour) counts, and names its histograms, which
+// leave its latency out.
+func TestLatencyPastTheHistograms(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	end := start.Add(3 * time.Hour)
+	col := results.NewCollector(start, start, end)
+	rec := col.Recorder(&results.Live{})
+	rec.Record("insert", "pk", 2, start, start.Add(72*time.Minute), results.OutcomeOK, 0, false)
+	rec.Record("insert", "pk", 1, start, start.Add(2*time.Hour), "ClientTimeout", 0, false)
+	run, err := col.Close(end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Totals.Requests != 2 || run.Totals.Entities != 2 {
+		t.Fatalf("totals %+v", run.Totals)
+	}
+	for _, name := range []string{"insert/ok", "insert/per-entity", "insert/ClientTimeout"} {
+		h, err := run.Histogram(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(0)
+		if name == "insert/per-entity" {
+			want = 1 // 36 minutes an entity
+		}
+		if h.TotalCount() != want {
+			t.Errorf("%s holds %d latencies, want %d", name, h.TotalCount(), want)
+		}
+	}
+	if p := run.LatencyMs; p.Count != 0 {
+		t.Errorf("latency %+v, want none", p)
 	}
 }

@@ -213,16 +213,39 @@ func PercentilesOf(h *hdr.Histogram) Percentiles {
 // collector. Its channel is buffered so that a worker's once-a-second
 // hand-off does not wait.
 type Collector struct {
-	start, from, to time.Time // the run's start and measured window [from, to)
-	c               chan IntervalDelta
+	start, from, to time.Time     // the run's start and measured window [from, to)
+	fromOff, toOff  time.Duration // the window from the start
+	c               chan secDelta
 	keys            histKeys
 	recs            []*Recorder
-	secs            map[int]*IntervalDelta
-	hists           map[*histKey]*hdr.Histogram // the measured window's, by operation and outcome
-	pks             *keyCounter                 // the measured window's PartitionKeys
+	hints           []keyHints // by recorder id
+	secs            map[int]*second
+	hists           []*hdr.Histogram // the measured window's, by histKey id
+	pks             *keyCounter      // the measured window's PartitionKeys
 	heat            *heatBuilder
 	done            chan struct{}
 	perOp           bool // see PerOperation
+}
+
+// second is what the collector gathers of one second of a run.
+type second struct {
+	counts secTotals
+	hist   *hdr.Histogram
+}
+
+// secTotals are the counts of a second of a run.
+type secTotals struct {
+	requests, entities, throttled, errors, noAnswer int64
+	requestUnits                                    float64
+}
+
+// keyHints are where a recorder's last key counted, in the heat map and
+// the hottest keys, which its next second's requests most often share:
+// the collector checks that they still count that key rather than look
+// it up among every thread's.
+type keyHints struct {
+	row *heatRow
+	ent *keyEntry
 }
 
 // PerOperation has the run's record hold each operation's counts, rates
@@ -232,64 +255,81 @@ func (c *Collector) PerOperation() { c.perOp = true }
 // NewCollector starts the collector of a run that starts at start and is
 // measured in [from, to).
 func NewCollector(start, from, to time.Time) *Collector {
-	c := &Collector{start: start, from: from, to: to, c: make(chan IntervalDelta, 4096), secs: map[int]*IntervalDelta{}, hists: map[*histKey]*hdr.Histogram{},
+	c := &Collector{start: start, from: from, to: to, fromOff: from.Sub(start), toOff: to.Sub(start),
+		c: make(chan secDelta, 4096), secs: map[int]*second{},
 		pks: newKeyCounter(), heat: newHeatBuilder(to.Sub(start)), done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
-		var lastKey *histKey
-		var last *hdr.Histogram
-		hist := func(k *histKey) *hdr.Histogram {
-			if k != lastKey {
-				lastKey, last = k, c.hists[k]
-				if last == nil {
-					last = NewHistogram()
-					c.hists[k] = last
-				}
-			}
-			return last
-		}
 		for d := range c.c {
-			s := c.secs[d.Second]
-			if s == nil {
-				s = &IntervalDelta{Second: d.Second, Hist: NewHistogram()}
-				c.secs[d.Second] = s
-			}
-			s.Counts.add(&d.Counts)
-			for _, v := range d.Samples {
-				s.Hist.RecordValue(v.US)
-				if v.key != nil {
-					hist(v.key).RecordValue(v.US)
-				}
-				if v.perEntityKey != nil {
-					hist(v.perEntityKey).RecordValue(v.PerEntity)
-				}
-			}
-			col, i := c.heat.column(d.Second), 0
-			for _, k := range d.keys {
-				c.heat.add(col, k.pk, k.class, int64(k.n))
-				var measured int64 // the run's samples in the measured window
-				for _, v := range d.Samples[i : i+k.n] {
-					if v.key != nil {
-						measured++
-					}
-				}
-				if measured > 0 && k.pk != "" {
-					c.pks.add(k.pk, k.class == classThrottled, measured)
-				}
-				i += k.n
-			}
-			putSamples(d.Samples)
-			putKeyRuns(d.keys)
+			c.add(&d)
+			d.buf.recycle()
 		}
 	}()
 	return c
 }
 
+// add records a worker's second.
+func (c *Collector) add(d *secDelta) {
+	s := c.secs[d.sec]
+	if s == nil {
+		s = &second{hist: NewHistogram()}
+		c.secs[d.sec] = s
+	}
+	s.counts.add(&d.counts)
+	for _, v := range d.buf.samples {
+		if v.us != 0 {
+			s.hist.RecordValue(int64(v.us))
+			if v.key != 0 {
+				c.hist(v.key).RecordValue(int64(v.us))
+			}
+		}
+		if v.perEntity != 0 {
+			c.hist(v.pe).RecordValue(int64(v.perEntity))
+		}
+	}
+	col, h := c.heat.column(d.sec), &c.hints[d.rec]
+	for _, k := range d.buf.keys {
+		if k.pk == "" {
+			c.heat.add(col, &c.heat.noKey, k.class, int64(k.n))
+			continue
+		}
+		h.row = c.heat.row(k.pk, h.row)
+		c.heat.add(col, h.row, k.class, int64(k.n))
+		if k.measured > 0 {
+			h.ent = c.pks.add(k.pk, k.class == classThrottled, int64(k.measured), h.ent)
+		}
+	}
+}
+
+// hist returns the run's histogram of a key.
+func (c *Collector) hist(id uint32) *hdr.Histogram {
+	if int(id) >= len(c.hists) {
+		c.hists = slices.Grow(c.hists, int(id)+1-len(c.hists))[:id+1]
+	}
+	h := c.hists[id]
+	if h == nil {
+		h = NewHistogram()
+		c.hists[id] = h
+	}
+	return h
+}
+
+// add adds a worker's counts of a second.
+func (s *secTotals) add(o *secCounts) {
+	s.requests += int64(o.requests)
+	s.entities += int64(o.entities)
+	s.throttled += int64(o.throttled)
+	s.errors += int64(o.errors)
+	s.noAnswer += int64(o.noAnswer)
+	s.requestUnits += o.requestUnits
+}
+
 // Recorder returns a new worker's recorder, whose live counters go to
 // live. Make every recorder before the workers start, from one goroutine.
 func (c *Collector) Recorder(live *Live) *Recorder {
-	r := &Recorder{start: c.start, from: c.from, to: c.to, live: live, out: c.c, keys: &c.keys, sec: -1}
+	r := &Recorder{c: c, live: live, sec: -1, id: int32(len(c.recs))}
 	c.recs = append(c.recs, r)
+	c.hints = append(c.hints, keyHints{})
 	return r
 }
 
@@ -304,6 +344,11 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	}
 	close(c.c)
 	<-c.done
+	for _, k := range c.keys.all {
+		if k.past.Load() {
+			c.hist(k.id)
+		}
+	}
 	run := &Run{Start: c.start, Partitions: c.pks.record(), Heatmap: c.heat.record()}
 	warmupSecs := int(c.from.Sub(c.start) / time.Second)
 	// Every second of the run has its interval, those in which no request
@@ -320,17 +365,17 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	for sec := 0; sec <= last; sec++ {
 		s := c.secs[sec]
 		if s == nil {
-			s = &IntervalDelta{Second: sec, Hist: NewHistogram()}
+			s = &second{hist: NewHistogram()}
 		}
-		p := PercentilesOf(s.Hist)
+		p := PercentilesOf(s.hist)
 		run.Intervals = append(run.Intervals, Interval{
-			Second: sec, Warmup: sec < warmupSecs, Requests: s.Counts.Requests, Entities: s.Counts.Entities,
-			Throttled: s.Counts.Throttled + s.Counts.TimedOut, Errors: s.otherErrors(), NoAnswer: s.noAnswer(),
-			P50Ms: p.P50, P99Ms: p.P99, RequestUnits: s.Counts.RequestUnits,
+			Second: sec, Warmup: sec < warmupSecs, Requests: s.counts.requests, Entities: s.counts.entities,
+			Throttled: s.counts.throttled, Errors: s.counts.errors, NoAnswer: s.counts.noAnswer,
+			P50Ms: p.P50, P99Ms: p.P99, RequestUnits: s.counts.requestUnits,
 		})
-		s.Hist.SetStartTimeMs(c.start.Add(time.Duration(sec) * time.Second).UnixMilli())
-		s.Hist.SetEndTimeMs(c.start.Add(time.Duration(sec+1) * time.Second).UnixMilli())
-		run.IntervalHists = append(run.IntervalHists, s.Hist)
+		s.hist.SetStartTimeMs(c.start.Add(time.Duration(sec) * time.Second).UnixMilli())
+		s.hist.SetEndTimeMs(c.start.Add(time.Duration(sec+1) * time.Second).UnixMilli())
+		run.IntervalHists = append(run.IntervalHists, s.hist)
 	}
 
 	var totals Counts
@@ -342,14 +387,16 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 		ops = map[string]Counts{}
 	}
 	for _, r := range c.recs {
-		totals.add(&r.Totals)
-		for op, n := range r.ops {
+		r.ops(func(n *opCounts) {
+			n.addTo(&totals)
 			if ops != nil {
-				o := ops[op]
-				o.add(n)
-				ops[op] = o
+				o := ops[n.op]
+				n.addTo(&o)
+				ops[n.op] = o
 			}
-		}
+		})
+		totals.RequestUnits += r.ru
+		totals.Dropped += r.dropped
 		lag = max(lag, r.maxLag)
 		onTime += r.onTime
 		if r.wake != nil {
@@ -360,8 +407,10 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 		}
 	}
 	hists := make(map[string]*hdr.Histogram, len(c.hists))
-	for k, h := range c.hists {
-		hists[k.name()] = h
+	for id, h := range c.hists {
+		if h != nil {
+			hists[c.keys.all[id-1].name()] = h
+		}
 	}
 	if err := summarize(run, totals, hists, ops); err != nil {
 		return nil, err
@@ -389,28 +438,6 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 		run.HarnessLagMs = &p
 	}
 	return run, nil
-}
-
-// noAnswer counts the requests the endpoint never answered.
-func (d *IntervalDelta) noAnswer() int64 {
-	var n int64
-	for code, v := range d.Counts.Errors {
-		if NoAnswer(code) {
-			n += v
-		}
-	}
-	return n
-}
-
-// otherErrors counts the errors that are not throttling.
-func (d *IntervalDelta) otherErrors() int64 {
-	var n int64
-	for code, v := range d.Counts.Errors {
-		if !Throttling(code) {
-			n += v
-		}
-	}
-	return n
 }
 
 // summarize fills the numbers a run's record derives from its counters and
