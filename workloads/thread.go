@@ -46,6 +46,7 @@ type loop struct {
 	ended     func() // called once, when the thread ends
 	phase     phase
 	open      bool
+	virtual   bool // the target's clock is virtual
 	kind      OpKind
 	// The request in progress: when the thread became free, when the
 	// request was due and sent, its lag, its attempt, its client work,
@@ -76,7 +77,8 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 		if l.open { // free from the start: the schedule says when to send
 			l.free = l.start
 		}
-		if w.r.virtual() { // a virtual clock has no wall-time deadline: the target keeps the client's patience
+		l.virtual = w.r.virtual()
+		if l.virtual { // a virtual clock has no wall-time deadline: the target keeps the client's patience
 			w.op.ClientTimeout = w.r.spec.RequestTimeout
 		}
 		return w.top()
@@ -185,7 +187,12 @@ func (w *worker) begin() (time.Time, context.Context, bool) {
 	// when it was due: a thread that wakes late sends late, and its
 	// lateness is the harness's lag, measured here.
 	now := l.clock.Now()
-	w.rec.Wake(now.Sub(later(l.next, l.free))) // a queued request was due before its thread was free
+	// A queued request was due before its thread was free. On a virtual
+	// clock a thread wakes exactly on time, and a wake on time counts
+	// only beside a late one: the recorder is not touched for it.
+	if late := now.Sub(later(l.next, l.free)); late > 0 || !l.virtual {
+		w.rec.Wake(late)
+	}
 	l.due, l.sent, l.lag = now, now, 0
 	if l.open { // latency counts from the intended start
 		l.due = l.next
