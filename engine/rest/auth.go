@@ -57,10 +57,13 @@ const (
 	actDelete
 )
 
-// grant is what a SAS permits. A request signed with the account key, a
-// bearer token or on a server without authentication has no grant: it may do
-// everything.
+// grant is what a SAS or a bearer token permits. A request signed with the
+// account key or on a server without authentication has no grant: it may
+// do everything.
 type grant struct {
+	// bearer marks a request authorized by a bearer token: it may do
+	// everything but read or set a table's stored access policies.
+	bearer  bool
 	account bool   // an account SAS; else a service (table) SAS
 	perms   string // sp, or the stored policy's permissions
 	types   string // an account SAS's srt
@@ -75,6 +78,14 @@ type grant struct {
 // entity's keys) against g.
 func (g *grant) authorize(act action, table, pk, rk string) *tables.Error {
 	if g == nil {
+		return nil
+	}
+	if g.bearer {
+		// Only the account owner may read or set a table's ACL; the service
+		// answers a bearer token 404, as if the ACL did not exist.
+		if act == actTableACL {
+			return tables.NewError(http.StatusNotFound, tables.CodeResourceNotFound, "The specified resource does not exist.")
+		}
 		return nil
 	}
 	need := func(p string) *tables.Error {
@@ -165,6 +176,9 @@ func (g *grant) within() *tables.KeyRange {
 	return g.keys
 }
 
+// bearerGrant is the grant of every request with a valid bearer token.
+var bearerGrant = &grant{bearer: true}
+
 // authenticate checks a request's SharedKeyLite or SharedKey signature, its
 // SAS, or (over TLS, when enabled) its bearer token, and returns what the
 // request may do.
@@ -179,7 +193,10 @@ func (s *Server) authenticate(r *http.Request, vals url.Values, base, escapedPat
 	scheme, cred, _ := strings.Cut(auth, " ")
 	switch scheme {
 	case "Bearer":
-		return nil, s.checkBearer(r, cred, base)
+		if err := s.checkBearer(r, cred, base); err != nil {
+			return nil, err
+		}
+		return bearerGrant, nil
 	case "SharedKeyLite", "SharedKey":
 		return nil, s.checkSharedKey(r, vals, scheme, cred, escapedPath)
 	}

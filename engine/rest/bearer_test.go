@@ -174,3 +174,32 @@ func TestBearerAudiencesAndIssuers(t *testing.T) {
 		}
 	}
 }
+
+// TestBearerTokenCannotReachTableACL checks that a bearer token cannot read
+// or set a table's stored access policies: only the account owner may, and
+// the service answers a token 404 ResourceNotFound.
+func TestBearerTokenCannotReachTableACL(t *testing.T) {
+	srv, _, _ := bearerServer(t)
+	svc, err := aztables.NewServiceClient(srv.URL+"/"+rest.DevAccount, token{jwt(validClaims())},
+		&aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: srv.Client(), Retry: policy.RetryOptions{MaxRetries: -1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateTable(ctx, "Policies", nil); err != nil {
+		t.Fatalf("bearer create table: %v", err)
+	}
+	c := svc.NewClient("Policies")
+	if _, err := c.GetAccessPolicy(ctx, nil); codeOf(err) != "404 ResourceNotFound" {
+		t.Errorf("bearer get ACL: %v, want 404 ResourceNotFound", err)
+	}
+	id := "p1"
+	start, expiry, perm := time.Now().Add(-time.Minute), time.Now().Add(time.Hour), "r"
+	if _, err := c.SetAccessPolicy(ctx, &aztables.SetAccessPolicyOptions{TableACL: []*aztables.SignedIdentifier{
+		{ID: &id, AccessPolicy: &aztables.AccessPolicy{Start: &start, Expiry: &expiry, Permission: &perm}}}}); codeOf(err) != "404 ResourceNotFound" {
+		t.Errorf("bearer set ACL: %v, want 404 ResourceNotFound", err)
+	}
+	// Entities are the token's to use.
+	if _, err := c.AddEntity(ctx, entity("p", "r", nil), nil); err != nil {
+		t.Errorf("bearer add entity: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"context"
+	"encoding/xml"
 	"errors"
 	"net/http"
 	"strconv"
@@ -25,6 +26,24 @@ func (s *Server) fail(q *request, err *tables.Error) {
 	}
 	q.w.WriteHeader(err.Status)
 	q.w.Write(errorBody(err, q.id))
+}
+
+// failXML answers err in the storage services' XML error form, which the
+// service uses where no Table service answers, as for an account that does
+// not exist.
+func (s *Server) failXML(q *request, err *tables.Error) {
+	h := q.w.Header()
+	h.Set("Content-Type", "application/xml")
+	h.Set("x-ms-error-code", err.Code)
+	q.w.WriteHeader(err.Status)
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	b.WriteString("<Error><Code>")
+	xml.EscapeText(&b, []byte(err.Code))
+	b.WriteString("</Code><Message>")
+	xml.EscapeText(&b, []byte(err.Message+"\nRequestId:"+q.id+"\nTime:"+tables.FormatTimestamp(time.Now())))
+	b.WriteString("</Message></Error>")
+	q.w.Write(b.Bytes())
 }
 
 func errorBody(err *tables.Error, requestID string) []byte {

@@ -321,6 +321,10 @@ func (s *Server) dispatch(q *request) {
 	if s.admin(q, path) {
 		return
 	}
+	if s.otherAccount(path, q.vals) {
+		s.failXML(q, tables.NewError(http.StatusNotFound, tables.CodeResourceNotFound, "The specified resource does not exist."))
+		return
+	}
 	account, rest := s.route(path)
 	named := account
 	if !strings.HasPrefix(strings.TrimPrefix(path, "/"), account) {
@@ -511,6 +515,23 @@ func (s *Server) serve(q *request, g *grant, account, resource string) {
 func (s *Server) route(path string) (account, rest string) {
 	account, rest = s.routeExact(path)
 	return account, strings.TrimSuffix(rest, "/")
+}
+
+// otherAccount reports whether a path-style request names an account other
+// than the server's: /other/resource, or /other/ with restype=service. A
+// host-style path holds no slash but a trailing one, so the first segment
+// of a longer path is an account. The service answers a request to an
+// account that does not exist with 404 ResourceNotFound before it looks at
+// the request's credentials, which no account here could check.
+func (s *Server) otherAccount(path string, vals url.Values) bool {
+	if s.cfg.Account == "" {
+		return false
+	}
+	first, after, ok := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	if !ok || first == s.cfg.Account || first == s.cfg.Account+"-secondary" {
+		return false
+	}
+	return strings.TrimSuffix(after, "/") != "" || vals.Get("restype") == "service"
 }
 
 func (s *Server) routeExact(path string) (account, rest string) {
