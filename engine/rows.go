@@ -105,6 +105,10 @@ func (p *partitionRows) adopt(g *pkRows) {
 // deletes.
 type rowTree struct {
 	root *bnode
+	// tail is the last leaf, where an appending writer's next RowKey goes:
+	// it is found without reading the nodes above it, which a tree among
+	// many, each written in turn, no longer has in the cache.
+	tail *bnode
 	n    int
 }
 
@@ -420,6 +424,15 @@ func (t *rowTree) get(rk string) *record {
 func (t *rowTree) put(r *record, keep bool) (old *record) {
 	if t.root == nil {
 		t.root = newLeaf(4) // grows as a slice does, to leafCap at most
+		t.tail = t.root
+	}
+	if n := t.tail; len(n.recs) > 0 && len(n.recs) < maxLeaf && n.above(r.rk) {
+		// Above every stored RowKey, in a leaf with room: what the way
+		// down the rightmost path below would do, without it.
+		fp := n.admit(r.rk)
+		n.recs, n.fps, n.mixed = append(n.recs, r), append(n.fps, fp), n.mixed || fp == noPrint
+		t.n++
+		return nil
 	}
 	var path [maxDepth]step
 	depth := 0
@@ -429,7 +442,7 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 		depth++
 		n = n.kids[len(n.kids)-1]
 	}
-	if len(n.recs) > 0 && compareKeys(n.recs[len(n.recs)-1].rk, r.rk) < 0 {
+	if len(n.recs) > 0 && n.above(r.rk) {
 		// Above every stored RowKey: no comparisons on the way down.
 		fp := n.admit(r.rk)
 		n.recs, n.fps, n.mixed = append(n.recs, r), append(n.fps, fp), n.mixed || fp == noPrint
@@ -467,6 +480,21 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 	return nil
 }
 
+// above reports whether rk is above every RowKey of leaf n, which holds
+// some. Their fingerprints most often tell, and then the last record, far
+// from n in memory, and its key, further still, need not be read: with
+// writers spread over many PartitionKeys, each append lands in a tree
+// whose leaf is no longer in the cache.
+func (n *bnode) above(rk string) bool {
+	last := n.fps[len(n.fps)-1]
+	if last != noPrint && n.hasPrefix(rk) {
+		if fp := n.fingerprint(rk); fp != last && fp != noPrint {
+			return fp > last
+		}
+	}
+	return compareKeys(n.recs[len(n.recs)-1].rk, rk) < 0
+}
+
 // splitUp splits n, and then its ancestors, while they are over size. A
 // node that grew by an append splits off just its last entry, so ascending
 // writes leave full nodes behind instead of half-empty ones.
@@ -497,6 +525,8 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 			right.prev, right.next = n, n.next
 			if n.next != nil {
 				n.next.prev = right
+			} else {
+				t.tail = right
 			}
 			n.next = right
 			sep = right.recs[0].rk
@@ -565,6 +595,8 @@ func (t *rowTree) remove(rk string) *record {
 	}
 	if n.next != nil {
 		n.next.prev = n.prev
+	} else {
+		t.tail = n.prev
 	}
 	for d := depth - 1; d >= 0; d-- {
 		p := path[d]
@@ -581,7 +613,7 @@ func (t *rowTree) remove(rk string) *record {
 		t.root = t.root.kids[0]
 	}
 	if !t.root.leaf() && len(t.root.kids) == 0 {
-		t.root = nil
+		t.root, t.tail = nil, nil
 	}
 	return old
 }
