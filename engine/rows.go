@@ -20,6 +20,11 @@ import (
 type pkRows struct {
 	pk   string
 	rows rowTree
+	// budget is the key's budget, once a request has found it here, or nil:
+	// the partition's buckets[pk], as long as it is set. Both move together
+	// when the partition splits, and the balancer clears it when it forgets
+	// the budget.
+	budget *bucket
 }
 
 func lessRows(a, b *pkRows) bool { return compareKeys(a.pk, b.pk) < 0 }
