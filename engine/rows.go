@@ -284,17 +284,29 @@ func (n *bnode) admit(key string) uint64 {
 // setPrefix makes p n's prefix, which every key of n must start with, and
 // takes n's fingerprints after it.
 func (n *bnode) setPrefix(p string) {
-	n.pfx = p
-	n.pw = [pwords]uint64{}
+	var pw [pwords]uint64
 	for i := 0; i < len(p) && i < 8*pwords; i++ {
-		n.pw[i/8] |= uint64(p[i]) << (8 * (i % 8))
+		pw[i/8] |= uint64(p[i]) << (8 * (i % 8))
 	}
+	// A split most often leaves a node the prefix it had: then its
+	// fingerprints hold, and are not taken again from every key, each
+	// read from a record elsewhere in memory. The words the node holds
+	// tell without reading the old prefix, in as much as they hold.
+	same := len(p) == len(n.pfx) && pw == n.pw && (len(p) <= 8*pwords || p == n.pfx)
+	n.pfx, n.pw = p, pw
 	if n.leaf() {
 		n.mixed = false
+		if same {
+			n.mixed = slices.Contains(n.fps, noPrint)
+			return
+		}
 		for i, r := range n.recs {
 			n.fps[i] = n.fingerprint(r.rk)
 			n.mixed = n.mixed || n.fps[i] == noPrint
 		}
+		return
+	}
+	if same {
 		return
 	}
 	for i, k := range n.keys {
@@ -519,7 +531,7 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 				at = int(n.last) + 1 // the run goes on at this leaf's end
 			}
 			right = newLeaf(leafCap)
-			right.mixed = n.mixed
+			right.pfx, right.pw, right.mixed = n.pfx, n.pw, n.mixed // its fingerprints are n's until setPrefix
 			right.recs, right.fps = append(right.recs, n.recs[at:]...), append(right.fps, n.fps[at:]...)
 			clear(n.recs[at:])
 			n.recs, n.fps = n.recs[:at], n.fps[:at] // the arrays stay for later inserts
@@ -550,7 +562,7 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 				at = len(n.kids) - 1
 			}
 			sep = n.keys[at-1]
-			right = &bnode{keys: slices.Clone(n.keys[at:]), kfps: slices.Clone(n.kfps[at:]), kids: slices.Clone(n.kids[at:])}
+			right = &bnode{pfx: n.pfx, pw: n.pw, keys: slices.Clone(n.keys[at:]), kfps: slices.Clone(n.kfps[at:]), kids: slices.Clone(n.kids[at:])}
 			clear(n.kids[at:])
 			clear(n.keys[at-1:])
 			n.keys, n.kfps, n.kids = n.keys[:at-1:at-1], n.kfps[:at-1:at-1], n.kids[:at:at]
