@@ -19,7 +19,7 @@ func TestFixedKeysSpelled(t *testing.T) {
 		s.Partition = PartitionFixed
 		s.Keys = KeySpace{Count: 2*keyChunk + 5, Names: NameStyle(names.Style), Buckets: names.Buckets, BucketAt: BucketPlace(names.BucketAt)}
 		f := newFixedKeys(&s)
-		f.names.Prefix = names.Prefix
+		f.names.Prefix, f.keyLen = names.Prefix, names.KeyLen()
 		for _, item := range []int64{0, 1, keyChunk - 1, keyChunk, 2*keyChunk + 4, 7} {
 			for b := range names.Buckets {
 				if got, want := f.key(item, b), names.Key(item, b); got != want {

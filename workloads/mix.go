@@ -29,16 +29,19 @@ type fixedKeys struct {
 	count     int64
 	low, high []atomic.Int32
 	rowPrefix string
-	// spelled holds the keys of items spelled so far, keyChunk at a time,
-	// for a key space of one bucket: a request then hands the engine and
-	// the recorder the one string of its key, which their maps find by its
-	// address, where a key spelled anew had to be hashed and compared byte
-	// by byte against one stored elsewhere in memory, a cache miss each.
-	spelled []atomic.Pointer[[keyChunk]string]
+	// spelled holds the keys of items spelled so far, keyChunk at a time
+	// in one string, for a key space of one bucket: a request then hands
+	// the engine and the recorder the one string of its key, which their
+	// maps find by its address, where a key spelled anew had to be hashed
+	// and compared byte by byte against one stored elsewhere in memory, a
+	// cache miss each. Every key is keyLen bytes long (keyspace's KeyLen),
+	// so a key is found in its chunk without an index.
+	spelled []atomic.Pointer[string]
+	keyLen  int
 }
 
 // keyChunk is how many keys of items fixedKeys spells at once, into one
-// string: a key space's first chunk costs some 50 KB.
+// string: a key space's first chunk costs some 40 KB.
 const keyChunk = 1024
 
 func newFixedKeys(s *Spec) *fixedKeys {
@@ -47,11 +50,13 @@ func newFixedKeys(s *Spec) *fixedKeys {
 	if s.Shards > 1 {
 		prefix += "s" + strconv.Itoa(s.Shard) + "_"
 	}
+	names := keyspace.Names{Style: string(k.Names), Buckets: k.Buckets, BucketAt: string(k.BucketAt)}
 	return &fixedKeys{
-		names: keyspace.Names{Style: string(k.Names), Buckets: k.Buckets, BucketAt: string(k.BucketAt)},
+		names: names,
 		count: int64(k.Count), low: make([]atomic.Int32, k.Count), high: make([]atomic.Int32, k.Count),
 		rowPrefix: prefix,
-		spelled:   make([]atomic.Pointer[[keyChunk]string], (k.Count+keyChunk-1)/keyChunk),
+		spelled:   make([]atomic.Pointer[string], (k.Count+keyChunk-1)/keyChunk),
+		keyLen:    names.KeyLen(),
 	}
 }
 
@@ -69,25 +74,21 @@ func (f *fixedKeys) key(item int64, bucket int) string {
 			keys = c.Load()
 		}
 	}
-	return keys[item%keyChunk]
+	at := int(item%keyChunk) * f.keyLen
+	return (*keys)[at : at+f.keyLen]
 }
 
-// spell spells the keys of the keyChunk items from first, cut from one
-// string.
-func (f *fixedKeys) spell(first int64) *[keyChunk]string {
+// spell spells the keys of the keyChunk items from first into one string.
+func (f *fixedKeys) spell(first int64) *string {
 	n := min(keyChunk, f.count-first)
-	buf := make([]byte, 0, n*int64(f.names.KeyLen()))
-	ends := make([]int, n)
+	buf := make([]byte, 0, n*int64(f.keyLen))
 	for i := range n {
 		buf = f.names.AppendKey(buf, first+i, 0)
-		ends[i] = len(buf)
 	}
-	all, start := string(buf), 0
-	var keys [keyChunk]string
-	for i, end := range ends {
-		keys[i] = all[start:end]
-		start = end
+	if int64(len(buf)) != n*int64(f.keyLen) {
+		panic(fmt.Sprintf("workloads: keys %d to %d are not all %d bytes long", first, first+n-1, f.keyLen))
 	}
+	keys := string(buf)
 	return &keys
 }
 
