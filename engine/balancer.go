@@ -238,6 +238,9 @@ func (b *balancer) tick(now time.Time) {
 				if bk.refill(now); bk.tokens >= bk.burst {
 					delete(rp.buckets, k)
 					rp.bucketGen++
+					if g := rp.data.rows(k); g != nil {
+						g.budget = nil
+					}
 				}
 			}
 			c := candidate{rp: rp, sample: w.sample, util: rp.util}

@@ -412,10 +412,23 @@ func (rp *rangePartition) keyBucket(c *Call, pk string, rate float64, burst time
 	if k != nil && k.bucket != nil && k.bgen == rp.bucketGen {
 		b = k.bucket
 	} else {
-		var ok bool
-		if b, ok = rp.buckets[pk]; !ok {
-			b = newBucket(rate, burst)
-			rp.setBucket(pk, b)
+		// A key with rows keeps its budget beside them: a caller whose keys
+		// vary looks up the rows it will use anyway, and not the budget too.
+		var g *pkRows
+		if k != nil {
+			g = rp.rows(c, pk)
+		}
+		if g != nil && g.budget != nil {
+			b = g.budget
+		} else {
+			var ok bool
+			if b, ok = rp.buckets[pk]; !ok {
+				b = newBucket(rate, burst)
+				rp.setBucket(pk, b)
+			}
+			if g != nil {
+				g.budget = b
+			}
 		}
 		if k != nil {
 			k.bucket, k.bgen = b, rp.bucketGen

@@ -20,6 +20,11 @@ import (
 type pkRows struct {
 	pk   string
 	rows rowTree
+	// budget is the key's budget, once a request has found it here, or nil:
+	// the partition's buckets[pk], as long as it is set. Both move together
+	// when the partition splits, and the balancer clears it when it forgets
+	// the budget.
+	budget *bucket
 }
 
 func lessRows(a, b *pkRows) bool { return compareKeys(a.pk, b.pk) < 0 }
@@ -105,6 +110,10 @@ func (p *partitionRows) adopt(g *pkRows) {
 // deletes.
 type rowTree struct {
 	root *bnode
+	// tail is the last leaf, where an appending writer's next RowKey goes:
+	// it is found without reading the nodes above it, which a tree among
+	// many, each written in turn, no longer has in the cache.
+	tail *bnode
 	n    int
 }
 
@@ -275,17 +284,29 @@ func (n *bnode) admit(key string) uint64 {
 // setPrefix makes p n's prefix, which every key of n must start with, and
 // takes n's fingerprints after it.
 func (n *bnode) setPrefix(p string) {
-	n.pfx = p
-	n.pw = [pwords]uint64{}
+	var pw [pwords]uint64
 	for i := 0; i < len(p) && i < 8*pwords; i++ {
-		n.pw[i/8] |= uint64(p[i]) << (8 * (i % 8))
+		pw[i/8] |= uint64(p[i]) << (8 * (i % 8))
 	}
+	// A split most often leaves a node the prefix it had: then its
+	// fingerprints hold, and are not taken again from every key, each
+	// read from a record elsewhere in memory. The words the node holds
+	// tell without reading the old prefix, in as much as they hold.
+	same := len(p) == len(n.pfx) && pw == n.pw && (len(p) <= 8*pwords || p == n.pfx)
+	n.pfx, n.pw = p, pw
 	if n.leaf() {
 		n.mixed = false
+		if same {
+			n.mixed = slices.Contains(n.fps, noPrint)
+			return
+		}
 		for i, r := range n.recs {
 			n.fps[i] = n.fingerprint(r.rk)
 			n.mixed = n.mixed || n.fps[i] == noPrint
 		}
+		return
+	}
+	if same {
 		return
 	}
 	for i, k := range n.keys {
@@ -420,6 +441,15 @@ func (t *rowTree) get(rk string) *record {
 func (t *rowTree) put(r *record, keep bool) (old *record) {
 	if t.root == nil {
 		t.root = newLeaf(4) // grows as a slice does, to leafCap at most
+		t.tail = t.root
+	}
+	if n := t.tail; len(n.recs) > 0 && len(n.recs) < maxLeaf && n.above(r.rk) {
+		// Above every stored RowKey, in a leaf with room: what the way
+		// down the rightmost path below would do, without it.
+		fp := n.admit(r.rk)
+		n.recs, n.fps, n.mixed = append(n.recs, r), append(n.fps, fp), n.mixed || fp == noPrint
+		t.n++
+		return nil
 	}
 	var path [maxDepth]step
 	depth := 0
@@ -429,7 +459,7 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 		depth++
 		n = n.kids[len(n.kids)-1]
 	}
-	if len(n.recs) > 0 && compareKeys(n.recs[len(n.recs)-1].rk, r.rk) < 0 {
+	if len(n.recs) > 0 && n.above(r.rk) {
 		// Above every stored RowKey: no comparisons on the way down.
 		fp := n.admit(r.rk)
 		n.recs, n.fps, n.mixed = append(n.recs, r), append(n.fps, fp), n.mixed || fp == noPrint
@@ -467,6 +497,21 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 	return nil
 }
 
+// above reports whether rk is above every RowKey of leaf n, which holds
+// some. Their fingerprints most often tell, and then the last record, far
+// from n in memory, and its key, further still, need not be read: with
+// writers spread over many PartitionKeys, each append lands in a tree
+// whose leaf is no longer in the cache.
+func (n *bnode) above(rk string) bool {
+	last := n.fps[len(n.fps)-1]
+	if last != noPrint && n.hasPrefix(rk) {
+		if fp := n.fingerprint(rk); fp != last && fp != noPrint {
+			return fp > last
+		}
+	}
+	return compareKeys(n.recs[len(n.recs)-1].rk, rk) < 0
+}
+
 // splitUp splits n, and then its ancestors, while they are over size. A
 // node that grew by an append splits off just its last entry, so ascending
 // writes leave full nodes behind instead of half-empty ones.
@@ -486,7 +531,7 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 				at = int(n.last) + 1 // the run goes on at this leaf's end
 			}
 			right = newLeaf(leafCap)
-			right.mixed = n.mixed
+			right.pfx, right.pw, right.mixed = n.pfx, n.pw, n.mixed // its fingerprints are n's until setPrefix
 			right.recs, right.fps = append(right.recs, n.recs[at:]...), append(right.fps, n.fps[at:]...)
 			clear(n.recs[at:])
 			n.recs, n.fps = n.recs[:at], n.fps[:at] // the arrays stay for later inserts
@@ -497,6 +542,8 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 			right.prev, right.next = n, n.next
 			if n.next != nil {
 				n.next.prev = right
+			} else {
+				t.tail = right
 			}
 			n.next = right
 			sep = right.recs[0].rk
@@ -515,7 +562,7 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 				at = len(n.kids) - 1
 			}
 			sep = n.keys[at-1]
-			right = &bnode{keys: slices.Clone(n.keys[at:]), kfps: slices.Clone(n.kfps[at:]), kids: slices.Clone(n.kids[at:])}
+			right = &bnode{pfx: n.pfx, pw: n.pw, keys: slices.Clone(n.keys[at:]), kfps: slices.Clone(n.kfps[at:]), kids: slices.Clone(n.kids[at:])}
 			clear(n.kids[at:])
 			clear(n.keys[at-1:])
 			n.keys, n.kfps, n.kids = n.keys[:at-1:at-1], n.kfps[:at-1:at-1], n.kids[:at:at]
@@ -565,6 +612,8 @@ func (t *rowTree) remove(rk string) *record {
 	}
 	if n.next != nil {
 		n.next.prev = n.prev
+	} else {
+		t.tail = n.prev
 	}
 	for d := depth - 1; d >= 0; d-- {
 		p := path[d]
@@ -581,7 +630,7 @@ func (t *rowTree) remove(rk string) *record {
 		t.root = t.root.kids[0]
 	}
 	if !t.root.leaf() && len(t.root.kids) == 0 {
-		t.root = nil
+		t.root, t.tail = nil, nil
 	}
 	return old
 }

@@ -89,13 +89,16 @@ func (t *rowTree) check(tb testing.TB) []string {
 		return total
 	}
 	if t.root == nil {
-		if t.n != 0 {
-			tb.Fatalf("no root but %d records", t.n)
+		if t.n != 0 || t.tail != nil {
+			tb.Fatalf("no root but %d records, or a tail", t.n)
 		}
 		return nil
 	}
 	if got := walk(t.root, nil, nil, 0); got != t.n {
 		tb.Fatalf("tree holds %d records, counts %d", got, t.n)
+	}
+	if t.tail != leaves[len(leaves)-1] {
+		tb.Fatalf("tail is not the last leaf")
 	}
 	for i, l := range leaves {
 		if i > 0 && l.prev != leaves[i-1] || i == 0 && l.prev != nil {

@@ -29,7 +29,20 @@ type fixedKeys struct {
 	count     int64
 	low, high []atomic.Int32
 	rowPrefix string
+	// spelled holds the keys of items spelled so far, keyChunk at a time
+	// in one string, for a key space of one bucket: a request then hands
+	// the engine and the recorder the one string of its key, which their
+	// maps find by its address, where a key spelled anew had to be hashed
+	// and compared byte by byte against one stored elsewhere in memory, a
+	// cache miss each. Every key is keyLen bytes long (keyspace's KeyLen),
+	// so a key is found in its chunk without an index.
+	spelled []atomic.Pointer[string]
+	keyLen  int
 }
+
+// keyChunk is how many keys of items fixedKeys spells at once, into one
+// string: a key space's first chunk costs some 40 KB.
+const keyChunk = 1024
 
 func newFixedKeys(s *Spec) *fixedKeys {
 	k := &s.Keys
@@ -37,11 +50,46 @@ func newFixedKeys(s *Spec) *fixedKeys {
 	if s.Shards > 1 {
 		prefix += "s" + strconv.Itoa(s.Shard) + "_"
 	}
+	names := keyspace.Names{Style: string(k.Names), Buckets: k.Buckets, BucketAt: string(k.BucketAt)}
 	return &fixedKeys{
-		names: keyspace.Names{Style: string(k.Names), Buckets: k.Buckets, BucketAt: string(k.BucketAt)},
+		names: names,
 		count: int64(k.Count), low: make([]atomic.Int32, k.Count), high: make([]atomic.Int32, k.Count),
 		rowPrefix: prefix,
+		spelled:   make([]atomic.Pointer[string], (k.Count+keyChunk-1)/keyChunk),
+		keyLen:    names.KeyLen(),
 	}
+}
+
+// key returns the PartitionKey of item in bucket, names.Key(item, bucket):
+// one string for each item, where the key space has one bucket.
+func (f *fixedKeys) key(item int64, bucket int) string {
+	if f.names.Buckets > 1 {
+		return f.names.Key(item, bucket)
+	}
+	c := &f.spelled[item/keyChunk]
+	keys := c.Load()
+	if keys == nil {
+		keys = f.spell(item / keyChunk * keyChunk)
+		if !c.CompareAndSwap(nil, keys) { // another thread spelled them first: the same keys
+			keys = c.Load()
+		}
+	}
+	at := int(item%keyChunk) * f.keyLen
+	return (*keys)[at : at+f.keyLen]
+}
+
+// spell spells the keys of the keyChunk items from first into one string.
+func (f *fixedKeys) spell(first int64) *string {
+	n := min(keyChunk, f.count-first)
+	buf := make([]byte, 0, n*int64(f.keyLen))
+	for i := range n {
+		buf = f.names.AppendKey(buf, first+i, 0)
+	}
+	if int64(len(buf)) != n*int64(f.keyLen) {
+		panic(fmt.Sprintf("workloads: keys %d to %d are not all %d bytes long", first, first+n-1, f.keyLen))
+	}
+	keys := string(buf)
+	return &keys
 }
 
 // rowKey is the RowKey of a key's row number i: the prefix and i in ten
@@ -55,7 +103,7 @@ func (f *fixedKeys) rowKey(i int64) string {
 // place returns the PartitionKey of a key's row: a key spread over buckets
 // keeps each row in the bucket its RowKey hashes to.
 func (f *fixedKeys) place(item int64, row string) string {
-	return f.names.Key(item, f.names.BucketOf(row))
+	return f.key(item, f.names.BucketOf(row))
 }
 
 // claim numbers n new rows of a key and returns the first.
@@ -231,7 +279,7 @@ func (w *worker) prepare(clock clock.Clock, kind OpKind) {
 			for i := range int64(s.BatchSize) {
 				w.rks = append(w.rks, f.rowKey(first+i))
 			}
-			pk = f.names.Key(item, 0)
+			pk = f.key(item, 0)
 		} else {
 			pk = w.keys.partitionKey(clock.Now().UnixNano())
 			w.rks = w.keys.rowKeys(w.rks, s.BatchSize)

@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tablebench/tablebench/clock"
+	"github.com/tablebench/tablebench/tables"
+)
+
+// TestKeyBudgetBesideRows checks that the budget a key's rows keep beside
+// them is the partition's own for the key: found by a caller new to the
+// key, cleared when the balancer forgets a budget that is full again, and
+// the new one after.
+func TestKeyBudgetBesideRows(t *testing.T) {
+	start := time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)
+	cfg := DefaultConfig()
+	cfg.Profile, cfg.Clock = Modern(), clock.NewVirtual(start)
+	cfg.Balancer.Enabled = false
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	if err := e.CreateTable(ctx, "budget"); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(rk string) {
+		t.Helper()
+		ent := tables.Entity{PartitionKey: "p", RowKey: rk}
+		if _, err := e.Client(&Call{Detach: true}).Insert(ctx, "budget", ent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb, _ := e.table("budget")
+	rp := tb.locate("p")
+	kept := func() (*bucket, *bucket) {
+		rp.mu.Lock()
+		defer rp.mu.Unlock()
+		return rp.data.rows("p").budget, rp.buckets["p"]
+	}
+	insert("r1")
+	insert("r2") // a caller new to the key finds its rows, and keeps its budget there
+	first, inMap := kept()
+	if first == nil || first != inMap {
+		t.Fatalf("the rows keep budget %p, the partition %p", first, inMap)
+	}
+	newBalancer(e, cfg.Balancer).tick(start.Add(time.Hour)) // full again: forgotten
+	if b, inMap := kept(); b != nil || inMap != nil {
+		t.Fatalf("a forgotten budget is kept: %p beside the rows, %p in the partition", b, inMap)
+	}
+	insert("r3")
+	insert("r4")
+	if b, inMap := kept(); b == nil || b != inMap || b == first {
+		t.Fatalf("after the budget was forgotten the rows keep %p, the partition %p (the first was %p)", b, inMap, first)
+	}
+}
