@@ -138,16 +138,6 @@ const (
 	classThrottled
 )
 
-func classOf(outcome string) outcomeClass {
-	switch {
-	case outcome == OutcomeOK:
-		return classOK
-	case Throttling(outcome):
-		return classThrottled
-	}
-	return classFailed
-}
-
 // heatCounts are one cell's counters.
 type heatCounts struct{ req, ok, thr int64 }
 
