@@ -1,0 +1,73 @@
+package clock
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestHeapWakesInOrder: the sleep heap, with its lazily removed slots,
+// its reused waiters and its wake-ups moved to now (Cancel), wakes
+// exactly the sleeps a sorted list would, in the same order.
+func TestHeapWakesInOrder(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		c := &Virtual{}
+		var pool []*waiter // waiters to reuse, as a Sleeper's or a task's is
+		var want []*waiter // the live sleeps, by the model's order
+		now := time.Duration(0)
+		for step := 0; step < 2000; step++ {
+			switch op := rng.IntN(10); {
+			case op < 4: // a sleep begins, with a waiter new or reused
+				var w *waiter
+				if len(pool) > 0 && rng.IntN(2) == 0 {
+					i := rng.IntN(len(pool))
+					w = pool[i]
+					pool = slices.Delete(pool, i, i+1)
+				} else {
+					w = &waiter{}
+				}
+				w.at = now + time.Duration(rng.IntN(50))
+				c.push(w)
+				want = append(want, w)
+			case op < 5 && len(want) > 0: // a sleep's context ends: it leaves
+				i := rng.IntN(len(want))
+				c.q.remove(want[i])
+				pool = append(pool, want[i])
+				want = slices.Delete(want, i, i+1)
+			case op < 6 && len(want) > 0: // Cancel moves some sleeps to now
+				moved := false
+				for i := range c.q {
+					s := &c.q[i]
+					if s.live() && rng.IntN(3) == 0 {
+						s.at, s.w.at, moved = now, now, true
+					}
+				}
+				if moved {
+					c.q.init()
+				}
+			default: // the next wakes
+				slices.SortStableFunc(want, func(a, b *waiter) int {
+					if a.at != b.at {
+						return int(a.at - b.at)
+					}
+					return int(a.seq) - int(b.seq)
+				})
+				if !c.q.ready() {
+					if len(want) != 0 {
+						t.Fatalf("seed %d step %d: the heap is empty, %d sleeps live", seed, step, len(want))
+					}
+					continue
+				}
+				w := c.q.pop()
+				if len(want) == 0 || w != want[0] {
+					t.Fatalf("seed %d step %d: woke %p at %v, want the first of %d", seed, step, w, w.at, len(want))
+				}
+				now = max(now, w.at)
+				want = want[1:]
+				pool = append(pool, w)
+			}
+		}
+	}
+}
