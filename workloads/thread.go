@@ -70,14 +70,16 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 	switch l.phase {
 	case phaseStart:
 		l.sess = w.r.target.NewSession(w.rng.Uint64())
-		l.send, _ = l.sess.(Sender)
+		l.virtual = w.r.virtual()
+		if l.virtual { // in wall time a request's context carries its timeout, which only Do keeps
+			l.send, _ = l.sess.(Sender)
+		}
 		// Threads start within 10 ms of each other, not in lockstep.
 		l.free = l.start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
 		l.open = w.r.arrivals != nil
 		if l.open { // free from the start: the schedule says when to send
 			l.free = l.start
 		}
-		l.virtual = w.r.virtual()
 		if l.virtual { // a virtual clock has no wall-time deadline: the target keeps the client's patience
 			w.op.ClientTimeout = w.r.spec.RequestTimeout
 		}
