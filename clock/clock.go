@@ -114,6 +114,7 @@ type Virtual struct {
 	next    *waiter
 	run     chan *waiter
 	watched []<-chan struct{} // the Done of every context a task has slept with
+	unwatch []func() bool     // stops each watch: a context outlives the run's clock
 }
 
 // NewVirtual returns a virtual clock that starts at start.
@@ -582,6 +583,12 @@ func (c *Virtual) stillLooping() bool {
 	defer c.mu.Unlock()
 	if c.tasks == 0 {
 		c.looping = false
+		// No task sleeps with the contexts any longer: a suite's context
+		// that outlives this run must not keep its clock.
+		for _, stop := range c.unwatch {
+			stop()
+		}
+		c.watched, c.unwatch = nil, nil
 	}
 	return c.looping
 }
@@ -634,7 +641,7 @@ func (c *Virtual) sleepTask(w *waiter, t time.Time, ctx context.Context) {
 		// An end that no Cancel brings (an interrupt) wakes the tasks that
 		// sleep with the context, at once, as a goroutine's sleep ends.
 		c.watched = append(c.watched, w.done)
-		context.AfterFunc(ctx, func() { c.Cancel(func() {}) })
+		c.unwatch = append(c.unwatch, context.AfterFunc(ctx, func() { c.Cancel(func() {}) }))
 	}
 	w.at = t.Sub(c.start)
 	c.push(w)
