@@ -378,13 +378,18 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 	wg.Wait()
 	stop()
 	<-deadlineDone
-	end := clock.Now()
-	if end.After(to) {
-		end = to
-	}
-	for _, at := range stopped {
-		if !at.IsZero() && at.Before(end) {
-			end = at
+	// A run that was not interrupted measured to its deadline, even if
+	// every thread ended sooner (an open load's last arrival): the clock
+	// may not have reached it yet when the last thread says it is done.
+	end := to
+	if ctx.Err() != nil {
+		if now := clock.Now(); now.Before(to) {
+			end = now
+		}
+		for _, at := range stopped {
+			if !at.IsZero() && at.Before(end) {
+				end = at
+			}
 		}
 	}
 	if r.arrivals != nil && ctx.Err() == nil && len(workers) > 0 {
