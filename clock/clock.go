@@ -544,9 +544,9 @@ type Task interface {
 
 // GoTask starts t as a participant that drives time, as Go starts a
 // goroutine: t begins in its turn at the current model time, and its
-// sleeps and wake-ups are ordered exactly as a goroutine's that slept at
-// the same points would be, so a run is the same whichever way its
-// participants are driven. A task must not wait on the clock inside Step
+// sleeps and wake-ups are ordered exactly as those of a goroutine that
+// slept at the same points with a Sleeper context would be, so a run is
+// the same whichever way its threads are driven. A task must not wait on the clock inside Step
 // (SleepUntil would wait for the loop that runs it): it returns instead.
 func (c *Virtual) GoTask(t Task) {
 	w := &waiter{task: t}
