@@ -353,15 +353,30 @@ func TestInterruptKeepsResults(t *testing.T) {
 }
 
 // interruptingTarget is the engine, whose sessions interrupt the run (as
-// Ctrl-C would) at a moment of model time.
+// Ctrl-C would) at a moment of model time. With tasks, they send without
+// waiting, as the engine's own do: its threads are then the virtual
+// clock's tasks.
 type interruptingTarget struct {
 	*enginetarget.Target
 	at     time.Time
 	cancel context.CancelFunc
+	tasks  bool
 }
 
 func (t *interruptingTarget) NewSession(seed uint64) workloads.Session {
-	return interruptingSession{t.Target.NewSession(seed), t}
+	s := interruptingSession{t.Target.NewSession(seed), t}
+	if t.tasks {
+		return interruptingSender{s}
+	}
+	return s
+}
+
+// interruptingSender is an interruptingSession that sends without waiting.
+type interruptingSender struct{ interruptingSession }
+
+func (s interruptingSender) Send(ctx context.Context, op *workloads.Op) (time.Time, error) {
+	s.interrupt()
+	return s.Session.(workloads.Sender).Send(ctx, op)
 }
 
 type interruptingSession struct {
@@ -370,38 +385,62 @@ type interruptingSession struct {
 }
 
 func (s interruptingSession) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
+	s.interrupt()
+	return s.Session.Do(ctx, op)
+}
+
+// interrupt ends the run's context once model time reaches the moment.
+func (s interruptingSession) interrupt() {
 	if !s.t.Clock().Now().Before(s.t.at) {
 		s.t.cancel()
 	}
-	return s.Session.Do(ctx, op)
 }
 
 // TestInterruptOnAVirtualClock: a run on the virtual clock interrupted
 // 30 s into an hour's window measures those 30 s, though model time runs
 // on to the deadline once its threads have stopped; ending there, it
 // would average what it measured over an hour and find the service silent.
+// Its threads are the clock's tasks, which an interrupt wakes through the
+// clock, or a goroutine each, woken each through its own context; the
+// tasks' case runs many times, as an interrupt races the clock.
 func TestInterruptOnAVirtualClock(t *testing.T) {
 	t0 := time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)
-	vc := clock.NewVirtual(t0)
-	spec := workloads.DefaultSpec()
-	spec.Threads, spec.Warmup, spec.Duration = 4, time.Second, time.Hour
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	tg := &interruptingTarget{Target: engineTarget(t, func(c *engine.Config) { c.Clock = vc }), cancel: cancel}
-	// The table is made and its threads started at the clock's start.
-	tg.at = t0.Add(31 * time.Second)
-	r, err := workloads.NewCoordinator(spec, tg)
-	if err != nil {
-		t.Fatal(err)
+	for _, tasks := range []bool{false, true} {
+		t.Run(map[bool]string{false: "goroutines", true: "tasks"}[tasks], func(t *testing.T) {
+			for range map[bool]int{false: 1, true: 5}[tasks] {
+				vc := clock.NewVirtual(t0)
+				spec := workloads.DefaultSpec()
+				spec.VMs, spec.Threads, spec.Warmup, spec.Duration = 4, 25, time.Second, time.Hour
+				cctx, cancel := context.WithCancel(ctx)
+				tg := &interruptingTarget{Target: engineTarget(t, func(c *engine.Config) { c.Clock = vc }), cancel: cancel, tasks: tasks}
+				// The table is made and its threads started at the clock's start.
+				tg.at = t0.Add(31 * time.Second)
+				r, err := workloads.NewCoordinator(spec, tg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					res, err := r.Run(cctx)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if !res.Interrupted || hasWarning(res.Warnings, "answered nothing") {
+						t.Errorf("interrupted=%v, warnings %q", res.Interrupted, res.Warnings)
+					}
+					near(t, "measured seconds", res.MeasuredSec, 30, 0.02)
+				}()
+				select {
+				case <-done:
+				case <-time.After(20 * time.Second):
+					t.Fatal("the interrupted run never ended")
+				}
+				cancel()
+			}
+		})
 	}
-	res, err := r.Run(cctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Interrupted || hasWarning(res.Warnings, "answered nothing") {
-		t.Fatalf("interrupted=%v, warnings %q", res.Interrupted, res.Warnings)
-	}
-	near(t, "measured seconds", res.MeasuredSec, 30, 0.02)
 }
 
 // TestVirtualClock: a run on the engine's virtual clock measures what the

@@ -2,7 +2,6 @@ package workloads_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -129,68 +128,5 @@ func TestTasksRecordAsGoroutines(t *testing.T) {
 				t.Fatalf("nothing measured: %.500s", tasks)
 			}
 		})
-	}
-}
-
-// interruptingSender is the engine, whose sessions interrupt the run (as
-// Ctrl-C would) at a moment of model time, and still send without
-// waiting: its threads are the clock's tasks.
-type interruptingSender struct {
-	*enginetarget.Target
-	at     time.Time
-	cancel context.CancelFunc
-}
-
-func (t *interruptingSender) NewSession(seed uint64) workloads.Session {
-	return senderSession{t.Target.NewSession(seed), t}
-}
-
-type senderSession struct {
-	workloads.Session
-	t *interruptingSender
-}
-
-func (s senderSession) Send(ctx context.Context, op *workloads.Op) (time.Time, error) {
-	if !s.t.Clock().Now().Before(s.t.at) {
-		s.t.cancel()
-	}
-	return s.Session.(workloads.Sender).Send(ctx, op)
-}
-
-// TestInterruptOnAVirtualClockAsTasks: as TestInterruptOnAVirtualClock,
-// with the threads the clock's tasks, which an interrupt wakes through
-// the clock rather than each through its own context.
-func TestInterruptOnAVirtualClockAsTasks(t *testing.T) {
-	t0 := time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)
-	for range 20 {
-		vc := clock.NewVirtual(t0)
-		spec := workloads.DefaultSpec()
-		spec.VMs, spec.Threads, spec.Warmup, spec.Duration = 4, 25, time.Second, time.Hour
-		cctx, cancel := context.WithCancel(ctx)
-		tg := &interruptingSender{Target: engineTarget(t, func(c *engine.Config) { c.Clock = vc }), cancel: cancel}
-		tg.at = t0.Add(31 * time.Second)
-		r, err := workloads.NewCoordinator(spec, tg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			res, err := r.Run(cctx)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if !res.Interrupted || hasWarning(res.Warnings, "answered nothing") {
-				t.Errorf("interrupted=%v, warnings %q", res.Interrupted, res.Warnings)
-			}
-			near(t, "measured seconds", res.MeasuredSec, 30, 0.02)
-		}()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Fatal("the interrupted run never ended")
-		}
-		cancel()
 	}
 }
