@@ -71,17 +71,18 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 	case phaseStart:
 		l.sess = w.r.target.NewSession(w.rng.Uint64())
 		l.virtual = w.r.virtual()
-		if l.virtual { // in wall time a request's context carries its timeout, which only Do keeps
+		if l.virtual {
+			// Only here: in wall time a request's context carries its
+			// timeout, which only Do keeps. A virtual clock has no
+			// wall-time deadline: the target keeps the client's patience.
 			l.send, _ = l.sess.(Sender)
+			w.op.ClientTimeout = w.r.spec.RequestTimeout
 		}
 		// Threads start within 10 ms of each other, not in lockstep.
 		l.free = l.start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
 		l.open = w.r.arrivals != nil
 		if l.open { // free from the start: the schedule says when to send
 			l.free = l.start
-		}
-		if l.virtual { // a virtual clock has no wall-time deadline: the target keeps the client's patience
-			w.op.ClientTimeout = w.r.spec.RequestTimeout
 		}
 		return w.top()
 	case phaseFree:
