@@ -156,25 +156,18 @@ func TestModernProfile(t *testing.T) {
 // partition holds them now: what it writes next can be read.
 func TestCallerFindsKeyRowsAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := engine.DefaultConfig()
-		cfg.Profile = engine.Modern()
-		e, err := engine.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Close()
-		e.CreateTable(ctx, "again")
+		e := newRaw(t, func(c *engine.Config) { c.Profile = engine.Modern() })
 		c := e.Client(&engine.Call{})
-		if _, err := c.Insert(ctx, "again", ent("p", "r1")); err != nil {
+		if _, err := c.Insert(ctx, "people", ent("p", "r1")); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Client(nil).Delete(ctx, "again", "p", "r1", "*"); err != nil {
+		if err := e.Client(nil).Delete(ctx, "people", "p", "r1", "*"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Insert(ctx, "again", ent("p", "r2")); err != nil {
+		if _, err := c.Insert(ctx, "people", ent("p", "r2")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Client(nil).Get(ctx, "again", "p", "r2", nil); err != nil {
+		if _, err := e.Client(nil).Get(ctx, "people", "p", "r2", nil); err != nil {
 			t.Errorf("the entity the caller wrote after its key's rows were emptied: %v", err)
 		}
 	})
