@@ -414,6 +414,10 @@ func (s *Spec) validateKeys(bad func(field, format string, args ...any), vocab f
 				vocab("keys.bucket_at", BucketPlaces().Check(k.BucketAt))
 			}
 		}
+	} else if *k == (KeySpace{}) {
+		// The fixed scheme named by --partition alone: no flag sets a key
+		// space, so each of its fields would be refused on its own.
+		bad("keys", "the fixed scheme needs a key space, which only a workload file gives: use --workload FILE with partitions: {scheme: fixed, count: 1000, distribution: uniform} (docs/workloads.md)")
 	} else {
 		if k.Count < 1 || k.Count > MaxKeys {
 			bad("keys.count", "the fixed scheme needs a count of keys from 1 to %d, not %d", MaxKeys, k.Count)

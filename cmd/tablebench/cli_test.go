@@ -156,6 +156,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--op=fly"}, `op "fly" is not known`},
 		{[]string{"run", "--op=batch", "--batch-size=101"}, "batch size 101 is out of range"},
 		{[]string{"run", "--partition=range"}, `partition scheme "range" is not known`},
+		{[]string{"run", "--partition=fixed"}, "the fixed scheme needs a key space, which only a workload file gives: use --workload FILE"},
 		{[]string{"run", "--vms=0"}, "0 VMs is out of range"},
 		{[]string{"run", "--threads=-1"}, "-1 threads per VM is out of range"},
 		{[]string{"run", "--vm-size=huge"}, `VM size "huge" is not valid`},
