@@ -234,9 +234,19 @@ func (r *Coordinator) overloaded(run *results.Run) string {
 	}
 	need := int(math.Ceil(ol.IntendedPerSec * lat / 1000 * 1.25)) // a quarter to spare: latency varies
 	if lat > 0 && need > threads {
-		perVM := (need + s.VMs - 1) / s.VMs
-		return head + fmt.Sprintf("; the client is too small for the rate, not the endpoint too slow: at the mean latency of %.1f ms a thread sends at most %.1f requests/s, so %.0f/s needs some %d threads; use --threads %d with --vms %d, or more VMs",
-			lat, 1000/lat, ol.IntendedPerSec, need, perVM, s.VMs)
+		head += fmt.Sprintf("; the client is too small for the rate, not the endpoint too slow: at the mean latency of %.1f ms a thread sends at most %.1f requests/s, so %.0f/s needs some %d threads",
+			lat, 1000/lat, ol.IntendedPerSec, need)
+		switch vms := (need + MaxThreadsPerVM - 1) / MaxThreadsPerVM; {
+		case need > MaxThreads:
+			// Advice the spec would refuse is no advice: say what one run
+			// can carry, and how to go past it.
+			return head + fmt.Sprintf(", more than the %d one run drives: lower the rate to about %.0f/s, or split it over sharded runs against one endpoint (docs/sharding.md)",
+				MaxThreads, float64(MaxThreads)*1000/lat/1.25)
+		case (need+s.VMs-1)/s.VMs > MaxThreadsPerVM:
+			return head + fmt.Sprintf("; use --vms %d --threads %d (at most %d threads a VM)", vms, (need+vms-1)/vms, MaxThreadsPerVM)
+		default:
+			return head + fmt.Sprintf("; use --threads %d with --vms %d, or more VMs", (need+s.VMs-1)/s.VMs, s.VMs)
+		}
 	}
 	holder, why := "the endpoint", "its answers came late or not at all (see the other warnings)"
 	var failed int64

@@ -257,6 +257,29 @@ func TestOpenLoopDropsWhatNoThreadTakes(t *testing.T) {
 	})
 }
 
+// TestOpenLoopAdviceStaysWithinTheLimits: the threads an open load is
+// told it needs are ones a spec takes: spread over VMs past a VM's
+// limit, and past a run's limit a rate one run can carry instead.
+func TestOpenLoopAdviceStaysWithinTheLimits(t *testing.T) {
+	for _, tc := range []struct {
+		rate float64
+		want string
+	}{
+		{40000, "threads; use --vms 3 --threads 83"},                                        // some 2,500 threads
+		{400000, "threads, more than the 20000 one run drives: lower the rate to about 31"}, // some 25,000
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			spec := workloads.DefaultSpec()
+			spec.Duration, spec.Warmup = time.Second, 0
+			spec.Load, spec.Rate = workloads.LoadOpen, tc.rate
+			res := run(t, spec, slow{engineTarget(t)})
+			if !hasWarning(res.Warnings, tc.want) {
+				t.Fatalf("rate %g: warnings %q", tc.rate, res.Warnings)
+			}
+		})
+	}
+}
+
 // TestOpenLoopRampsByStages: stages ramp the rate linearly from the one
 // before, and after the last the rate holds.
 func TestOpenLoopRampsByStages(t *testing.T) {

@@ -282,14 +282,14 @@ func (s *Spec) Validate() error {
 	checkRate(bad, "rate", "rate", s.Rate)
 	vocab("partition", PartitionSchemes().Check(s.Partition))
 	s.validateKeys(bad, vocab)
-	if s.VMs < 1 || s.VMs > 1000 {
-		bad("vms", "%d VMs is out of range: use 1 to 1000", s.VMs)
+	if s.VMs < 1 || s.VMs > MaxVMs {
+		bad("vms", "%d VMs is out of range: use 1 to %d", s.VMs, MaxVMs)
 	}
-	if s.Threads < 1 || s.Threads > 1000 {
-		bad("threads", "%d threads per VM is out of range: use 1 to 1000", s.Threads)
+	if s.Threads < 1 || s.Threads > MaxThreadsPerVM {
+		bad("threads", "%d threads per VM is out of range: use 1 to %d", s.Threads, MaxThreadsPerVM)
 	}
-	if s.VMs*s.Threads > 20000 {
-		bad("threads", "%d threads in all is too many: keep VMs x threads at most 20000", s.VMs*s.Threads)
+	if s.VMs*s.Threads > MaxThreads {
+		bad("threads", "%d threads in all is too many: keep VMs x threads at most %d", s.VMs*s.Threads, MaxThreads)
 	}
 	if s.VMSize.Cores < 1 || s.VMSize.SerialFraction < 0 || s.VMSize.SerialFraction > 1 {
 		bad("vm_size", "VM size %q is not valid: use small, xl, modern or cores:N[,serial:F]", s.VMSize.Name)
@@ -459,6 +459,14 @@ func validatePick(field string, p Pick, bad func(field, format string, args ...a
 		bad(field+".hot_data", "hot_data and hot_ops go with the hotspot distribution, not %s: leave them out", p.Distribution)
 	}
 }
+
+// A run's client: at most MaxVMs VMs of at most MaxThreadsPerVM threads,
+// and MaxThreads threads in all.
+const (
+	MaxVMs          = 1000
+	MaxThreadsPerVM = 1000
+	MaxThreads      = 20000
+)
 
 // MaxTheta is the largest zipfian skew a spec takes: past it the top key
 // takes nearly every operation, so a larger one is a typo.
