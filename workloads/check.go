@@ -59,6 +59,9 @@ func (r *Coordinator) check(run *results.Run) (warnings, notes []string, refused
 			warnings = append(warnings, "the run was interrupted during its warm-up: nothing was measured")
 		}
 	}
+	if t.Requests == 0 && !run.Interrupted {
+		warnings = append(warnings, fmt.Sprintf("no request completed in the %v measured: the run has no numbers; measure for longer than a request takes, as in --duration 10s", r.spec.Duration))
+	}
 	var missing int64
 	for code, n := range t.Errors {
 		// A client timeout under a second is a deliberate probe of the

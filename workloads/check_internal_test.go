@@ -41,7 +41,7 @@ func TestLagJudgedByItsEffect(t *testing.T) {
 			t.Fatal(err)
 		}
 		lag := c.lag
-		run := &results.Run{Env: results.Environment{Target: "engine", TimeScale: 1}, LatencyMs: latency, SuccessLatencyMs: latency, HarnessLagMs: &lag, MeasuredSec: 60}
+		run := &results.Run{Env: results.Environment{Target: "engine", TimeScale: 1}, Totals: results.Counts{Requests: 1400}, LatencyMs: latency, SuccessLatencyMs: latency, HarnessLagMs: &lag, MeasuredSec: 60}
 		for sec := range 70 { // answers every second: no silence
 			run.Intervals = append(run.Intervals, results.Interval{Second: sec, Requests: 20})
 		}

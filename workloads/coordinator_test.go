@@ -257,6 +257,20 @@ func TestOpenLoopDropsWhatNoThreadTakes(t *testing.T) {
 	})
 }
 
+// TestRunThatMeasuredNothingSaysSo: a window shorter than any request
+// holds no answer, and the run says it has no numbers rather than
+// printing zeros as if they were measured.
+func TestRunThatMeasuredNothingSaysSo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spec := workloads.DefaultSpec()
+		spec.Duration, spec.Warmup = time.Millisecond, 0
+		res := run(t, spec, slow{engineTarget(t)})
+		if res.Totals.Requests != 0 || !hasWarning(res.Warnings, "no request completed in the 1ms measured: the run has no numbers") {
+			t.Fatalf("%d requests, warnings %q", res.Totals.Requests, res.Warnings)
+		}
+	})
+}
+
 // TestOpenLoopAdviceStaysWithinTheLimits: the threads an open load is
 // told it needs are ones a spec takes: spread over VMs past a VM's
 // limit, and past a run's limit a rate one run can carry instead.
