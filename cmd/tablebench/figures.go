@@ -7,7 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/tablebench/tablebench/engine"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tablebench/tablebench/charts"
+	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/casestudy"
@@ -244,7 +245,10 @@ func (s *suiteFlags) openOut(mode string, settings results.Settings) (*results.D
 		if s.resume {
 			return nil, usagef("--resume needs --out, the directory of the suite to finish")
 		}
-		out = filepath.Join("results", time.Now().UTC().Format("20060102T150405Z"))
+		var err error
+		if out, err = freshDir("results", time.Now().UTC().Format("20060102T150405Z")); err != nil {
+			return nil, usagef("--out: %v; give --out DIR", err)
+		}
 	}
 	if s.resume {
 		if _, err := os.Stat(filepath.Join(out, results.SetFile)); err != nil {
@@ -275,6 +279,29 @@ func (s *suiteFlags) openOut(mode string, settings results.Settings) (*results.D
 		os.Symlink(filepath.Base(out), latest)
 	}
 	return dir, nil
+}
+
+// freshDir makes a new directory under parent named name, or name-2,
+// name-3, ... when it is taken: two suites started in one second (a
+// script's) must not land in one directory, where the second would be
+// refused as a resume of the first.
+func freshDir(parent, name string) (string, error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	for i := 1; ; i++ {
+		dir := filepath.Join(parent, name)
+		if i > 1 {
+			dir += "-" + strconv.Itoa(i)
+		}
+		err := os.Mkdir(dir, 0o755) // the claim: two processes never get one name
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i >= 1000 {
+			return "", err
+		}
+	}
 }
 
 // sameSuite refuses to add runs of mode made with settings to the stored

@@ -272,3 +272,23 @@ func TestSuitesSpeakInALog(t *testing.T) {
 		}
 	}
 }
+
+// TestFreshDirNeverSharesAName: suites started in one second get
+// directories of their own, not one another's.
+func TestFreshDirNeverSharesAName(t *testing.T) {
+	parent := t.TempDir()
+	seen := map[string]bool{}
+	for range 3 {
+		dir, err := freshDir(parent, "20261126T120000Z")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[dir] {
+			t.Fatalf("%s given twice", dir)
+		}
+		seen[dir] = true
+	}
+	if !seen[filepath.Join(parent, "20261126T120000Z-3")] {
+		t.Fatalf("got %v", seen)
+	}
+}
