@@ -22,7 +22,8 @@ var compareMetrics = []string{"entities-per-sec", "throttled-pct", "p50", "p95",
 
 const compareHelp = `DIR1 DIR2 [--tolerance 5%] [--out DIR]
 
-Matches the runs of two result sets by ID and, for each run, tests whether
+Matches the runs of two result sets by ID (two runs' directories from
+run --out: their runs, or the one run of each) and, for each run, tests whether
 its entities/s, throttled share and p50, p95 and p99 latency (of successful
 requests) differ beyond the runs' own noise: a Mann-Whitney U test of the
 two runs' per-second samples (benchstat's test), from their intervals and
@@ -78,22 +79,32 @@ func compareCmd(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	a, err := results.ReadDir(pos[0])
+	a, err := readCompared(pos[0])
 	if err != nil {
 		return usagef("%v", err)
 	}
-	b, err := results.ReadDir(pos[1])
+	b, err := readCompared(pos[1])
 	if err != nil {
 		return usagef("%v", err)
 	}
-	figs, err := setFigures(&a.Set) // refuses a set that mixes engine models, whose numbers compare nothing
-	if err != nil {
-		return err
+	if (a.Set.Mode == runDirMode) != (b.Set.Mode == runDirMode) {
+		return usagef("%s is a %s and %s a %s: compare two suites, or two runs' directories (run --out)", pos[0], dirKind(a), pos[1], dirKind(b))
 	}
-	if _, err := setFigures(&b.Set); err != nil {
-		return err
+	var figs []workloads.Figure
+	if a.Set.Mode != runDirMode { // a run's directory draws no figure
+		if figs, err = setFigures(&a.Set); err != nil { // refuses a set that mixes engine models, whose numbers compare nothing
+			return err
+		}
+		if _, err := setFigures(&b.Set); err != nil {
+			return err
+		}
 	}
 	cmp := charts.NewComparison(a, b)
+	if len(cmp.Pairs) == 0 && a.Set.Mode == runDirMode && len(a.Set.Runs) == 1 && len(b.Set.Runs) == 1 {
+		// Two runs' directories: the question is how the one run differs
+		// from the other, whatever each is named.
+		cmp.Pairs = []charts.Pair{{A: a.Set.Runs[0], B: b.Set.Runs[0]}}
+	}
 	if len(cmp.Pairs) == 0 {
 		return fmt.Errorf("%s and %s have no run in common to compare", pos[0], pos[1])
 	}
@@ -124,6 +135,34 @@ func compareCmd(ctx context.Context, e *env, args []string) error {
 		return &regressionError{fmt.Sprintf("%d regression(s) beyond noise and the %g%% tolerance, marked REGRESSION above", regressions, tol)}
 	}
 	return nil
+}
+
+// runDirMode is the mode compare gives a run's directory (run --out),
+// read as a set of its runs.
+const runDirMode = "run"
+
+// readCompared reads a suite's result directory, or a run's as a set of
+// the runs it holds.
+func readCompared(path string) (*results.Dir, error) {
+	if holdsSuite(path) {
+		return results.ReadDir(path)
+	}
+	runs, err := readRunDir(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s holds no results: no %s and no run records there", path, results.SetFile)
+	}
+	return &results.Dir{Path: path, Set: results.Set{Mode: runDirMode, Runs: runs}}, nil
+}
+
+// dirKind names what a compared directory holds.
+func dirKind(d *results.Dir) string {
+	if d.Set.Mode == runDirMode {
+		return "run's directory"
+	}
+	return "suite's result directory"
 }
 
 // readHlogs reads both runs' interval logs, for their per-second latency;

@@ -165,6 +165,34 @@ func TestCompareBadInput(t *testing.T) {
 	}
 }
 
+// TestCompareTwoRunDirectories: two runs stored by run --out compare as
+// their one run each, whatever each is named; a different seed of one
+// workload differs little, the 2010 model from today's beyond noise; a
+// run's directory beside a suite's is refused.
+func TestCompareTwoRunDirectories(t *testing.T) {
+	dirs := map[string]string{}
+	for name, args := range map[string][]string{
+		"a":    {"--seed", "1"},
+		"b":    {"--seed", "2", "--job-id", "other"},
+		"2010": {"--seed", "1", "--profile", "wa2010"},
+	} {
+		dirs[name] = filepath.Join(t.TempDir(), name)
+		run := append([]string{"run", "--profile", "modern", "--vms", "2", "--threads", "4", "--duration", "20s", "--warmup", "2s", "--quiet", "--out", dirs[name]}, args...)
+		if code, _, errOut := tb(t, context.Background(), nil, run...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", run, code, errOut)
+		}
+	}
+	code, out, errOut := tb(t, context.Background(), nil, "compare", dirs["a"], dirs["b"])
+	if code != 0 || errOut != "" || !strings.Contains(out, "1 runs, 5 differences") {
+		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	code, out, _ = tb(t, context.Background(), nil, "compare", dirs["a"], dirs["2010"], "--tolerance", "5%")
+	if code != 3 || !strings.Contains(out, "entities-per-sec") || !strings.Contains(out, "REGRESSION") {
+		t.Fatalf("today's model against 2010's: exit %d, want 3 and a regression\n%s", code, out)
+	}
+	oneLineRefusal(t, []string{"compare", dirs["a"], baseSet(t)}, "is a run's directory and")
+}
+
 // TestDocsNameEveryMetric: the docs (the README and docs/commands.md) and
 // the help name every metric a sweep may plot, and compare's exit code, so
 // neither drifts from the table.
