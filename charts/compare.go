@@ -2,6 +2,7 @@ package charts
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
 	"math"
 	"path/filepath"
@@ -57,6 +58,17 @@ func NewComparison(a, b *results.Dir) *Comparison {
 	return c
 }
 
+// aboutSide says where one side of a comparison is and, when it is a
+// single run (two runs' directories compared), what that run did: the
+// runs of a comparison are paired whatever they are, so the page says.
+func aboutSide(name string, d *results.Dir) string {
+	if len(d.Set.Runs) != 1 {
+		return name + ": " + d.Path
+	}
+	r := d.Set.Runs[0]
+	return fmt.Sprintf("%s: %s, run %s: %s, on %s.", name, d.Path, r.ID, describeSetup(r), describeTarget(r))
+}
+
 // Write renders the comparison into dir: one page with each figure's two
 // result sets overlaid, and a table of every run.
 // figsA and figsB are the same figures drawn from each set.
@@ -64,7 +76,7 @@ func (c *Comparison) Write(dir string, figsA, figsB []results.FigureData) error 
 	if err := copyAssets(dir); err != nil {
 		return err
 	}
-	p := &page{Title: "Comparison", Paras: []string{"A: " + c.A.Path, "B: " + c.B.Path}}
+	p := &page{Title: "Comparison", Paras: []string{aboutSide("A", c.A), aboutSide("B", c.B)}}
 	for i, f := range figsA {
 		if i >= len(figsB) || figsB[i].ID != f.ID {
 			continue
