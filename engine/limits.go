@@ -47,9 +47,10 @@ func (b *bucket) retune(rate float64, burst time.Duration) {
 	b.rate, b.burst, b.tokens = nb.rate, nb.burst, math.Min(b.tokens, nb.burst)
 }
 
-// budgeted takes cost from the account's and pk's budgets of rp, called with
-// rp locked; it reports which budget refused, if one did.
-func (e *Engine) budgeted(c *Call, rp *rangePartition, pk string, at time.Time, cost float64) (ok bool, msg string) {
+// budgeted takes cost from the account's and pk's budgets of rp at at, in
+// Unix nanoseconds, called with rp locked; it reports which budget
+// refused, if one did.
+func (e *Engine) budgeted(c *Call, rp *rangePartition, pk string, at int64, cost float64) (ok bool, msg string) {
 	r := e.rates.Load()
 	p := &e.cfg.Profile
 	if r.Account > 0 {
@@ -69,7 +70,7 @@ func (e *Engine) budgeted(c *Call, rp *rangePartition, pk string, at time.Time, 
 
 // charged charges cost to the budgets after the fact (queries pay for what
 // they scanned), going into debt if need be.
-func (e *Engine) charged(rp *rangePartition, pk string, at time.Time, cost float64) {
+func (e *Engine) charged(rp *rangePartition, pk string, at int64, cost float64) {
 	r := e.rates.Load()
 	p := &e.cfg.Profile
 	if r.Account > 0 {
@@ -132,13 +133,13 @@ func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn fun
 		return err
 	}
 	if k != opQuery {
-		if ok, msg := e.budgeted(nil, rp, pk, now, units); !ok {
+		if ok, msg := e.budgeted(nil, rp, pk, now.UnixNano(), units); !ok {
 			return tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
 		}
 	}
 	scanned, err := fn(rp, now)
 	if k == opQuery {
-		e.charged(rp, pk, now, math.Max(1, float64(scanned)))
+		e.charged(rp, pk, now.UnixNano(), math.Max(1, float64(scanned)))
 	}
 	if err != nil {
 		return err
