@@ -204,13 +204,13 @@ func (b *balancer) tick(now time.Time) {
 	e := b.e
 	winSecs := b.cfg.Interval.Seconds()
 	snap := Snapshot{Time: now}
+	e.stampMu.Lock()
 	for _, s := range e.servers {
-		s.mu.Lock()
 		s.util = min(1, s.busy.Seconds()/(winSecs*float64(len(s.cores))))
 		s.busy = 0
-		s.mu.Unlock()
 		snap.Servers = append(snap.Servers, s.util)
 	}
+	e.stampMu.Unlock()
 	var split []candidate
 	perServer := map[*server][]candidate{}
 	tables := *e.tables.Load()

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 )
 
@@ -155,10 +154,10 @@ func (b *bucket) charge(now int64, cost float64) {
 }
 
 // server is a partition server: its cores serve the lanes of the range
-// partitions it hosts.
+// partitions it hosts. Its cores and busy time are guarded by the engine's
+// stampMu; util and hot are the balancer's own.
 type server struct {
 	id    int
-	mu    sync.Mutex
 	cores []schedule
 	busy  time.Duration
 	util  float64 // core utilisation over the last balancer window
@@ -172,10 +171,8 @@ func newServer(id, cores int) *server {
 // reserve schedules d of work of a lane on the first core free at or after
 // at when the lane is free too, and returns when it starts, all in Unix
 // nanoseconds. Work that could start only after deadline is not
-// scheduled, and ok is false.
+// scheduled, and ok is false. Called with the engine's stampMu held.
 func (s *server) reserve(l *schedule, at, now, deadline int64, d time.Duration) (start int64, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	// A core is pruned when it is searched: the search stops at the first
 	// core free, and what a later search finds is the same as if every
 	// core had been pruned each time, as the time pruned before only grows.
@@ -319,8 +316,9 @@ func scaleDur(d time.Duration, x float64) time.Duration { return time.Duration(f
 
 // admit runs a request through the front end and the partition's admission
 // checks: account and key budgets, availability, the backlog throttle and the
-// deadline. It is called with rp locked. On refusal it returns the error and
-// the model time at which the refusal is answered.
+// deadline. It is called with rp locked and, but for a query, which is
+// charged after its scan, with the engine's stampMu held too. On refusal it
+// returns the error and the model time at which the refusal is answered.
 func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units float64) (admission, int64, *tables.Error) {
 	p := &e.cfg.Profile
 	a := admission{rng: rp.rng, units: units}
@@ -397,7 +395,8 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 // the lane and a core of the partition's server. A request that could start
 // only after its deadline is not served: it gets 500 OperationTimedOut,
 // answered at the deadline. scanned is the number of entities a query
-// scanned; a query is charged for them whether or not it is served.
+// scanned; a query is charged for them whether or not it is served. It is
+// called with rp locked and the engine's stampMu held.
 func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, scanned int) *tables.Error {
 	p := &e.cfg.Profile
 	var mean time.Duration
@@ -552,12 +551,23 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		return nil
 	}
 	rp := t.lockFor(c, pk)
+	// The account's budget and the servers' schedules are shared by every
+	// partition, so they have a lock of their own, stampMu. A request takes
+	// it once, from its admission to its reservation, rather than once for
+	// each: an uncontended lock costs a request more than the work it
+	// guards, and in virtual time it is never contended.
+	if k != opQuery {
+		e.stampMu.Lock()
+	}
 	a, refusedAt, err := e.admit(c, rp, k, pk, units)
 	// A write is reserved before it is applied, so one that times out leaves
 	// nothing behind; a query's service time depends on what it scans, and a
 	// late query's page is dropped.
-	if err == nil && k != opQuery {
-		err, refusedAt = e.occupy(&a, rp, k, pk, 0), a.deadline
+	if k != opQuery {
+		if err == nil {
+			err, refusedAt = e.occupy(&a, rp, k, pk, 0), a.deadline
+		}
+		e.stampMu.Unlock()
 	}
 	var tm Timing
 	served := false
@@ -568,7 +578,9 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		}
 		scanned, ferr := fn(rp, a.at(at))
 		if k == opQuery {
+			e.stampMu.Lock()
 			err, refusedAt = e.occupy(&a, rp, k, pk, scanned), a.deadline
+			e.stampMu.Unlock()
 		}
 		if err == nil {
 			err = ferr
