@@ -128,11 +128,18 @@ func (b *bucket) refill(now int64) {
 }
 
 func newBucket(rate float64, burst time.Duration) *bucket {
-	b := rate * burst.Seconds()
-	if b <= 0 {
-		b = rate
+	b := new(bucket)
+	b.reset(rate, burst)
+	return b
+}
+
+// reset makes b a new bucket of rate and burst, full.
+func (b *bucket) reset(rate float64, burst time.Duration) {
+	n := rate * burst.Seconds()
+	if n <= 0 {
+		n = rate
 	}
-	return &bucket{rate: rate, burst: b, tokens: b, last: noTime}
+	*b = bucket{rate: rate, burst: n, tokens: n, last: noTime}
 }
 
 // take removes cost tokens if there are enough; now is in Unix
@@ -441,7 +448,12 @@ func (rp *rangePartition) keyBucket(c *Call, pk string, rate float64, burst time
 		} else {
 			var ok bool
 			if b, ok = rp.buckets[pk]; !ok {
-				b = newBucket(rate, burst)
+				if g != nil { // nothing else holds g.own: see the balancer's tick
+					b = &g.own
+					b.reset(rate, burst)
+				} else {
+					b = newBucket(rate, burst)
+				}
 				rp.setBucket(pk, b)
 			}
 			if g != nil {
@@ -490,9 +502,9 @@ func (l *lane) setBucket(pk string, b *bucket) {
 	l.buckets[pk] = b
 }
 
-// serve returns the timing of a request whose service occupy reserved: its
-// commit or read stage follows the lane.
-func (e *Engine) serve(a *admission, k opKind, entities int) Timing {
+// serve sets tm to the timing of a request whose service occupy reserved:
+// its commit or read stage follows the lane.
+func (e *Engine) serve(a *admission, k opKind, entities int, tm *Timing) {
 	p := &e.cfg.Profile
 	var post time.Duration
 	if k == opWrite {
@@ -503,7 +515,7 @@ func (e *Engine) serve(a *admission, k opKind, entities int) Timing {
 	if p.HiccupP > 0 && a.rng.Float64() < p.HiccupP {
 		post += p.HiccupMin + time.Duration(a.rng.Int64N(int64(p.HiccupMax-p.HiccupMin)+1))
 	}
-	return Timing{
+	*tm = Timing{
 		Arrival: a.arrival, Done: a.at(a.start + int64(a.lane) + int64(post)),
 		FrontEnd: time.Duration(a.t1 - a.t0), Wait: time.Duration(a.start - a.t1), Lane: a.lane, Post: post,
 		Units: a.units,
@@ -569,7 +581,13 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		}
 		e.stampMu.Unlock()
 	}
-	var tm Timing
+	// The timing is made where the caller keeps it: it is larger than
+	// the rest of the request's state, and copying it cost as much.
+	var own Timing
+	tm := &own
+	if c != nil {
+		tm = &c.Timing
+	}
 	served := false
 	if err == nil {
 		at := a.start
@@ -584,11 +602,12 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		}
 		if err == nil {
 			err = ferr
-			tm, served = e.serve(&a, k, entities), true
+			e.serve(&a, k, entities, tm)
+			served = true
 		}
 	}
 	if !served {
-		tm = Timing{Arrival: a.arrival, Done: a.at(refusedAt), FrontEnd: time.Duration(a.t1 - a.t0), Units: units}
+		*tm = Timing{Arrival: a.arrival, Done: a.at(refusedAt), FrontEnd: time.Duration(a.t1 - a.t0), Units: units}
 		if refusedAt > a.t1 {
 			tm.Wait = time.Duration(refusedAt - a.t1)
 		} else {
@@ -599,9 +618,6 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		tm.Charge = e.ruCharge(rp, k, pk, a.at(a.t1), a.units, entities, err)
 	}
 	rp.mu.Unlock()
-	if c != nil {
-		c.Timing = tm
-	}
 	if c == nil || !c.Detach {
 		if serr := e.clock.SleepUntil(ctx, tm.Done); serr != nil {
 			return serr
