@@ -204,13 +204,13 @@ func (b *balancer) tick(now time.Time) {
 	e := b.e
 	winSecs := b.cfg.Interval.Seconds()
 	snap := Snapshot{Time: now}
+	e.stampMu.Lock()
 	for _, s := range e.servers {
-		s.mu.Lock()
 		s.util = min(1, s.busy.Seconds()/(winSecs*float64(len(s.cores))))
 		s.busy = 0
-		s.mu.Unlock()
 		snap.Servers = append(snap.Servers, s.util)
 	}
+	e.stampMu.Unlock()
 	var split []candidate
 	perServer := map[*server][]candidate{}
 	tables := *e.tables.Load()
@@ -235,7 +235,7 @@ func (b *balancer) tick(now time.Time) {
 			hot := rp.util > b.cfg.HotUtilization || (w.requests > 0 && bad/float64(w.requests) > b.cfg.HotThrottleRate)
 			ready := b.hotFor(&rp.hot, hot && !rp.single, now)
 			for k, bk := range rp.buckets { // forget keys whose budget is full again
-				if bk.refill(now); bk.tokens >= bk.burst {
+				if bk.refill(now.UnixNano()); bk.tokens >= bk.burst {
 					delete(rp.buckets, k)
 					rp.bucketGen++
 					if g := rp.data.rows(k); g != nil {

@@ -84,7 +84,7 @@ type Engine struct {
 	presplit presplit // a new table's range partitions
 	nextSrv  atomic.Uint64
 	rpSeq    atomic.Uint64
-	acctMu   sync.Mutex
+	stampMu  sync.Mutex // guards acct and every server's schedule: see Engine.do
 	acct     bucket
 	rates    atomic.Pointer[Rates]
 	lb       *balancer

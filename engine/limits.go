@@ -47,17 +47,15 @@ func (b *bucket) retune(rate float64, burst time.Duration) {
 	b.rate, b.burst, b.tokens = nb.rate, nb.burst, math.Min(b.tokens, nb.burst)
 }
 
-// budgeted takes cost from the account's and pk's budgets of rp, called with
-// rp locked; it reports which budget refused, if one did.
-func (e *Engine) budgeted(c *Call, rp *rangePartition, pk string, at time.Time, cost float64) (ok bool, msg string) {
+// budgeted takes cost from the account's and pk's budgets of rp at at, in
+// Unix nanoseconds, called with rp locked and the engine's stampMu held;
+// it reports which budget refused, if one did.
+func (e *Engine) budgeted(c *Call, rp *rangePartition, pk string, at int64, cost float64) (ok bool, msg string) {
 	r := e.rates.Load()
 	p := &e.cfg.Profile
 	if r.Account > 0 {
-		e.acctMu.Lock()
 		e.acct.retune(r.Account, p.AccountBurst)
-		ok := e.acct.take(at, cost)
-		e.acctMu.Unlock()
-		if !ok {
+		if !e.acct.take(at, cost) {
 			return false, tables.MsgAccountOverLimit
 		}
 	}
@@ -68,15 +66,13 @@ func (e *Engine) budgeted(c *Call, rp *rangePartition, pk string, at time.Time, 
 }
 
 // charged charges cost to the budgets after the fact (queries pay for what
-// they scanned), going into debt if need be.
-func (e *Engine) charged(rp *rangePartition, pk string, at time.Time, cost float64) {
+// they scanned), going into debt if need be; called as budgeted is.
+func (e *Engine) charged(rp *rangePartition, pk string, at int64, cost float64) {
 	r := e.rates.Load()
 	p := &e.cfg.Profile
 	if r.Account > 0 {
-		e.acctMu.Lock()
 		e.acct.retune(r.Account, p.AccountBurst)
 		e.acct.charge(at, cost)
-		e.acctMu.Unlock()
 	}
 	if r.Partition > 0 {
 		rp.keyBucket(nil, pk, r.Partition, p.Burst).charge(at, cost)
@@ -132,13 +128,18 @@ func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn fun
 		return err
 	}
 	if k != opQuery {
-		if ok, msg := e.budgeted(nil, rp, pk, now, units); !ok {
+		e.stampMu.Lock()
+		ok, msg := e.budgeted(nil, rp, pk, now.UnixNano(), units)
+		e.stampMu.Unlock()
+		if !ok {
 			return tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
 		}
 	}
 	scanned, err := fn(rp, now)
 	if k == opQuery {
-		e.charged(rp, pk, now, math.Max(1, float64(scanned)))
+		e.stampMu.Lock()
+		e.charged(rp, pk, now.UnixNano(), math.Max(1, float64(scanned)))
+		e.stampMu.Unlock()
 	}
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 )
 
@@ -109,30 +108,43 @@ const (
 // bucket is a token bucket of entity units, refilled continuously.
 type bucket struct {
 	rate, burst, tokens float64
-	last                time.Time
+	last                int64 // Unix nanoseconds of the last refill; never: noTime
 }
 
-func (b *bucket) refill(now time.Time) {
-	if b.last.IsZero() {
+// noTime is a model time in Unix nanoseconds that is never reached: a
+// bucket never refilled. Zero will not do, as a clock may start at the
+// Unix epoch.
+const noTime = math.MinInt64
+
+func (b *bucket) refill(now int64) {
+	if b.last == noTime {
 		b.last = now
 		return
 	}
-	if dt := now.Sub(b.last); dt > 0 {
+	if dt := time.Duration(now - b.last); dt > 0 {
 		b.tokens = math.Min(b.burst, b.tokens+b.rate*dt.Seconds())
 		b.last = now
 	}
 }
 
 func newBucket(rate float64, burst time.Duration) *bucket {
-	b := rate * burst.Seconds()
-	if b <= 0 {
-		b = rate
-	}
-	return &bucket{rate: rate, burst: b, tokens: b}
+	b := new(bucket)
+	b.reset(rate, burst)
+	return b
 }
 
-// take removes cost tokens if there are enough.
-func (b *bucket) take(now time.Time, cost float64) bool {
+// reset makes b a new bucket of rate and burst, full.
+func (b *bucket) reset(rate float64, burst time.Duration) {
+	n := rate * burst.Seconds()
+	if n <= 0 {
+		n = rate
+	}
+	*b = bucket{rate: rate, burst: n, tokens: n, last: noTime}
+}
+
+// take removes cost tokens if there are enough; now is in Unix
+// nanoseconds, as are the other model times of a request's admission.
+func (b *bucket) take(now int64, cost float64) bool {
 	b.refill(now)
 	if b.tokens < cost {
 		return false
@@ -143,16 +155,16 @@ func (b *bucket) take(now time.Time, cost float64) bool {
 
 // charge removes cost tokens, going into debt if need be (queries are charged
 // for what they scanned, after the scan).
-func (b *bucket) charge(now time.Time, cost float64) {
+func (b *bucket) charge(now int64, cost float64) {
 	b.refill(now)
 	b.tokens -= cost
 }
 
 // server is a partition server: its cores serve the lanes of the range
-// partitions it hosts.
+// partitions it hosts. Its cores and busy time are guarded by the engine's
+// stampMu; util and hot are the balancer's own.
 type server struct {
 	id    int
-	mu    sync.Mutex
 	cores []schedule
 	busy  time.Duration
 	util  float64 // core utilisation over the last balancer window
@@ -164,20 +176,17 @@ func newServer(id, cores int) *server {
 }
 
 // reserve schedules d of work of a lane on the first core free at or after
-// at when the lane is free too, and returns when it starts. Work that could
-// start only after deadline is not scheduled, and ok is false.
-func (s *server) reserve(l *schedule, at, now, deadline time.Time, d time.Duration) (start time.Time, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// In Unix nanoseconds, as the schedules keep them; the start handed
-	// back is rebuilt from at. A core is pruned when it is searched: the
-	// search stops at the first core free, and what a later search finds
-	// is the same as if every core had been pruned each time, as the time
-	// pruned before only grows.
-	past := now.Add(-pruneMargin)
-	a, dl, dn := at.UnixNano(), deadline.UnixNano(), int64(d)
-	st := l.fitAt(a, dn)
-	for st <= dl {
+// at when the lane is free too, and returns when it starts, all in Unix
+// nanoseconds. Work that could start only after deadline is not
+// scheduled, and ok is false. Called with the engine's stampMu held.
+func (s *server) reserve(l *schedule, at, now, deadline int64, d time.Duration) (start int64, ok bool) {
+	// A core is pruned when it is searched: the search stops at the first
+	// core free, and what a later search finds is the same as if every
+	// core had been pruned each time, as the time pruned before only grows.
+	past := now - int64(pruneMargin)
+	dn := int64(d)
+	st := l.fitAt(at, dn)
+	for st <= deadline {
 		best, core := int64(0), -1
 		for i := range s.cores {
 			s.cores[i].prune(past)
@@ -192,11 +201,11 @@ func (s *server) reserve(l *schedule, at, now, deadline time.Time, d time.Durati
 			s.cores[core].add(st, dn)
 			l.add(st, dn)
 			s.busy += d
-			return at.Add(time.Duration(st - a)), true
+			return st, true
 		}
 		st = l.fitAt(best, dn)
 	}
-	return at.Add(time.Duration(st - a)), false
+	return st, false
 }
 
 // lane is a range partition's model state: its serial executor, per-key
@@ -257,12 +266,21 @@ const pruneMargin = 2 * time.Second
 // reserved service, once occupy has run. now is the clock when it was
 // admitted: the partition stays locked until it is served, and in virtual
 // time the clock cannot move meanwhile, so occupy need not read it again.
+//
+// Its times are Unix nanoseconds, as the schedules keep them: each request
+// does some twenty sums and comparisons of them, which cost a fraction of
+// time.Time's. The times a caller sees are rebuilt from arrival, the
+// request's t0 as a time, so they keep its location.
 type admission struct {
-	t0, t1, laneStart, deadline, start, now time.Time
+	arrival                                 time.Time
+	t0, t1, laneStart, deadline, start, now int64
 	lane                                    time.Duration
 	rng                                     *rand.Rand
 	units                                   float64
 }
+
+// at returns the model time t, in Unix nanoseconds, as a time.
+func (a *admission) at(t int64) time.Time { return a.arrival.Add(time.Duration(t - a.t0)) }
 
 // lognorm is the shape of a lognormal distribution of a coefficient of
 // variation, taken once: every request draws three times. It also keeps
@@ -305,43 +323,47 @@ func scaleDur(d time.Duration, x float64) time.Duration { return time.Duration(f
 
 // admit runs a request through the front end and the partition's admission
 // checks: account and key budgets, availability, the backlog throttle and the
-// deadline. It is called with rp locked. On refusal it returns the error and
-// the model time at which the refusal is answered.
-func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units float64) (admission, time.Time, *tables.Error) {
+// deadline. It is called with rp locked and, but for a query, which is
+// charged after its scan, with the engine's stampMu held too. On refusal it
+// returns the error and the model time at which the refusal is answered.
+func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units float64) (admission, int64, *tables.Error) {
 	p := &e.cfg.Profile
 	a := admission{rng: rp.rng, units: units}
 	if c != nil && c.Rand != nil {
 		a.rng = c.Rand
 	}
 	now := e.clock.Now() // one reading: the clock is shared, and each costs its lock
-	a.t0, a.now = now, now
+	a.arrival = now
 	if c != nil && !c.Arrival.IsZero() {
-		a.t0 = c.Arrival
+		a.arrival = c.Arrival
 	}
+	a.now, a.t0 = now.UnixNano(), a.arrival.UnixNano()
 	timeout := p.ServerTimeout
 	if c != nil && c.Timeout > 0 && c.Timeout < timeout {
 		timeout = c.Timeout
 	}
-	a.deadline = a.t0.Add(timeout)
+	a.deadline = a.t0 + int64(timeout)
 	var fe time.Duration
 	if k == opWrite {
 		fe = e.stage.draw(a.rng, p.FEWrite+scaleDur(p.FEWriteUnit, units))
 	} else {
 		fe = e.stage.draw(a.rng, p.FERead)
 	}
-	a.t1 = a.t0.Add(fe)
+	a.t1 = a.t0 + int64(fe)
 	rp.win.observe(rp.rng, pk, units)
 
-	busy := func(msg string, at time.Time) (admission, time.Time, *tables.Error) {
+	busy := func(msg string, at int64) (admission, int64, *tables.Error) {
 		rp.win.throttled++
 		return a, at, tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
 	}
-	timedOut := func() (admission, time.Time, *tables.Error) {
+	timedOut := func() (admission, int64, *tables.Error) {
 		rp.win.timeouts++
 		return a, a.deadline, tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
-	if err := e.ruAdmit(rp, k, pk, a.t1, units); err != nil {
-		return a, a.t1, err
+	if p.RequestUnits() {
+		if err := e.ruAdmit(rp, k, pk, a.at(a.t1), units); err != nil {
+			return a, a.t1, err
+		}
 	}
 	if k != opQuery { // a query is charged for what it scans, after the scan
 		if ok, msg := e.budgeted(c, rp, pk, a.t1, units); !ok {
@@ -349,36 +371,39 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 		}
 	}
 	start := a.t1
-	if start.Before(rp.unavailableUntil) {
-		if rp.unavailableUntil.Sub(start) > p.HoldMax {
-			if at := start.Add(p.HoldMax); at.After(a.deadline) {
-				return timedOut()
+	if !rp.unavailableUntil.IsZero() {
+		if until := rp.unavailableUntil.UnixNano(); start < until {
+			if time.Duration(until-start) > p.HoldMax {
+				if at := start + int64(p.HoldMax); at > a.deadline {
+					return timedOut()
+				}
+				return busy(tables.MsgServerBusy, start+int64(p.HoldMax))
 			}
-			return busy(tables.MsgServerBusy, start.Add(p.HoldMax))
+			start = until
 		}
-		start = rp.unavailableUntil
 	}
-	past := now.Add(-pruneMargin)
+	past := a.now - int64(pruneMargin)
 	rp.sched.prune(past)
 	rp.queue.prune(past)
-	a.laneStart = rp.sched.fit(start, 0)
+	a.laneStart = rp.sched.fitAt(start, 0)
 	if n := rp.queue.ahead(start); n > 0 {
 		if a.rng.Float64() < math.Pow(float64(n)/float64(p.ThrottleAt), p.ThrottleExp) {
 			return busy(tables.MsgServerBusy, start)
 		}
 	}
-	if a.laneStart.After(a.deadline) { // cannot start in time even in the first gap
+	if a.laneStart > a.deadline { // cannot start in time even in the first gap
 		return timedOut()
 	}
 	a.laneStart = start
-	return a, time.Time{}, nil
+	return a, 0, nil
 }
 
 // occupy draws an admitted request's lane service time and reserves it on
 // the lane and a core of the partition's server. A request that could start
 // only after its deadline is not served: it gets 500 OperationTimedOut,
 // answered at the deadline. scanned is the number of entities a query
-// scanned; a query is charged for them whether or not it is served.
+// scanned; a query is charged for them whether or not it is served. It is
+// called with rp locked and the engine's stampMu held.
 func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, scanned int) *tables.Error {
 	p := &e.cfg.Profile
 	var mean time.Duration
@@ -399,7 +424,7 @@ func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, s
 		return tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
 	rp.win.busy += s
-	rp.queue.add(start.UnixNano() + int64(s))
+	rp.queue.add(start + int64(s))
 	a.start, a.lane = start, s
 	return nil
 }
@@ -423,7 +448,12 @@ func (rp *rangePartition) keyBucket(c *Call, pk string, rate float64, burst time
 		} else {
 			var ok bool
 			if b, ok = rp.buckets[pk]; !ok {
-				b = newBucket(rate, burst)
+				if g != nil { // nothing else holds g.own: see the balancer's tick
+					b = &g.own
+					b.reset(rate, burst)
+				} else {
+					b = newBucket(rate, burst)
+				}
 				rp.setBucket(pk, b)
 			}
 			if g != nil {
@@ -472,9 +502,9 @@ func (l *lane) setBucket(pk string, b *bucket) {
 	l.buckets[pk] = b
 }
 
-// serve returns the timing of a request whose service occupy reserved: its
-// commit or read stage follows the lane.
-func (e *Engine) serve(a *admission, k opKind, entities int) Timing {
+// serve sets tm to the timing of a request whose service occupy reserved:
+// its commit or read stage follows the lane.
+func (e *Engine) serve(a *admission, k opKind, entities int, tm *Timing) {
 	p := &e.cfg.Profile
 	var post time.Duration
 	if k == opWrite {
@@ -485,9 +515,9 @@ func (e *Engine) serve(a *admission, k opKind, entities int) Timing {
 	if p.HiccupP > 0 && a.rng.Float64() < p.HiccupP {
 		post += p.HiccupMin + time.Duration(a.rng.Int64N(int64(p.HiccupMax-p.HiccupMin)+1))
 	}
-	return Timing{
-		Arrival: a.t0, Done: a.start.Add(a.lane).Add(post),
-		FrontEnd: a.t1.Sub(a.t0), Wait: a.start.Sub(a.t1), Lane: a.lane, Post: post,
+	*tm = Timing{
+		Arrival: a.arrival, Done: a.at(a.start + int64(a.lane) + int64(post)),
+		FrontEnd: time.Duration(a.t1 - a.t0), Wait: time.Duration(a.start - a.t1), Lane: a.lane, Post: post,
 		Units: a.units,
 	}
 }
@@ -533,43 +563,61 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		return nil
 	}
 	rp := t.lockFor(c, pk)
+	// The account's budget and the servers' schedules are shared by every
+	// partition, so they have a lock of their own, stampMu. A request takes
+	// it once, from its admission to its reservation, rather than once for
+	// each: an uncontended lock costs a request more than the work it
+	// guards, and in virtual time it is never contended.
+	if k != opQuery {
+		e.stampMu.Lock()
+	}
 	a, refusedAt, err := e.admit(c, rp, k, pk, units)
 	// A write is reserved before it is applied, so one that times out leaves
 	// nothing behind; a query's service time depends on what it scans, and a
 	// late query's page is dropped.
-	if err == nil && k != opQuery {
-		err, refusedAt = e.occupy(&a, rp, k, pk, 0), a.deadline
+	if k != opQuery {
+		if err == nil {
+			err, refusedAt = e.occupy(&a, rp, k, pk, 0), a.deadline
+		}
+		e.stampMu.Unlock()
 	}
-	var tm Timing
+	// The timing is made where the caller keeps it: it is larger than
+	// the rest of the request's state, and copying it cost as much.
+	var own Timing
+	tm := &own
+	if c != nil {
+		tm = &c.Timing
+	}
+	served := false
 	if err == nil {
 		at := a.start
 		if k == opQuery {
 			at = a.laneStart
 		}
-		scanned, ferr := fn(rp, at)
+		scanned, ferr := fn(rp, a.at(at))
 		if k == opQuery {
+			e.stampMu.Lock()
 			err, refusedAt = e.occupy(&a, rp, k, pk, scanned), a.deadline
+			e.stampMu.Unlock()
 		}
 		if err == nil {
 			err = ferr
-			tm = e.serve(&a, k, entities)
+			e.serve(&a, k, entities, tm)
+			served = true
 		}
 	}
-	if tm.Done.IsZero() {
-		tm = Timing{Arrival: a.t0, Done: refusedAt, FrontEnd: a.t1.Sub(a.t0), Units: units}
-		if refusedAt.After(a.t1) {
-			tm.Wait = refusedAt.Sub(a.t1)
+	if !served {
+		*tm = Timing{Arrival: a.arrival, Done: a.at(refusedAt), FrontEnd: time.Duration(a.t1 - a.t0), Units: units}
+		if refusedAt > a.t1 {
+			tm.Wait = time.Duration(refusedAt - a.t1)
 		} else {
-			tm.FrontEnd = refusedAt.Sub(a.t0)
+			tm.FrontEnd = time.Duration(refusedAt - a.t0)
 		}
 	}
 	if e.cfg.Profile.RequestUnits() {
-		tm.Charge = e.ruCharge(rp, k, pk, a.t1, a.units, entities, err)
+		tm.Charge = e.ruCharge(rp, k, pk, a.at(a.t1), a.units, entities, err)
 	}
 	rp.mu.Unlock()
-	if c != nil {
-		c.Timing = tm
-	}
 	if c == nil || !c.Detach {
 		if serr := e.clock.SleepUntil(ctx, tm.Done); serr != nil {
 			return serr

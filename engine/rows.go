@@ -25,6 +25,9 @@ type pkRows struct {
 	// when the partition splits, and the balancer clears it when it forgets
 	// the budget.
 	budget *bucket
+	// own is where the key's budget is made when the key has rows already:
+	// beside them, a request that uses both misses the cache once less.
+	own bucket
 }
 
 func lessRows(a, b *pkRows) bool { return compareKeys(a.pk, b.pk) < 0 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"slices"
-	"time"
 )
 
 // schedule is a set of busy intervals of one serial resource (a lane or a
@@ -14,9 +13,7 @@ import (
 // served by arrival time while every request is still computed once.
 //
 // Times are kept as Unix nanoseconds: every request searches these lists,
-// and integers compare and move at a fraction of the cost of time.Time. A
-// time handed back is rebuilt from the caller's own, so it keeps its
-// location.
+// and integers compare and move at a fraction of the cost of time.Time.
 type schedule struct {
 	iv   []interval // sorted, disjoint, touching intervals merged
 	base []interval // iv's array from its start: see insertAt
@@ -59,13 +56,7 @@ func firstFromEnd[T any](x []T, after func(*T) bool) int {
 	return lo
 }
 
-// fit returns the earliest start at or after at when d of work fits.
-func (s *schedule) fit(at time.Time, d time.Duration) time.Time {
-	a := at.UnixNano()
-	return at.Add(time.Duration(s.fitAt(a, int64(d)) - a))
-}
-
-// fitAt is fit in Unix nanoseconds.
+// fitAt returns the earliest start at or after t when d of work fits.
 func (s *schedule) fitAt(t, d int64) int64 {
 	for i := s.firstEndAfter(t); i < len(s.iv); i++ {
 		if s.iv[i].start >= t+d {
@@ -101,9 +92,9 @@ func (s *schedule) add(start, d int64) {
 // before now, so they can no longer matter. It steps from the front: each
 // interval is stepped over once in its life, where a search would cost
 // every request its log.
-func (s *schedule) prune(t time.Time) {
-	tn, i := t.UnixNano(), 0
-	for i < len(s.iv) && s.iv[i].end <= tn {
+func (s *schedule) prune(t int64) {
+	i := 0
+	for i < len(s.iv) && s.iv[i].end <= t {
 		i++
 	}
 	if i > 0 { // reslice, not copy: the lane's backlog can hold thousands
@@ -153,7 +144,7 @@ func (q *queue) add(e int64) {
 
 // ahead returns how many requests are still on the lane at t, in service
 // or waiting.
-func (q *queue) ahead(t time.Time) int { return len(q.ends) - q.leftBy(t.UnixNano()) }
+func (q *queue) ahead(t int64) int { return len(q.ends) - q.leftBy(t) }
 
 // leftBy returns how many requests left the lane by t.
 func (q *queue) leftBy(t int64) int {
@@ -162,9 +153,9 @@ func (q *queue) leftBy(t int64) int {
 
 // prune forgets requests that left before t, stepping from the front as
 // schedule.prune does.
-func (q *queue) prune(t time.Time) {
-	tn, i := t.UnixNano(), 0
-	for i < len(q.ends) && q.ends[i] <= tn {
+func (q *queue) prune(t int64) {
+	i := 0
+	for i < len(q.ends) && q.ends[i] <= t {
 		i++
 	}
 	if i > 0 { // reslice; append reallocates the live part later

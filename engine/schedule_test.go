@@ -34,8 +34,8 @@ func TestScheduleKeepsItsArray(t *testing.T) {
 	now := time.Unix(1000, 0)
 	step := func() {
 		now = now.Add(time.Millisecond)
-		s.prune(now.Add(-pruneMargin))
-		q.prune(now.Add(-pruneMargin))
+		s.prune(now.Add(-pruneMargin).UnixNano())
+		q.prune(now.Add(-pruneMargin).UnixNano())
 		s.add(now.UnixNano(), int64(100*time.Microsecond))
 		q.add(now.UnixNano() + int64(100*time.Microsecond))
 	}
