@@ -175,6 +175,10 @@ type heatBuilder struct {
 	noKey       heatRow    // requests without a PartitionKey
 	free        []*heatRow // rows merged away, for new keys to reuse
 	last        *heatRow   // the row of the last key, which the next request most often shares
+	// gen counts the times rows were merged: a key's row found before
+	// is still its row while no rows were merged since, for a new row
+	// takes a key outside every other row's range.
+	gen uint32
 }
 
 // newHeatBuilder starts a heat map of a run whose warm-up and measured
@@ -185,7 +189,7 @@ func newHeatBuilder(span time.Duration) *heatBuilder {
 	for (secs+w-1)/w > HeatmapColumns {
 		w *= 2
 	}
-	return &heatBuilder{width: w}
+	return &heatBuilder{width: w, gen: 1}
 }
 
 // column returns the column of a second of the run.
@@ -255,6 +259,7 @@ func (b *heatBuilder) row(key string, hint *heatRow) *heatRow {
 	case len(b.rows) >= 2*HeatmapRows:
 		b.rows = compactRows(b.rows, HeatmapRows, &b.free)
 		b.last = nil
+		b.gen++
 		return b.row(key, nil) // into a merged row, or a row of its own
 	default:
 		var r *heatRow
@@ -268,6 +273,17 @@ func (b *heatBuilder) row(key string, hint *heatRow) *heatRow {
 		b.last = r
 	}
 	return b.last
+}
+
+// rowOf returns the row that counts a key, as row does, from what the
+// collector keeps of the key: the row found for it last, while still its.
+func (b *heatBuilder) rowOf(k *keyInfo) *heatRow {
+	if k.row != nil && k.rowGen == b.gen {
+		return k.row
+	}
+	r := b.row(k.key, nil)
+	k.row, k.rowGen = r, b.gen
+	return r
 }
 
 // record returns the heat map as the run's record keeps it.

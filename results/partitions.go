@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/axiomhq/hyperloglog"
 )
@@ -64,65 +65,121 @@ const (
 // keyCounter is the collector's Space-Saving summary of the measured
 // requests' keys: at most TrackedKeys counters in a min-heap by count, so
 // that the least counted is at hand when a new key must take its place.
+//
+// It numbers the keys it meets (warm-up's too, for the heat map) in a
+// table, so that a key's counter and heat map row are found by the key's
+// number once the key is found: a key that moves from counter to counter
+// costs no map insertion and deletion, and a key seen before no search of
+// the heat map's rows.
 type keyCounter struct {
-	byKey   map[string]*keyEntry
+	ids     map[string]int32 // a key's number in keys
+	keys    []keyInfo
 	heap    keyHeap
 	evicted bool // a key has taken another's counter: counts are estimates
 	hll     *hyperloglog.Sketch
-	last    *keyEntry // the last key counted, which the next request most often shares
+	last    int32 // the last key found, which the next request most often shares
+	// renumbered is called when the table starts again, numbering anew
+	// the keys that hold counters, so that a number kept elsewhere is
+	// forgotten.
+	renumbered func()
+}
+
+// keyInfo is what the collector keeps of a key by its number.
+type keyInfo struct {
+	key    string
+	ent    *keyEntry // its counter; nil while it holds none
+	row    *heatRow  // the heat map row that counted it, while rowGen is the heat map's
+	rowGen uint32
 }
 
 type keyEntry struct {
 	key         string
+	id          int32 // the key's number
 	n, thr, err int64
 	pos         int // in the heap
 }
 
+// maxKeyIDs bounds the keys numbered at once: past it the table keeps
+// those that hold counters and numbers the others anew as they come, so
+// that a run of endless keys (a time-ordered scheme) holds a bounded
+// table.
+const maxKeyIDs = 1 << 16
+
 func newKeyCounter() *keyCounter {
 	sk, _ := hyperloglog.NewSketch(sketchPrecision, true)
-	return &keyCounter{byKey: map[string]*keyEntry{}, hll: sk}
+	return &keyCounter{ids: map[string]int32{}, last: -1, hll: sk}
 }
 
-// add counts n requests to key, throttled or not, and returns its
-// counter. hint, if not nil, is a counter that may be key's.
-func (c *keyCounter) add(key string, throttled bool, n int64, hint *keyEntry) *keyEntry {
-	// A counter is the key's it names: a counter given to another key is
-	// named again.
-	e := hint
-	if e == nil || e.key != key {
-		e = c.last
+// id returns key's number. hint, if not negative, is a number that may be
+// key's.
+func (c *keyCounter) id(key string, hint int32) int32 {
+	if hint >= 0 && int(hint) < len(c.keys) && c.keys[hint].key == key {
+		return hint
 	}
-	if e == nil || e.key != key {
-		if e = c.byKey[key]; e == nil {
-			e = c.insert(key)
+	if l := c.last; l >= 0 && c.keys[l].key == key {
+		return l
+	}
+	id, ok := c.ids[key]
+	if !ok {
+		if len(c.keys) >= maxKeyIDs {
+			c.renumber()
 		}
-		c.last = e
+		id = int32(len(c.keys))
+		c.keys = append(c.keys, keyInfo{key: key})
+		c.ids[key] = id
+	}
+	c.last = id
+	return id
+}
+
+// renumber starts the table again with the keys that hold counters.
+func (c *keyCounter) renumber() {
+	clear(c.ids)
+	keys := make([]keyInfo, 0, max(2*len(c.heap), 64))
+	for _, e := range c.heap {
+		e.id = int32(len(keys))
+		keys = append(keys, keyInfo{key: e.key, ent: e})
+		c.ids[e.key] = e.id
+	}
+	c.keys, c.last = keys, -1
+	if c.renumbered != nil {
+		c.renumbered()
+	}
+}
+
+// add counts n requests to the key numbered id, throttled or not.
+func (c *keyCounter) add(id int32, throttled bool, n int64) {
+	e := c.keys[id].ent
+	if e == nil {
+		e = c.insert(id)
 	}
 	e.n += n
 	if throttled {
 		e.thr += n
 	}
 	c.heap.down(e.pos)
-	return e
 }
 
-// insert gives key a counter: a new one while there are fewer than
-// TrackedKeys, else the least counted key's, whose count it inherits as
-// its error (for throttled requests too: any of them may have been).
-func (c *keyCounter) insert(key string) *keyEntry {
-	c.hll.Insert([]byte(key))
+// insert gives the key numbered id a counter: a new one while there are
+// fewer than TrackedKeys, else the least counted key's, whose count it
+// inherits as its error (for throttled requests too: any of them may have
+// been).
+func (c *keyCounter) insert(id int32) *keyEntry {
+	k := &c.keys[id]
+	// The sketch only reads the key's bytes: no copy of them.
+	c.hll.Insert(unsafe.Slice(unsafe.StringData(k.key), len(k.key)))
 	var e *keyEntry
 	if len(c.heap) < TrackedKeys {
-		e = &keyEntry{key: key, pos: len(c.heap)}
+		e = &keyEntry{key: k.key, id: id, pos: len(c.heap)}
 		c.heap = append(c.heap, e) // with no count yet, the least: the heap holds
 		c.heap.up(e.pos)
 	} else {
 		c.evicted = true
 		e = c.heap[0]
-		delete(c.byKey, e.key)
-		e.key, e.err, e.thr = key, e.n, e.n
+		c.keys[e.id].ent = nil
+		e.key, e.id, e.err, e.thr = k.key, id, e.n, e.n
 	}
-	c.byKey[key] = e
+	k.ent = e
 	return e
 }
 
