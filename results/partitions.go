@@ -72,7 +72,12 @@ const (
 // costs no map insertion and deletion, and a key seen before no search of
 // the heat map's rows.
 type keyCounter struct {
-	ids     map[string]int32 // a key's number in keys
+	ids map[string]int32 // a key's number in keys
+	// byAddr holds numbers of keys by where their bytes are, plus one (0:
+	// none): a workload hands the same string for a key each time, whose
+	// address is found without hashing its bytes, and compared equal to
+	// the key's without reading them.
+	byAddr  *[byAddrSize]int32
 	keys    []keyInfo
 	heap    keyHeap
 	evicted bool // a key has taken another's counter: counts are estimates
@@ -105,9 +110,17 @@ type keyEntry struct {
 // table.
 const maxKeyIDs = 1 << 16
 
+// byAddrSize is how many keys keyCounter finds by address at once: a few
+// hundred KB of keys, those of a key space a run draws from again and
+// again.
+const (
+	byAddrBits = 14
+	byAddrSize = 1 << byAddrBits
+)
+
 func newKeyCounter() *keyCounter {
 	sk, _ := hyperloglog.NewSketch(sketchPrecision, true)
-	return &keyCounter{ids: map[string]int32{}, last: -1, hll: sk}
+	return &keyCounter{ids: map[string]int32{}, byAddr: new([byAddrSize]int32), last: -1, hll: sk}
 }
 
 // id returns key's number. hint, if not negative, is a number that may be
@@ -119,6 +132,13 @@ func (c *keyCounter) id(key string, hint int32) int32 {
 	if l := c.last; l >= 0 && c.keys[l].key == key {
 		return l
 	}
+	// Fibonacci hashing of the address: keys' bytes lie a key's length
+	// apart, and the product's high bits spread them over the table.
+	a := &c.byAddr[uint64(uintptr(unsafe.Pointer(unsafe.StringData(key))))*0x9e3779b97f4a7c15>>(64-byAddrBits)]
+	if id := *a - 1; id >= 0 && c.keys[id].key == key {
+		c.last = id
+		return id
+	}
 	id, ok := c.ids[key]
 	if !ok {
 		if len(c.keys) >= maxKeyIDs {
@@ -128,13 +148,14 @@ func (c *keyCounter) id(key string, hint int32) int32 {
 		c.keys = append(c.keys, keyInfo{key: key})
 		c.ids[key] = id
 	}
-	c.last = id
+	*a, c.last = id+1, id
 	return id
 }
 
 // renumber starts the table again with the keys that hold counters.
 func (c *keyCounter) renumber() {
 	clear(c.ids)
+	clear(c.byAddr[:])
 	keys := make([]keyInfo, 0, max(2*len(c.heap), 64))
 	for _, e := range c.heap {
 		e.id = int32(len(keys))
