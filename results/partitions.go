@@ -97,11 +97,13 @@ type keyInfo struct {
 	rowGen uint32
 }
 
+// keyEntry is a counter. Its count is in the heap beside it, where the
+// heap compares counts without a load from each counter.
 type keyEntry struct {
-	key         string
-	id          int32 // the key's number
-	n, thr, err int64
-	pos         int // in the heap
+	key      string
+	id       int32 // the key's number
+	pos      int32 // in the heap
+	thr, err int64
 }
 
 // maxKeyIDs bounds the keys numbered at once: past it the table keeps
@@ -157,7 +159,8 @@ func (c *keyCounter) renumber() {
 	clear(c.ids)
 	clear(c.byAddr[:])
 	keys := make([]keyInfo, 0, max(2*len(c.heap), 64))
-	for _, e := range c.heap {
+	for _, s := range c.heap {
+		e := s.e
 		e.id = int32(len(keys))
 		keys = append(keys, keyInfo{key: e.key, ent: e})
 		c.ids[e.key] = e.id
@@ -174,11 +177,11 @@ func (c *keyCounter) add(id int32, throttled bool, n int64) {
 	if e == nil {
 		e = c.insert(id)
 	}
-	e.n += n
+	c.heap[e.pos].n += n
 	if throttled {
 		e.thr += n
 	}
-	c.heap.down(e.pos)
+	c.heap.down(int(e.pos))
 }
 
 // insert gives the key numbered id a counter: a new one while there are
@@ -191,14 +194,15 @@ func (c *keyCounter) insert(id int32) *keyEntry {
 	c.hll.Insert(unsafe.Slice(unsafe.StringData(k.key), len(k.key)))
 	var e *keyEntry
 	if len(c.heap) < TrackedKeys {
-		e = &keyEntry{key: k.key, id: id, pos: len(c.heap)}
-		c.heap = append(c.heap, e) // with no count yet, the least: the heap holds
-		c.heap.up(e.pos)
+		e = &keyEntry{key: k.key, id: id, pos: int32(len(c.heap))}
+		c.heap = append(c.heap, heapSlot{e: e}) // with no count yet, the least: the heap holds
+		c.heap.up(int(e.pos))
 	} else {
 		c.evicted = true
-		e = c.heap[0]
+		n := c.heap[0].n
+		e = c.heap[0].e
 		c.keys[e.id].ent = nil
-		e.key, e.id, e.err, e.thr = k.key, id, e.n, e.n
+		e.key, e.id, e.err, e.thr = k.key, id, n, n
 	}
 	k.ent = e
 	return e
@@ -207,11 +211,11 @@ func (c *keyCounter) insert(id int32) *keyEntry {
 // record returns what the run keeps of its keys.
 func (c *keyCounter) record() *Partitions {
 	ents := slices.Clone(c.heap)
-	slices.SortFunc(ents, func(a, b *keyEntry) int {
+	slices.SortFunc(ents, func(a, b heapSlot) int {
 		if a.n != b.n {
 			return cmp.Compare(b.n, a.n)
 		}
-		return cmp.Compare(a.key, b.key)
+		return cmp.Compare(a.e.key, b.e.key)
 	})
 	p := &Partitions{Top: []KeyLoad{}}
 	for i, e := range ents {
@@ -219,7 +223,7 @@ func (c *keyCounter) record() *Partitions {
 			p.UnlistedMax = e.n
 			break
 		}
-		p.Top = append(p.Top, KeyLoad{Key: e.key, Requests: e.n, Throttled: e.thr, Error: e.err})
+		p.Top = append(p.Top, KeyLoad{Key: e.e.key, Requests: e.n, Throttled: e.e.thr, Error: e.e.err})
 	}
 	if c.evicted {
 		p.Distinct = int64(c.hll.Estimate())
@@ -348,7 +352,13 @@ func mergePartitions(ps []*Partitions) (*Partitions, error) {
 // keyHeap is a min-heap of counters by count. A count only grows, so
 // that a counter only moves down; its own methods spare the request path
 // container/heap's interface calls.
-type keyHeap []*keyEntry
+type keyHeap []heapSlot
+
+// heapSlot is a counter in the heap, and its count.
+type heapSlot struct {
+	n int64
+	e *keyEntry
+}
 
 // down moves the counter at i below the counters it outgrew.
 func (h keyHeap) down(i int) {
@@ -383,5 +393,5 @@ func (h keyHeap) up(i int) {
 
 func (h keyHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].pos, h[j].pos = i, j
+	h[i].e.pos, h[j].e.pos = int32(i), int32(j)
 }
