@@ -112,11 +112,11 @@ type keyEntry struct {
 // table.
 const maxKeyIDs = 1 << 16
 
-// byAddrSize is how many keys keyCounter finds by address at once: a few
-// hundred KB of keys, those of a key space a run draws from again and
-// again.
+// byAddrSize is how many slots keyCounter finds keys by address in: a
+// key space of tens of thousands of keys, drawn from again and again,
+// mostly finds its keys there, for 256 KiB.
 const (
-	byAddrBits = 14
+	byAddrBits = 16
 	byAddrSize = 1 << byAddrBits
 )
 
@@ -128,10 +128,13 @@ func newKeyCounter() *keyCounter {
 // id returns key's number. hint, if not negative, is a number that may be
 // key's.
 func (c *keyCounter) id(key string, hint int32) int32 {
-	if hint >= 0 && int(hint) < len(c.keys) && c.keys[hint].key == key {
+	// The hint and the last key are taken only for the very string: where
+	// they are another key, as they mostly are in an open load over many
+	// keys, that costs no comparison of bytes.
+	if hint >= 0 && int(hint) < len(c.keys) && sameString(c.keys[hint].key, key) {
 		return hint
 	}
-	if l := c.last; l >= 0 && c.keys[l].key == key {
+	if l := c.last; l >= 0 && sameString(c.keys[l].key, key) {
 		return l
 	}
 	// Fibonacci hashing of the address: keys' bytes lie a key's length
@@ -152,6 +155,11 @@ func (c *keyCounter) id(key string, hint int32) int32 {
 	}
 	*a, c.last = id+1, id
 	return id
+}
+
+// sameString reports whether a and b are the same bytes in memory.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
 // renumber starts the table again with the keys that hold counters.
@@ -360,38 +368,43 @@ type heapSlot struct {
 	e *keyEntry
 }
 
-// down moves the counter at i below the counters it outgrew.
+// down moves the counter at i below the counters it outgrew. Those move
+// up a level each, and it is written once, where it stops: as swaps
+// would leave them, with one write to each counter.
 func (h keyHeap) down(i int) {
+	x := h[i]
 	for {
 		l := 2*i + 1
 		if l >= len(h) {
-			return
+			break
 		}
 		m := l
 		if r := l + 1; r < len(h) && h[r].n < h[l].n {
 			m = r
 		}
-		if h[i].n <= h[m].n {
-			return
+		if x.n <= h[m].n {
+			break
 		}
-		h.swap(i, m)
+		h[i] = h[m]
+		h[i].e.pos = int32(i)
 		i = m
 	}
+	h[i] = x
+	x.e.pos = int32(i)
 }
 
-// up moves the counter at i above the counters it is below.
+// up moves the counter at i above the counters it is below, as down does.
 func (h keyHeap) up(i int) {
+	x := h[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if h[p].n <= h[i].n {
-			return
+		if h[p].n <= x.n {
+			break
 		}
-		h.swap(i, p)
+		h[i] = h[p]
+		h[i].e.pos = int32(i)
 		i = p
 	}
-}
-
-func (h keyHeap) swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].e.pos, h[j].e.pos = int32(i), int32(j)
+	h[i] = x
+	x.e.pos = int32(i)
 }
