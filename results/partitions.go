@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/axiomhq/hyperloglog"
+	metro "github.com/dgryski/go-metro"
 )
 
 // Partitions says where a run's measured requests landed by PartitionKey:
@@ -95,6 +96,8 @@ type keyInfo struct {
 	ent    *keyEntry // its counter; nil while it holds none
 	row    *heatRow  // the heat map row that counted it, while rowGen is the heat map's
 	rowGen uint32
+	hashed bool   // hash is the key's sketch hash, hashed once for the times it takes a counter
+	hash   uint64 // as sketchHash
 }
 
 // keyEntry is a counter. Its count is in the heap beside it, where the
@@ -157,6 +160,13 @@ func (c *keyCounter) id(key string, hint int32) int32 {
 	return id
 }
 
+// sketchHash is the hash the sketch's Insert takes of a key, which
+// InsertHash takes as given: a key in an open load over more keys than
+// TrackedKeys takes a counter again and again, and is hashed once.
+func sketchHash(key string) uint64 {
+	return metro.Hash64(unsafe.Slice(unsafe.StringData(key), len(key)), 1337)
+}
+
 // sameString reports whether a and b are the same bytes in memory.
 func sameString(a, b string) bool {
 	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
@@ -198,8 +208,10 @@ func (c *keyCounter) add(id int32, throttled bool, n int64) {
 // been).
 func (c *keyCounter) insert(id int32) *keyEntry {
 	k := &c.keys[id]
-	// The sketch only reads the key's bytes: no copy of them.
-	c.hll.Insert(unsafe.Slice(unsafe.StringData(k.key), len(k.key)))
+	if !k.hashed {
+		k.hash, k.hashed = sketchHash(k.key), true
+	}
+	c.hll.InsertHash(k.hash)
 	var e *keyEntry
 	if len(c.heap) < TrackedKeys {
 		e = &keyEntry{key: k.key, id: id, pos: int32(len(c.heap))}

@@ -9,14 +9,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/axiomhq/hyperloglog"
 )
 
 // spaceSaving is the Space-Saving summary as the paper states it, with a
-// map from key to counter and container-free heap of pointers: what
+// map from key to counter, a heap of pointers and a sketch of the keys: what
 // keyCounter must count exactly as, whatever it does to be fast.
 type spaceSaving struct {
 	byKey map[string]*ssEntry
 	heap  []*ssEntry
+	hll   *hyperloglog.Sketch
 }
 
 type ssEntry struct {
@@ -28,6 +31,7 @@ type ssEntry struct {
 func (s *spaceSaving) add(key string, throttled bool, n int64) {
 	e := s.byKey[key]
 	if e == nil {
+		s.hll.Insert([]byte(key))
 		if len(s.heap) < TrackedKeys {
 			e = &ssEntry{key: key, pos: len(s.heap)}
 			s.heap = append(s.heap, e)
@@ -109,6 +113,7 @@ func TestKeyCounterIsSpaceSaving(t *testing.T) {
 				names[i] = fmt.Sprintf("k%08x", uint32(i)*2654435761)
 			}
 			c, ref := newKeyCounter(), &spaceSaving{byKey: map[string]*ssEntry{}}
+			ref.hll, _ = hyperloglog.NewSketch(sketchPrecision, true)
 			renumbered := 0
 			c.renumbered = func() { renumbered++ }
 			heat := newHeatBuilder(time.Minute)
@@ -157,6 +162,9 @@ func TestKeyCounterIsSpaceSaving(t *testing.T) {
 			if !reflect.DeepEqual(all, want) {
 				t.Errorf("counters differ from the plain summary's")
 			}
+			if encodeSketch(c.hll) != encodeSketch(ref.hll) {
+				t.Errorf("the sketch differs from the plain summary's")
+			}
 			p := c.record()
 			got := append([]KeyLoad(nil), p.Top...)
 			if len(want) > TopKeys {
@@ -172,5 +180,23 @@ func TestKeyCounterIsSpaceSaving(t *testing.T) {
 				t.Errorf("distinct exact %v, want %v", p.DistinctExact, exact)
 			}
 		})
+	}
+}
+
+// TestSketchHashIsInserts: the hash keyCounter keeps of a key is the one
+// the sketch's Insert takes, so that InsertHash of it leaves the sketch as
+// Insert would, byte for byte.
+func TestSketchHashIsInserts(t *testing.T) {
+	a, _ := hyperloglog.NewSketch(sketchPrecision, true)
+	b, _ := hyperloglog.NewSketch(sketchPrecision, true)
+	for i := range 20000 {
+		key := fmt.Sprintf("%08x-%d", uint32(i)*2654435761, i)
+		a.Insert([]byte(key))
+		b.InsertHash(sketchHash(key))
+		if i%997 == 0 || i == 19999 {
+			if encodeSketch(a) != encodeSketch(b) {
+				t.Fatalf("after %d keys the sketches differ", i+1)
+			}
+		}
 	}
 }
