@@ -239,14 +239,9 @@ func (b *heatBuilder) add(col int, r *heatRow, class outcomeClass, n int64) {
 	r.total += n
 }
 
-// row returns the row that counts key, making one if none does. hint,
-// if not nil, is a row that may count it.
-func (b *heatBuilder) row(key string, hint *heatRow) *heatRow {
-	// A row that holds key in its range is the one: rows are apart, and a
-	// row merged away, free, has an empty range.
-	if r := hint; r != nil && (key == r.lo || (key > r.lo && key <= r.hi)) {
-		return r
-	}
+// row returns the row that counts key, making one if none does.
+func (b *heatBuilder) row(key string) *heatRow {
+	// A row that holds key in its range is the one: rows are apart.
 	if r := b.last; r != nil && (key == r.lo || (key > r.lo && key <= r.hi)) {
 		return r
 	}
@@ -260,7 +255,7 @@ func (b *heatBuilder) row(key string, hint *heatRow) *heatRow {
 		b.rows = compactRows(b.rows, HeatmapRows, &b.free)
 		b.last = nil
 		b.gen++
-		return b.row(key, nil) // into a merged row, or a row of its own
+		return b.row(key) // into a merged row, or a row of its own
 	default:
 		var r *heatRow
 		if n := len(b.free); n > 0 {
@@ -281,7 +276,7 @@ func (b *heatBuilder) rowOf(k *keyInfo) *heatRow {
 	if k.row != nil && k.rowGen == b.gen {
 		return k.row
 	}
-	r := b.row(k.key, nil)
+	r := b.row(k.key)
 	k.row, k.rowGen = r, b.gen
 	return r
 }

@@ -138,7 +138,7 @@ func TestKeyCounterIsSpaceSaving(t *testing.T) {
 				if got := c.keys[id].key; got != key {
 					t.Fatalf("key %q: numbered %d, which is %q's", key, id, got)
 				}
-				if got, want := heat.rowOf(&c.keys[id]), heat.row(key, nil); got != want {
+				if got, want := heat.rowOf(&c.keys[id]), heat.row(key); got != want {
 					t.Fatalf("key %q: row %q..%q kept, row %q..%q holds it", key, got.lo, got.hi, want.lo, want.hi)
 				}
 				c.add(id, thr, n)
