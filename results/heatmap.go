@@ -175,6 +175,10 @@ type heatBuilder struct {
 	noKey       heatRow    // requests without a PartitionKey
 	free        []*heatRow // rows merged away, for new keys to reuse
 	last        *heatRow   // the row of the last key, which the next request most often shares
+	// gen counts the times rows were merged: a key's row found before
+	// is still its row while no rows were merged since, for a new row
+	// takes a key outside every other row's range.
+	gen uint32
 }
 
 // newHeatBuilder starts a heat map of a run whose warm-up and measured
@@ -185,7 +189,7 @@ func newHeatBuilder(span time.Duration) *heatBuilder {
 	for (secs+w-1)/w > HeatmapColumns {
 		w *= 2
 	}
-	return &heatBuilder{width: w}
+	return &heatBuilder{width: w, gen: 1}
 }
 
 // column returns the column of a second of the run.
@@ -235,14 +239,9 @@ func (b *heatBuilder) add(col int, r *heatRow, class outcomeClass, n int64) {
 	r.total += n
 }
 
-// row returns the row that counts key, making one if none does. hint,
-// if not nil, is a row that may count it.
-func (b *heatBuilder) row(key string, hint *heatRow) *heatRow {
-	// A row that holds key in its range is the one: rows are apart, and a
-	// row merged away, free, has an empty range.
-	if r := hint; r != nil && (key == r.lo || (key > r.lo && key <= r.hi)) {
-		return r
-	}
+// row returns the row that counts key, making one if none does.
+func (b *heatBuilder) row(key string) *heatRow {
+	// A row that holds key in its range is the one: rows are apart.
 	if r := b.last; r != nil && (key == r.lo || (key > r.lo && key <= r.hi)) {
 		return r
 	}
@@ -255,7 +254,8 @@ func (b *heatBuilder) row(key string, hint *heatRow) *heatRow {
 	case len(b.rows) >= 2*HeatmapRows:
 		b.rows = compactRows(b.rows, HeatmapRows, &b.free)
 		b.last = nil
-		return b.row(key, nil) // into a merged row, or a row of its own
+		b.gen++
+		return b.row(key) // into a merged row, or a row of its own
 	default:
 		var r *heatRow
 		if n := len(b.free); n > 0 {
@@ -268,6 +268,17 @@ func (b *heatBuilder) row(key string, hint *heatRow) *heatRow {
 		b.last = r
 	}
 	return b.last
+}
+
+// rowOf returns the row that counts a key, as row does, from what the
+// collector keeps of the key: the row found for it last, while still its.
+func (b *heatBuilder) rowOf(k *keyInfo) *heatRow {
+	if k.row != nil && k.rowGen == b.gen {
+		return k.row
+	}
+	r := b.row(k.key)
+	k.row, k.rowGen = r, b.gen
+	return r
 }
 
 // record returns the heat map as the run's record keeps it.

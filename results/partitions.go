@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/axiomhq/hyperloglog"
+	metro "github.com/dgryski/go-metro"
 )
 
 // Partitions says where a run's measured requests landed by PartitionKey:
@@ -64,76 +66,176 @@ const (
 // keyCounter is the collector's Space-Saving summary of the measured
 // requests' keys: at most TrackedKeys counters in a min-heap by count, so
 // that the least counted is at hand when a new key must take its place.
+//
+// It numbers the keys it meets (warm-up's too, for the heat map) in a
+// table, so that a key's counter and heat map row are found by the key's
+// number once the key is found: a key that moves from counter to counter
+// costs no map insertion and deletion, and a key seen before no search of
+// the heat map's rows.
 type keyCounter struct {
-	byKey   map[string]*keyEntry
+	ids map[string]int32 // a key's number in keys
+	// byAddr holds numbers of keys by where their bytes are, plus one (0:
+	// none): a workload hands the same string for a key each time, whose
+	// address is found without hashing its bytes, and compared equal to
+	// the key's without reading them.
+	byAddr  *[byAddrSize]int32
+	keys    []keyInfo
 	heap    keyHeap
 	evicted bool // a key has taken another's counter: counts are estimates
 	hll     *hyperloglog.Sketch
-	last    *keyEntry // the last key counted, which the next request most often shares
+	last    int32 // the last key found, which the next request most often shares
+	// renumbered is called when the table starts again, numbering anew
+	// the keys that hold counters, so that a number kept elsewhere is
+	// forgotten.
+	renumbered func()
 }
 
-type keyEntry struct {
-	key         string
-	n, thr, err int64
-	pos         int // in the heap
+// keyInfo is what the collector keeps of a key by its number.
+type keyInfo struct {
+	key    string
+	ent    *keyEntry // its counter; nil while it holds none
+	row    *heatRow  // the heat map row that counted it, while rowGen is the heat map's
+	rowGen uint32
+	hashed bool   // hash is the key's sketch hash, hashed once for the times it takes a counter
+	hash   uint64 // as sketchHash
 }
+
+// keyEntry is a counter. Its count is in the heap beside it, where the
+// heap compares counts without a load from each counter.
+type keyEntry struct {
+	key      string
+	id       int32 // the key's number
+	pos      int32 // in the heap
+	thr, err int64
+}
+
+// maxKeyIDs bounds the keys numbered at once: past it the table keeps
+// those that hold counters and numbers the others anew as they come, so
+// that a run of endless keys (a time-ordered scheme) holds a bounded
+// table.
+const maxKeyIDs = 1 << 16
+
+// byAddrSize is how many slots keyCounter finds keys by address in: a
+// key space of tens of thousands of keys, drawn from again and again,
+// mostly finds its keys there, for 256 KiB.
+const (
+	byAddrBits = 16
+	byAddrSize = 1 << byAddrBits
+)
 
 func newKeyCounter() *keyCounter {
 	sk, _ := hyperloglog.NewSketch(sketchPrecision, true)
-	return &keyCounter{byKey: map[string]*keyEntry{}, hll: sk}
+	return &keyCounter{ids: map[string]int32{}, byAddr: new([byAddrSize]int32), last: -1, hll: sk}
 }
 
-// add counts n requests to key, throttled or not, and returns its
-// counter. hint, if not nil, is a counter that may be key's.
-func (c *keyCounter) add(key string, throttled bool, n int64, hint *keyEntry) *keyEntry {
-	// A counter is the key's it names: a counter given to another key is
-	// named again.
-	e := hint
-	if e == nil || e.key != key {
-		e = c.last
+// id returns key's number. hint, if not negative, is a number that may be
+// key's.
+func (c *keyCounter) id(key string, hint int32) int32 {
+	// The hint and the last key are taken only for the very string: where
+	// they are another key, as they mostly are in an open load over many
+	// keys, that costs no comparison of bytes.
+	if hint >= 0 && int(hint) < len(c.keys) && sameString(c.keys[hint].key, key) {
+		return hint
 	}
-	if e == nil || e.key != key {
-		if e = c.byKey[key]; e == nil {
-			e = c.insert(key)
+	if l := c.last; l >= 0 && sameString(c.keys[l].key, key) {
+		return l
+	}
+	// Fibonacci hashing of the address: keys' bytes lie a key's length
+	// apart, and the product's high bits spread them over the table.
+	a := &c.byAddr[uint64(uintptr(unsafe.Pointer(unsafe.StringData(key))))*0x9e3779b97f4a7c15>>(64-byAddrBits)]
+	if id := *a - 1; id >= 0 && c.keys[id].key == key {
+		c.last = id
+		return id
+	}
+	id, ok := c.ids[key]
+	if !ok {
+		if len(c.keys) >= maxKeyIDs {
+			c.renumber()
 		}
-		c.last = e
+		id = int32(len(c.keys))
+		c.keys = append(c.keys, keyInfo{key: key})
+		c.ids[key] = id
 	}
-	e.n += n
+	*a, c.last = id+1, id
+	return id
+}
+
+// sketchHash is the hash the sketch's Insert takes of a key, which
+// InsertHash takes as given: a key in an open load over more keys than
+// TrackedKeys takes a counter again and again, and is hashed once.
+func sketchHash(key string) uint64 {
+	return metro.Hash64(unsafe.Slice(unsafe.StringData(key), len(key)), 1337)
+}
+
+// sameString reports whether a and b are the same bytes in memory.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// renumber starts the table again with the keys that hold counters.
+func (c *keyCounter) renumber() {
+	clear(c.ids)
+	clear(c.byAddr[:])
+	keys := make([]keyInfo, 0, max(2*len(c.heap), 64))
+	for _, s := range c.heap {
+		e := s.e
+		e.id = int32(len(keys))
+		keys = append(keys, keyInfo{key: e.key, ent: e})
+		c.ids[e.key] = e.id
+	}
+	c.keys, c.last = keys, -1
+	if c.renumbered != nil {
+		c.renumbered()
+	}
+}
+
+// add counts n requests to the key numbered id, throttled or not.
+func (c *keyCounter) add(id int32, throttled bool, n int64) {
+	e := c.keys[id].ent
+	if e == nil {
+		e = c.insert(id)
+	}
+	c.heap[e.pos].n += n
 	if throttled {
 		e.thr += n
 	}
-	c.heap.down(e.pos)
-	return e
+	c.heap.down(int(e.pos))
 }
 
-// insert gives key a counter: a new one while there are fewer than
-// TrackedKeys, else the least counted key's, whose count it inherits as
-// its error (for throttled requests too: any of them may have been).
-func (c *keyCounter) insert(key string) *keyEntry {
-	c.hll.Insert([]byte(key))
+// insert gives the key numbered id a counter: a new one while there are
+// fewer than TrackedKeys, else the least counted key's, whose count it
+// inherits as its error (for throttled requests too: any of them may have
+// been).
+func (c *keyCounter) insert(id int32) *keyEntry {
+	k := &c.keys[id]
+	if !k.hashed {
+		k.hash, k.hashed = sketchHash(k.key), true
+	}
+	c.hll.InsertHash(k.hash)
 	var e *keyEntry
 	if len(c.heap) < TrackedKeys {
-		e = &keyEntry{key: key, pos: len(c.heap)}
-		c.heap = append(c.heap, e) // with no count yet, the least: the heap holds
-		c.heap.up(e.pos)
+		e = &keyEntry{key: k.key, id: id, pos: int32(len(c.heap))}
+		c.heap = append(c.heap, heapSlot{e: e}) // with no count yet, the least: the heap holds
+		c.heap.up(int(e.pos))
 	} else {
 		c.evicted = true
-		e = c.heap[0]
-		delete(c.byKey, e.key)
-		e.key, e.err, e.thr = key, e.n, e.n
+		n := c.heap[0].n
+		e = c.heap[0].e
+		c.keys[e.id].ent = nil
+		e.key, e.id, e.err, e.thr = k.key, id, n, n
 	}
-	c.byKey[key] = e
+	k.ent = e
 	return e
 }
 
 // record returns what the run keeps of its keys.
 func (c *keyCounter) record() *Partitions {
 	ents := slices.Clone(c.heap)
-	slices.SortFunc(ents, func(a, b *keyEntry) int {
+	slices.SortFunc(ents, func(a, b heapSlot) int {
 		if a.n != b.n {
 			return cmp.Compare(b.n, a.n)
 		}
-		return cmp.Compare(a.key, b.key)
+		return cmp.Compare(a.e.key, b.e.key)
 	})
 	p := &Partitions{Top: []KeyLoad{}}
 	for i, e := range ents {
@@ -141,7 +243,7 @@ func (c *keyCounter) record() *Partitions {
 			p.UnlistedMax = e.n
 			break
 		}
-		p.Top = append(p.Top, KeyLoad{Key: e.key, Requests: e.n, Throttled: e.thr, Error: e.err})
+		p.Top = append(p.Top, KeyLoad{Key: e.e.key, Requests: e.n, Throttled: e.e.thr, Error: e.e.err})
 	}
 	if c.evicted {
 		p.Distinct = int64(c.hll.Estimate())
@@ -270,40 +372,51 @@ func mergePartitions(ps []*Partitions) (*Partitions, error) {
 // keyHeap is a min-heap of counters by count. A count only grows, so
 // that a counter only moves down; its own methods spare the request path
 // container/heap's interface calls.
-type keyHeap []*keyEntry
+type keyHeap []heapSlot
 
-// down moves the counter at i below the counters it outgrew.
+// heapSlot is a counter in the heap, and its count.
+type heapSlot struct {
+	n int64
+	e *keyEntry
+}
+
+// down moves the counter at i below the counters it outgrew. Those move
+// up a level each, and it is written once, where it stops: as swaps
+// would leave them, with one write to each counter.
 func (h keyHeap) down(i int) {
+	x := h[i]
 	for {
 		l := 2*i + 1
 		if l >= len(h) {
-			return
+			break
 		}
 		m := l
 		if r := l + 1; r < len(h) && h[r].n < h[l].n {
 			m = r
 		}
-		if h[i].n <= h[m].n {
-			return
+		if x.n <= h[m].n {
+			break
 		}
-		h.swap(i, m)
+		h[i] = h[m]
+		h[i].e.pos = int32(i)
 		i = m
 	}
+	h[i] = x
+	x.e.pos = int32(i)
 }
 
-// up moves the counter at i above the counters it is below.
+// up moves the counter at i above the counters it is below, as down does.
 func (h keyHeap) up(i int) {
+	x := h[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if h[p].n <= h[i].n {
-			return
+		if h[p].n <= x.n {
+			break
 		}
-		h.swap(i, p)
+		h[i] = h[p]
+		h[i].e.pos = int32(i)
 		i = p
 	}
-}
-
-func (h keyHeap) swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].pos, h[j].pos = i, j
+	h[i] = x
+	x.e.pos = int32(i)
 }

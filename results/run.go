@@ -218,7 +218,7 @@ type Collector struct {
 	c               chan secDelta
 	keys            histKeys
 	recs            []*Recorder
-	hints           []keyHints // by recorder id
+	hints           []keyHint // by recorder id
 	secs            map[int]*second
 	hists           []*hdr.Histogram // the measured window's, by histKey id
 	pks             *keyCounter      // the measured window's PartitionKeys
@@ -239,14 +239,11 @@ type secTotals struct {
 	requestUnits                                    float64
 }
 
-// keyHints are where a recorder's last key counted, in the heat map and
-// the hottest keys, which its next second's requests most often share:
-// the collector checks that they still count that key rather than look
-// it up among every thread's.
-type keyHints struct {
-	row *heatRow
-	ent *keyEntry
-}
+// keyHint is the number of a recorder's last key plus one (0: none),
+// which its next second's requests most often share: the collector checks
+// that the number is still that key's rather than look it up among every
+// thread's.
+type keyHint int32
 
 // PerOperation has the run's record hold each operation's counts, rates
 // and latency (Run.Ops), as a workload's mix needs. Call it before Close.
@@ -258,6 +255,7 @@ func NewCollector(start, from, to time.Time) *Collector {
 	c := &Collector{start: start, from: from, to: to, fromOff: from.Sub(start), toOff: to.Sub(start),
 		c: make(chan secDelta, 4096), secs: map[int]*second{},
 		pks: newKeyCounter(), heat: newHeatBuilder(to.Sub(start)), done: make(chan struct{})}
+	c.pks.renumbered = func() { clear(c.hints) }
 	go func() {
 		defer close(c.done)
 		for d := range c.c {
@@ -293,10 +291,11 @@ func (c *Collector) add(d *secDelta) {
 			c.heat.add(col, &c.heat.noKey, k.class, int64(k.n))
 			continue
 		}
-		h.row = c.heat.row(k.pk, h.row)
-		c.heat.add(col, h.row, k.class, int64(k.n))
+		id := c.pks.id(k.pk, int32(*h)-1)
+		*h = keyHint(id + 1)
+		c.heat.add(col, c.heat.rowOf(&c.pks.keys[id]), k.class, int64(k.n))
 		if k.measured > 0 {
-			h.ent = c.pks.add(k.pk, k.class == classThrottled, int64(k.measured), h.ent)
+			c.pks.add(id, k.class == classThrottled, int64(k.measured))
 		}
 	}
 }
@@ -329,7 +328,7 @@ func (s *secTotals) add(o *secCounts) {
 func (c *Collector) Recorder(live *Live) *Recorder {
 	r := &Recorder{c: c, live: live, sec: -1, id: int32(len(c.recs))}
 	c.recs = append(c.recs, r)
-	c.hints = append(c.hints, keyHints{})
+	c.hints = append(c.hints, 0)
 	return r
 }
 
