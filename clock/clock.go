@@ -94,6 +94,11 @@ func (c *Scaled) SleepUntil(ctx context.Context, t time.Time) error {
 type Virtual struct {
 	mu    sync.Mutex
 	start time.Time // waiters keep their time as an offset from it
+	// start in Unix seconds and nanoseconds, and whether it has no
+	// monotonic reading: Now then builds the time from them, which costs
+	// much less than start.Add.
+	startSec, startNsec int64
+	plain               bool
 	// now is model time as an offset from start: written under mu, read
 	// without it, so that reading the time (every request does, often)
 	// takes no lock.
@@ -118,10 +123,41 @@ type Virtual struct {
 }
 
 // NewVirtual returns a virtual clock that starts at start.
-func NewVirtual(start time.Time) *Virtual { return &Virtual{start: start} }
+func NewVirtual(start time.Time) *Virtual {
+	return &Virtual{start: start, startSec: start.Unix(), startNsec: int64(start.Nanosecond()), plain: start == start.Round(0)}
+}
 
 // Now returns the current model time.
-func (c *Virtual) Now() time.Time { return c.start.Add(c.offset()) }
+func (c *Virtual) Now() time.Time {
+	d := c.offset()
+	if !c.plain || d < 0 {
+		return c.start.Add(d)
+	}
+	// The same Time as start.Add(d): a time without a monotonic reading
+	// is its Unix time and its location.
+	return time.Unix(c.startSec+int64(d/time.Second), c.startNsec+int64(d%time.Second)).In(c.start.Location())
+}
+
+// since returns t.Sub(c.start), the offset of a sleep's wake-up.
+func (c *Virtual) since(t time.Time) time.Duration { return Sub(t, c.start) }
+
+// maxSpan is how many seconds apart two times may be for Sub's shortcut:
+// their difference in nanoseconds then fits in a Duration.
+const maxSpan = 9e9
+
+// Sub returns t.Sub(u), exactly, at a fraction of its cost for times with
+// no monotonic reading (a Virtual clock's, and every time derived from
+// them), which it subtracts as Unix times. time.Time's Sub checks its
+// result for overflow with an Add and an Equal; a simulated request
+// subtracts times several times over.
+func Sub(t, u time.Time) time.Duration {
+	if t == t.Round(0) && u == u.Round(0) { // no monotonic reading: Sub uses the wall times
+		if s := t.Unix() - u.Unix(); -maxSpan < s && s < maxSpan {
+			return time.Duration(s)*time.Second + time.Duration(t.Nanosecond()-u.Nanosecond())
+		}
+	}
+	return t.Sub(u)
+}
 
 // offset is model time since the clock's start.
 func (c *Virtual) offset() time.Duration { return time.Duration(c.now.Load()) }
@@ -310,7 +346,7 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 	st, _ := ctx.Value(stateKey{}).(*ctxState)
 	own := st != nil && st.w != nil && ctx.Done() == st.done && (st.clock.Load() == c || st.clock.CompareAndSwap(nil, c))
 	c.mu.Lock()
-	if t.Sub(c.start) <= c.offset() {
+	if c.since(t) <= c.offset() {
 		c.mu.Unlock()
 		return ctx.Err()
 	}
@@ -328,7 +364,7 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 			w.st = st
 		}
 	}
-	w.at = t.Sub(c.start)
+	w.at = c.since(t)
 	c.push(w)
 	switch {
 	case w.st == nil || !w.st.bg:
@@ -399,7 +435,12 @@ func (c *Virtual) advance() {
 	if c.active != 0 || !c.q.ready() || (c.drivers == 0 && c.q[0].at > c.offset()) {
 		return
 	}
-	w := c.q.pop()
+	c.wake(c.q.pop())
+}
+
+// wake wakes w, the next participant, moving time to its wake-up. Called
+// with c.mu held.
+func (c *Virtual) wake(w *waiter) {
 	if w.at > c.offset() {
 		c.now.Store(int64(w.at))
 	}
@@ -462,6 +503,21 @@ func (q *waiters) ready() bool {
 		q.drop()
 	}
 	return len(*q) > 0
+}
+
+// pushPop queues w, its key set, and takes out the next sleep to wake,
+// as push and then ready and pop would, and returns its waiter.
+func (q *waiters) pushPop(w *waiter) *waiter {
+	s := slot{at: w.at, seq: w.seq, w: w}
+	if !q.ready() || before(&s, &(*q)[0]) {
+		return w // it would wake first: no need to queue it
+	}
+	w.queued = true
+	top := (*q)[0].w
+	(*q)[0] = s
+	q.down(0)
+	top.queued = false
+	return top
 }
 
 // pop takes out the next sleep to wake, which ready found, and returns
@@ -603,14 +659,19 @@ func (c *Virtual) steps(w *waiter) *waiter {
 	}
 	for {
 		at, ctx, ok := w.task.Step(err)
-		c.mu.Lock()
-		if ok && at.Sub(c.start) <= c.offset() {
-			c.mu.Unlock()
+		if ok && c.since(at) <= c.offset() {
+			// Read without the lock: time stands still while a task
+			// runs, since advance moves it only when no participant does.
 			err = ctx.Err()
 			continue
 		}
+		c.mu.Lock()
+		c.owner = true
 		if ok {
+			// Under the lock: an interrupt's wake-up (sleepTask's watch)
+			// that comes after this finds the sleep queued.
 			if err = ctx.Err(); err != nil { // ended already: its sleep is over before it began
+				c.owner = false
 				c.mu.Unlock()
 				continue
 			}
@@ -618,9 +679,8 @@ func (c *Virtual) steps(w *waiter) *waiter {
 		} else {
 			c.tasks--
 			c.active--
+			c.advance()
 		}
-		c.owner = true
-		c.advance()
 		c.owner = false
 		w, c.next = c.next, nil
 		c.mu.Unlock()
@@ -634,7 +694,8 @@ func (c *Virtual) steps(w *waiter) *waiter {
 	}
 }
 
-// sleepTask queues task w's sleep until t with ctx. Called with c.mu held.
+// sleepTask queues task w's sleep until t with ctx and wakes the next
+// participant, as advance does. Called with c.mu held.
 func (c *Virtual) sleepTask(w *waiter, t time.Time, ctx context.Context) {
 	w.ctx, w.done, w.cancelled = ctx, ctx.Done(), false
 	if w.done != nil && !c.watching(w.done) {
@@ -643,10 +704,20 @@ func (c *Virtual) sleepTask(w *waiter, t time.Time, ctx context.Context) {
 		c.watched = append(c.watched, w.done)
 		c.unwatch = append(c.unwatch, context.AfterFunc(ctx, func() { c.Cancel(func() {}) }))
 	}
-	w.at = t.Sub(c.start)
-	c.push(w)
+	w.at = c.since(t)
 	c.active--
 	c.drivers++
+	if c.active != 0 {
+		c.push(w)
+		c.advance()
+		return
+	}
+	// Every participant waits, so advance would wake the first of w and
+	// the queued sleeps: pushPop finds it with one sift instead of a push
+	// and a pop, and w, when it is the first, never enters the heap.
+	c.seq++
+	w.seq = c.seq
+	c.wake(c.q.pushPop(w))
 }
 
 // watching reports whether the end of a context with done already wakes

@@ -29,8 +29,23 @@ func TestHeapWakesInOrder(t *testing.T) {
 					w = &waiter{}
 				}
 				w.at = now + time.Duration(rng.IntN(50))
-				c.push(w)
+				if rng.IntN(3) > 0 {
+					c.push(w)
+					want = append(want, w)
+					break
+				}
+				// A task's sleep as every participant waits: it
+				// begins, and the next wakes at once.
+				c.seq++
+				w.seq = c.seq
 				want = append(want, w)
+				sortSleeps(want)
+				if got := c.q.pushPop(w); got != want[0] {
+					t.Fatalf("seed %d step %d: pushPop woke %p at %v, want the first of %d", seed, step, got, got.at, len(want))
+				}
+				now = max(now, want[0].at)
+				pool = append(pool, want[0])
+				want = want[1:]
 			case op < 5 && len(want) > 0: // a sleep's context ends: it leaves
 				i := rng.IntN(len(want))
 				c.q.remove(want[i])
@@ -48,12 +63,7 @@ func TestHeapWakesInOrder(t *testing.T) {
 					c.q.init()
 				}
 			default: // the next wakes
-				slices.SortStableFunc(want, func(a, b *waiter) int {
-					if a.at != b.at {
-						return int(a.at - b.at)
-					}
-					return int(a.seq) - int(b.seq)
-				})
+				sortSleeps(want)
 				if !c.q.ready() {
 					if len(want) != 0 {
 						t.Fatalf("seed %d step %d: the heap is empty, %d sleeps live", seed, step, len(want))
@@ -70,4 +80,15 @@ func TestHeapWakesInOrder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sortSleeps sorts sleeps by the model's order: wake-up, then the sleep's
+// beginning.
+func sortSleeps(ws []*waiter) {
+	slices.SortStableFunc(ws, func(a, b *waiter) int {
+		if a.at != b.at {
+			return int(a.at - b.at)
+		}
+		return int(a.seq) - int(b.seq)
+	})
 }
