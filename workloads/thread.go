@@ -193,13 +193,13 @@ func (w *worker) begin() (time.Time, context.Context, bool) {
 	// A queued request was due before its thread was free. On a virtual
 	// clock a thread wakes exactly on time, and a wake on time counts
 	// only beside a late one: the recorder is not touched for it.
-	if late := now.Sub(later(l.next, l.free)); late > 0 || !l.virtual {
+	if late := clock.Sub(now, later(l.next, l.free)); late > 0 || !l.virtual {
 		w.rec.Wake(late)
 	}
 	l.due, l.sent, l.lag = now, now, 0
 	if l.open { // latency counts from the intended start
 		l.due = l.next
-		l.lag = max(0, now.Sub(l.next))
+		l.lag = max(0, clock.Sub(now, l.next))
 	}
 	l.kind = w.mix.next(w.rng)
 	w.prepare(l.clock, l.kind)
