@@ -139,7 +139,14 @@ func (c *Virtual) Now() time.Time {
 }
 
 // since returns t.Sub(c.start), the offset of a sleep's wake-up.
-func (c *Virtual) since(t time.Time) time.Duration { return Sub(t, c.start) }
+func (c *Virtual) since(t time.Time) time.Duration {
+	if c.plain { // Sub uses wall times when either has no monotonic reading
+		if s := t.Unix() - c.startSec; -maxSpan < s && s < maxSpan {
+			return time.Duration(s)*time.Second + time.Duration(int64(t.Nanosecond())-c.startNsec)
+		}
+	}
+	return t.Sub(c.start)
+}
 
 // maxSpan is how many seconds apart two times may be for Sub's shortcut:
 // their difference in nanoseconds then fits in a Duration.
@@ -659,7 +666,11 @@ func (c *Virtual) steps(w *waiter) *waiter {
 	}
 	for {
 		at, ctx, ok := w.task.Step(err)
-		if ok && c.since(at) <= c.offset() {
+		var off time.Duration
+		if ok {
+			off = c.since(at)
+		}
+		if ok && off <= c.offset() {
 			// Read without the lock: time stands still while a task
 			// runs, since advance moves it only when no participant does.
 			err = ctx.Err()
@@ -675,7 +686,7 @@ func (c *Virtual) steps(w *waiter) *waiter {
 				c.mu.Unlock()
 				continue
 			}
-			c.sleepTask(w, at, ctx)
+			c.sleepTask(w, off, ctx)
 		} else {
 			c.tasks--
 			c.active--
@@ -694,9 +705,9 @@ func (c *Virtual) steps(w *waiter) *waiter {
 	}
 }
 
-// sleepTask queues task w's sleep until t with ctx and wakes the next
+// sleepTask queues task w's sleep until offset at with ctx and wakes the next
 // participant, as advance does. Called with c.mu held.
-func (c *Virtual) sleepTask(w *waiter, t time.Time, ctx context.Context) {
+func (c *Virtual) sleepTask(w *waiter, at time.Duration, ctx context.Context) {
 	w.ctx, w.done, w.cancelled = ctx, ctx.Done(), false
 	if w.done != nil && !c.watching(w.done) {
 		// An end that no Cancel brings (an interrupt) wakes the tasks that
@@ -704,7 +715,7 @@ func (c *Virtual) sleepTask(w *waiter, t time.Time, ctx context.Context) {
 		c.watched = append(c.watched, w.done)
 		c.unwatch = append(c.unwatch, context.AfterFunc(ctx, func() { c.Cancel(func() {}) }))
 	}
-	w.at = c.since(t)
+	w.at = at
 	c.active--
 	c.drivers++
 	if c.active != 0 {

@@ -44,3 +44,20 @@ func TestVirtualNowIsStartAdd(t *testing.T) {
 		}
 	}
 }
+
+// TestVirtualSinceIsSub: the offset of a wake-up from a Virtual clock's
+// start is t.Sub(start), whatever t's monotonic reading.
+func TestVirtualSinceIsSub(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, start := range []time.Time{time.Date(2010, 11, 1, 0, 0, 0, 7, time.UTC), time.Now()} {
+		c := NewVirtual(start)
+		for _, base := range []time.Time{start, time.Now(), time.Now().Round(0), {}} {
+			for range 2000 {
+				at := base.Add(time.Duration(rng.Int64()) >> rng.IntN(64))
+				if got, want := c.since(at), at.Sub(start); got != want {
+					t.Fatalf("start %v: since(%v) = %v, want %v", start, at, got, want)
+				}
+			}
+		}
+	}
+}
