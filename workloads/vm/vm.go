@@ -175,20 +175,19 @@ func (v *VM) Spend(now time.Time, work time.Duration) time.Time {
 	parallel := work - serial
 	n := now.UnixNano()
 	v.mu.Lock()
-	defer v.mu.Unlock()
 	v.total += work
 	t := n
 	if parallel > 0 {
-		i := 0
-		for j := range v.cores {
-			if v.cores[j] < v.cores[i] {
+		cores, i := v.cores, 0
+		for j := 1; j < len(cores); j++ {
+			if cores[j] < cores[i] {
 				i = j
 			}
 		}
-		t = max(t, v.cores[i])
+		t = max(t, cores[i])
 		v.busy += v.within(t, parallel)
 		t += int64(parallel)
-		v.cores[i] = t
+		cores[i] = t
 	}
 	if serial > 0 {
 		t = max(t, v.serialFree)
@@ -198,6 +197,7 @@ func (v *VM) Spend(now time.Time, work time.Duration) time.Time {
 		t += int64(serial)
 		v.serialFree = t
 	}
+	v.mu.Unlock()
 	// From now, so that the time keeps now's location (and, in wall
 	// time, its monotonic reading).
 	return now.Add(time.Duration(t - n))
