@@ -359,6 +359,14 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 	stopped := make([]time.Time, len(workers))
 	tc, asTasks := clock.(tasks)
 	asTasks = asTasks && r.sends()
+	if asTasks { // every thread runs on the clock's one loop goroutine
+		for _, m := range machines {
+			m.Unshared()
+		}
+		if r.arrivals != nil {
+			r.arrivals.unshared = true
+		}
+	}
 	for i, w := range workers {
 		wg.Add(1)
 		w.loop = loop{ctx: ctx, stop: runCtx, start: start, to: to, clock: clock}

@@ -141,6 +141,7 @@ func (c Cost) Write(n int) time.Duration { return c.PerRequest + time.Duration(n
 type VM struct {
 	size       Size
 	mu         sync.Mutex
+	unshared   bool // Spend is never called concurrently: it takes no lock
 	serialFree int64
 	cores      []int64
 	total      time.Duration // all the work spent
@@ -161,6 +162,16 @@ func New(size Size) *VM {
 	return v
 }
 
+// Unshared declares that Spend will not be called concurrently from now
+// on, as a virtual clock's threads are not when the clock steps them all
+// on one goroutine: Spend then takes no lock, which costs a simulated
+// request more than the rest of Spend.
+func (v *VM) Unshared() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.unshared = true
+}
+
 // Size returns the VM's size.
 func (v *VM) Size() Size { return v.size }
 
@@ -174,7 +185,9 @@ func (v *VM) Spend(now time.Time, work time.Duration) time.Time {
 	serial := time.Duration(float64(work) * v.size.SerialFraction)
 	parallel := work - serial
 	n := now.UnixNano()
-	v.mu.Lock()
+	if !v.unshared {
+		v.mu.Lock()
+	}
 	v.total += work
 	t := n
 	if parallel > 0 {
@@ -197,7 +210,9 @@ func (v *VM) Spend(now time.Time, work time.Duration) time.Time {
 		t += int64(serial)
 		v.serialFree = t
 	}
-	v.mu.Unlock()
+	if !v.unshared {
+		v.mu.Unlock()
+	}
 	// From now, so that the time keeps now's location (and, in wall
 	// time, its monotonic reading).
 	return now.Add(time.Duration(t - n))
