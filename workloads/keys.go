@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads/keyspace"
 )
@@ -82,6 +83,16 @@ func (k *keys) partitionKey(nanos int64) string {
 		k.bucket = (k.bucket + 1) % k.spread.Buckets
 	}
 	return pk
+}
+
+// partitionKeyNow returns the PartitionKey of the next request, sent now
+// on c, which it reads only for keys that follow the clock.
+func (k *keys) partitionKeyNow(c clock.Clock) string {
+	var nanos int64
+	if k.timeOrdered() {
+		nanos = c.Now().UnixNano()
+	}
+	return k.partitionKey(nanos)
 }
 
 // rowKey returns the next RowKey, JobID_VMID_WorkerID_Index, the index zero
