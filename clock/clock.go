@@ -94,13 +94,18 @@ func (c *Scaled) SleepUntil(ctx context.Context, t time.Time) error {
 type Virtual struct {
 	mu    sync.Mutex
 	start time.Time // waiters keep their time as an offset from it
+	// start in Unix seconds and nanoseconds, and whether it has no
+	// monotonic reading: Now then builds the time from them, which costs
+	// much less than start.Add.
+	startSec, startNsec int64
+	plain               bool
 	// now is model time as an offset from start: written under mu, read
 	// without it, so that reading the time (every request does, often)
 	// takes no lock.
 	now     atomic.Int64
 	active  int // participants running (not waiting on the clock)
 	drivers int // participants waiting on the clock
-	q       waiters
+	q       queue
 	seq     uint64 // sleeps begun, the order of wake-ups at one time
 
 	// Tasks (GoTask) are participants without goroutines of their own:
@@ -118,10 +123,48 @@ type Virtual struct {
 }
 
 // NewVirtual returns a virtual clock that starts at start.
-func NewVirtual(start time.Time) *Virtual { return &Virtual{start: start} }
+func NewVirtual(start time.Time) *Virtual {
+	return &Virtual{start: start, startSec: start.Unix(), startNsec: int64(start.Nanosecond()), plain: start == start.Round(0)}
+}
 
 // Now returns the current model time.
-func (c *Virtual) Now() time.Time { return c.start.Add(c.offset()) }
+func (c *Virtual) Now() time.Time {
+	d := c.offset()
+	if !c.plain || d < 0 {
+		return c.start.Add(d)
+	}
+	// The same Time as start.Add(d): a time without a monotonic reading
+	// is its Unix time and its location.
+	return time.Unix(c.startSec+int64(d/time.Second), c.startNsec+int64(d%time.Second)).In(c.start.Location())
+}
+
+// since returns t.Sub(c.start), the offset of a sleep's wake-up.
+func (c *Virtual) since(t time.Time) time.Duration {
+	if c.plain { // Sub uses wall times when either has no monotonic reading
+		if s := t.Unix() - c.startSec; -maxSpan < s && s < maxSpan {
+			return time.Duration(s)*time.Second + time.Duration(int64(t.Nanosecond())-c.startNsec)
+		}
+	}
+	return t.Sub(c.start)
+}
+
+// maxSpan is how many seconds apart two times may be for Sub's shortcut:
+// their difference in nanoseconds then fits in a Duration.
+const maxSpan = 9e9
+
+// Sub returns t.Sub(u), exactly, at a fraction of its cost for times with
+// no monotonic reading (a Virtual clock's, and every time derived from
+// them), which it subtracts as Unix times. time.Time's Sub checks its
+// result for overflow with an Add and an Equal; a simulated request
+// subtracts times several times over.
+func Sub(t, u time.Time) time.Duration {
+	if t == t.Round(0) && u == u.Round(0) { // no monotonic reading: Sub uses the wall times
+		if s := t.Unix() - u.Unix(); -maxSpan < s && s < maxSpan {
+			return time.Duration(s)*time.Second + time.Duration(t.Nanosecond()-u.Nanosecond())
+		}
+	}
+	return t.Sub(u)
+}
 
 // offset is model time since the clock's start.
 func (c *Virtual) offset() time.Duration { return time.Duration(c.now.Load()) }
@@ -219,8 +262,9 @@ func (c *Virtual) Cancel(cancel context.CancelFunc) {
 	cancel()
 	now := c.offset()
 	moved := false
-	for i := range c.q {
-		s := &c.q[i]
+	c.q.unrun() // moved to now, the run's sleeps would be out of its order
+	for i := range c.q.h {
+		s := &c.q.h[i]
 		w := s.w
 		if !s.live() || w.done == nil || w.cancelled || (w.st != nil && w.st.bg) {
 			continue
@@ -232,7 +276,7 @@ func (c *Virtual) Cancel(cancel context.CancelFunc) {
 		}
 	}
 	if moved {
-		c.q.init()
+		c.q.h.init()
 	}
 	c.advance()
 }
@@ -310,7 +354,7 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 	st, _ := ctx.Value(stateKey{}).(*ctxState)
 	own := st != nil && st.w != nil && ctx.Done() == st.done && (st.clock.Load() == c || st.clock.CompareAndSwap(nil, c))
 	c.mu.Lock()
-	if t.Sub(c.start) <= c.offset() {
+	if c.since(t) <= c.offset() {
 		c.mu.Unlock()
 		return ctx.Err()
 	}
@@ -328,7 +372,7 @@ func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
 			w.st = st
 		}
 	}
-	w.at = t.Sub(c.start)
+	w.at = c.since(t)
 	c.push(w)
 	switch {
 	case w.st == nil || !w.st.bg:
@@ -396,10 +440,15 @@ func (c *Virtual) push(w *waiter) {
 // to sleep. Without a driver time stands still, but a background wake-up
 // that is due already still comes. Called with c.mu held.
 func (c *Virtual) advance() {
-	if c.active != 0 || !c.q.ready() || (c.drivers == 0 && c.q[0].at > c.offset()) {
+	if c.active != 0 || !c.q.ready() || (c.drivers == 0 && c.q.first().at > c.offset()) {
 		return
 	}
-	w := c.q.pop()
+	c.wake(c.q.pop())
+}
+
+// wake wakes w, the next participant, moving time to its wake-up. Called
+// with c.mu held.
+func (c *Virtual) wake(w *waiter) {
 	if w.at > c.offset() {
 		c.now.Store(int64(w.at))
 	}
@@ -419,15 +468,28 @@ func (c *Virtual) advance() {
 	}
 }
 
+// queue holds the sleeps in the order they wake: by wake-up time, then
+// by when the sleep began. A sleep that wakes after every sleep in its
+// run joins the run, in order, at no cost (see put): an open load's threads each
+// take the next request of the schedule and sleep until it is due, each
+// later than the last, which in a heap would sift every wake-up from its
+// top to its bottom. Other sleeps go into the heap. The next to wake is
+// the first of the run's and the heap's. A waiter removed before its
+// time (a context ended) is only marked so: its slot is dropped when it
+// comes first.
+type queue struct {
+	h    waiters
+	run  []slot // from head on, each after the one before
+	head int
+}
+
 // waiters is a min-heap of sleeps by wake-up time, then by when the
 // sleep began. It keeps each sleep's key beside its waiter, four children
 // to a node, so that ordering 15,000 sleeping threads reads a few
-// contiguous cache lines instead of a waiter per comparison. A waiter
-// removed before its time (a context ended) is only marked so: its slot
-// is dropped when it reaches the top.
+// contiguous cache lines instead of a waiter per comparison.
 type waiters []slot
 
-// slot is one sleep in the heap: its key, and its waiter, which is still
+// slot is one sleep in the queue: its key, and its waiter, which is still
 // waiting on it while its queued mark and sequence number say so.
 type slot struct {
 	at  time.Duration
@@ -442,6 +504,128 @@ func (s *slot) live() bool { return s.w.queued && s.w.seq == s.seq }
 // before reports whether a wakes before b.
 func before(a, b *slot) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
 
+// push queues w, its key set.
+func (q *queue) push(w *waiter) {
+	w.queued = true
+	q.put(slot{at: w.at, seq: w.seq, w: w})
+}
+
+// put queues s: into the run when it wakes after the run's last, or in
+// place of the last when it wakes after the one before (the last, a sleep
+// far ahead of the others, then goes into the heap: it would keep the run
+// from growing), and into the heap otherwise.
+func (q *queue) put(s slot) {
+	switch n := len(q.run) - q.head; {
+	case n == 0 || !before(&s, &q.run[len(q.run)-1]):
+	case n == 1 || !before(&s, &q.run[len(q.run)-2]):
+		last := q.run[len(q.run)-1]
+		q.run = q.run[:len(q.run)-1]
+		if last.live() {
+			q.h.push(last)
+		}
+	default:
+		q.h.push(s)
+		return
+	}
+	q.join(s)
+}
+
+// runs reports whether put would put s into the run.
+func (q *queue) runs(s *slot) bool {
+	n := len(q.run) - q.head
+	return n == 0 || !before(s, &q.run[len(q.run)-1]) || n == 1 || !before(s, &q.run[len(q.run)-2])
+}
+
+// join appends s, which wakes after every sleep in the run, to the run.
+func (q *queue) join(s slot) {
+	if q.head == len(q.run) {
+		q.run, q.head = q.run[:0], 0
+	} else if q.head >= 1024 && q.head >= len(q.run)/2 { // reuse the room before head
+		n := copy(q.run, q.run[q.head:])
+		clear(q.run[n:])
+		q.run, q.head = q.run[:n], 0
+	}
+	q.run = append(q.run, s)
+}
+
+// ready drops removed sleeps from the fronts and reports whether any sleep
+// is left: first is then the next to wake.
+func (q *queue) ready() bool {
+	for q.head < len(q.run) && !q.run[q.head].live() {
+		q.run[q.head] = slot{}
+		q.head++
+	}
+	for len(q.h) > 0 && !q.h[0].live() {
+		q.h.drop()
+	}
+	return q.head < len(q.run) || len(q.h) > 0
+}
+
+// fromRun reports whether the next to wake is the run's first, after
+// ready found one.
+func (q *queue) fromRun() bool {
+	return q.head < len(q.run) && (len(q.h) == 0 || before(&q.run[q.head], &q.h[0]))
+}
+
+// first returns the next sleep to wake, which ready found.
+func (q *queue) first() *slot {
+	if q.fromRun() {
+		return &q.run[q.head]
+	}
+	return &q.h[0]
+}
+
+// pop takes out the next sleep to wake, which ready found, and returns
+// its waiter.
+func (q *queue) pop() *waiter {
+	var w *waiter
+	if q.fromRun() {
+		w = q.run[q.head].w
+		q.run[q.head] = slot{}
+		q.head++
+	} else {
+		w = q.h[0].w
+		q.h.drop()
+	}
+	w.queued = false
+	return w
+}
+
+// pushPop queues w, its key set, and takes out the next sleep to wake,
+// as push and then ready and pop would, and returns its waiter.
+func (q *queue) pushPop(w *waiter) *waiter {
+	s := slot{at: w.at, seq: w.seq, w: w}
+	if !q.ready() || before(&s, q.first()) {
+		return w // it would wake first: no need to queue it
+	}
+	w.queued = true
+	if !q.fromRun() && !q.runs(&s) {
+		// The heap's top wakes next and w goes into the heap: in its place.
+		top := q.h[0].w
+		q.h[0] = s
+		q.h.down(0)
+		top.queued = false
+		return top
+	}
+	top := q.pop()
+	q.put(s)
+	return top
+}
+
+// remove takes w's sleep out: its slot goes when it comes first.
+func (q *queue) remove(w *waiter) { w.queued = false }
+
+// unrun moves the run's sleeps into the heap.
+func (q *queue) unrun() {
+	for _, s := range q.run[q.head:] {
+		if s.live() {
+			q.h.push(s)
+		}
+	}
+	clear(q.run)
+	q.run, q.head = q.run[:0], 0
+}
+
 // init restores the heap after wake-up times changed in place.
 func (q waiters) init() {
 	for i := (len(q) - 2) / 4; i >= 0; i-- {
@@ -449,28 +633,9 @@ func (q waiters) init() {
 	}
 }
 
-func (q *waiters) push(w *waiter) {
-	w.queued = true
-	*q = append(*q, slot{at: w.at, seq: w.seq, w: w})
+func (q *waiters) push(s slot) {
+	*q = append(*q, s)
 	q.up(len(*q) - 1)
-}
-
-// ready drops removed sleeps from the top and reports whether any sleep
-// is left: q[0] is then the next to wake.
-func (q *waiters) ready() bool {
-	for len(*q) > 0 && !(*q)[0].live() {
-		q.drop()
-	}
-	return len(*q) > 0
-}
-
-// pop takes out the next sleep to wake, which ready found, and returns
-// its waiter.
-func (q *waiters) pop() *waiter {
-	w := (*q)[0].w
-	q.drop()
-	w.queued = false
-	return w
 }
 
 // drop takes the top slot out.
@@ -484,9 +649,6 @@ func (q *waiters) drop() {
 		q.down(0)
 	}
 }
-
-// remove takes w's sleep out: its slot goes when it reaches the top.
-func (q *waiters) remove(w *waiter) { w.queued = false }
 
 func (q waiters) up(i int) {
 	s := q[i]
@@ -603,24 +765,32 @@ func (c *Virtual) steps(w *waiter) *waiter {
 	}
 	for {
 		at, ctx, ok := w.task.Step(err)
-		c.mu.Lock()
-		if ok && at.Sub(c.start) <= c.offset() {
-			c.mu.Unlock()
+		var off time.Duration
+		if ok {
+			off = c.since(at)
+		}
+		if ok && off <= c.offset() {
+			// Read without the lock: time stands still while a task
+			// runs, since advance moves it only when no participant does.
 			err = ctx.Err()
 			continue
 		}
+		c.mu.Lock()
+		c.owner = true
 		if ok {
+			// Under the lock: an interrupt's wake-up (sleepTask's watch)
+			// that comes after this finds the sleep queued.
 			if err = ctx.Err(); err != nil { // ended already: its sleep is over before it began
+				c.owner = false
 				c.mu.Unlock()
 				continue
 			}
-			c.sleepTask(w, at, ctx)
+			c.sleepTask(w, off, ctx)
 		} else {
 			c.tasks--
 			c.active--
+			c.advance()
 		}
-		c.owner = true
-		c.advance()
 		c.owner = false
 		w, c.next = c.next, nil
 		c.mu.Unlock()
@@ -634,8 +804,9 @@ func (c *Virtual) steps(w *waiter) *waiter {
 	}
 }
 
-// sleepTask queues task w's sleep until t with ctx. Called with c.mu held.
-func (c *Virtual) sleepTask(w *waiter, t time.Time, ctx context.Context) {
+// sleepTask queues task w's sleep until offset at with ctx and wakes the next
+// participant, as advance does. Called with c.mu held.
+func (c *Virtual) sleepTask(w *waiter, at time.Duration, ctx context.Context) {
 	w.ctx, w.done, w.cancelled = ctx, ctx.Done(), false
 	if w.done != nil && !c.watching(w.done) {
 		// An end that no Cancel brings (an interrupt) wakes the tasks that
@@ -643,10 +814,20 @@ func (c *Virtual) sleepTask(w *waiter, t time.Time, ctx context.Context) {
 		c.watched = append(c.watched, w.done)
 		c.unwatch = append(c.unwatch, context.AfterFunc(ctx, func() { c.Cancel(func() {}) }))
 	}
-	w.at = t.Sub(c.start)
-	c.push(w)
+	w.at = at
 	c.active--
 	c.drivers++
+	if c.active != 0 {
+		c.push(w)
+		c.advance()
+		return
+	}
+	// Every participant waits, so advance would wake the first of w and
+	// the queued sleeps: pushPop finds it with one sift instead of a push
+	// and a pop, and w, when it is the first, never enters the heap.
+	c.seq++
+	w.seq = c.seq
+	c.wake(c.q.pushPop(w))
 }
 
 // watching reports whether the end of a context with done already wakes

@@ -17,12 +17,16 @@ import (
 //
 // In virtual time one thread runs at a time, so the threads take requests
 // in model-time order and a run repeats for its seed; in wall time a lock
-// orders them.
+// orders them, and so it does when the threads are goroutines on a
+// virtual clock, which an interrupt wakes at once.
 type arrivals struct {
-	mu    sync.Mutex
-	start time.Time
-	queue bool
-	next  int64 // the first request not yet taken
+	mu sync.Mutex
+	// unshared: every request is taken on one goroutine (a virtual clock's
+	// loop, which steps the threads as its tasks), without the lock.
+	unshared bool
+	start    time.Time
+	queue    bool
+	next     int64 // the first request not yet taken
 	// The rate in requests per second for this process: constant, or
 	// ramped by stages, linearly, from the rate before.
 	rate   float64
@@ -94,8 +98,10 @@ func (a *arrivals) at(k int64) (time.Time, bool) {
 // requests due before now found every thread busy: each is handed to drop
 // and skipped.
 func (a *arrivals) take(now, end time.Time, drop func(due time.Time)) (time.Time, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	if !a.unshared {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+	}
 	for {
 		due, ok := a.at(a.next)
 		if !ok || !due.Before(end) {

@@ -108,29 +108,31 @@ func (r *Coordinator) Spec() Spec { return r.spec }
 
 // worker is one thread of one VM.
 type worker struct {
+	// What every request reads comes first, together with the loop's
+	// state (see loop): a simulator steps thousands of threads in turn,
+	// and each request then reads fewer scattered cache lines. The
+	// thread's own random source and keys are held in the worker rather
+	// than allocated apart for the same reason.
 	r       *Coordinator
-	vmID    int
-	id      int
 	machine *vm.VM // nil when the target is a real client
 	rng     *mrand.Rand
 	keys    *keys
 	fixed   *fixedKeys       // the fixed scheme's key space, shared by every thread
 	mix     *mixer           // the spec's, shared by every thread
 	keyPick keyspace.Chooser // the fixed scheme's: which key
-	rowPick keyspace.Chooser // which existing row
-	pay     payloads
 	rec     *results.Recorder
+	pay     payloads
+	src     mrand.PCG
+	rand    mrand.Rand
+	loop    loop // where the thread's loop waits, and what it holds between waits
 	op      Op
+	ownKeys keys
+	rowPick keyspace.Chooser // which existing row
+	vmID    int
+	id      int
 	batch   []tables.BatchOp
 	rks     []string // the batch's RowKeys
 	txn     string   // the transaction id of the insert in flight
-	loop    loop     // where the thread's loop waits, and what it holds between waits
-	// The thread's own random source and keys, held in the worker rather
-	// than allocated apart: a simulator steps thousands of threads in
-	// turn, and each request then reads fewer scattered cache lines.
-	src     mrand.PCG
-	rand    mrand.Rand
-	ownKeys keys
 }
 
 // Run runs the spec: it creates the run's table, loads what gets and
@@ -359,6 +361,14 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 	stopped := make([]time.Time, len(workers))
 	tc, asTasks := clock.(tasks)
 	asTasks = asTasks && r.sends()
+	if asTasks { // every thread runs on the clock's one loop goroutine
+		for _, m := range machines {
+			m.Unshared()
+		}
+		if r.arrivals != nil {
+			r.arrivals.unshared = true
+		}
+	}
 	for i, w := range workers {
 		wg.Add(1)
 		w.loop = loop{ctx: ctx, stop: runCtx, start: start, to: to, clock: clock}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads/keyspace"
 )
@@ -34,20 +35,21 @@ func guidFrom(rng *rand.Rand) string {
 
 // keys generates one thread's keys.
 type keys struct {
+	// What every request reads comes first.
 	scheme PartitionScheme
 	pk     string // guid and shared
 	prefix string // JobID_VMID_WorkerID_
 	index  int
-	suffix string // makes time-ordered keys of different threads distinct
 	rowBuf []byte
-	ends   []int           // rowKeys: where each key ends in rowBuf
-	loaded []tables.Entity // what the thread loaded for its reads, in RowKey order
-	low    int             // the oldest of its rows that exists: deletes take them in order
 	// spread, with more than one bucket, spreads every key over its
 	// buckets, taken in turn: the synthetic-key fix for a shared or
 	// time-ordered key.
 	spread keyspace.Names
 	bucket int
+	suffix string          // makes time-ordered keys of different threads distinct
+	ends   []int           // rowKeys: where each key ends in rowBuf
+	loaded []tables.Entity // what the thread loaded for its reads, in RowKey order
+	low    int             // the oldest of its rows that exists: deletes take them in order
 }
 
 func newKeys(spec *Spec, sharedPK string, vmID, worker int, rng *rand.Rand) *keys {
@@ -82,6 +84,16 @@ func (k *keys) partitionKey(nanos int64) string {
 		k.bucket = (k.bucket + 1) % k.spread.Buckets
 	}
 	return pk
+}
+
+// partitionKeyNow returns the PartitionKey of the next request, sent now
+// on c, which it reads only for keys that follow the clock.
+func (k *keys) partitionKeyNow(c clock.Clock) string {
+	var nanos int64
+	if k.timeOrdered() {
+		nanos = c.Now().UnixNano()
+	}
+	return k.partitionKey(nanos)
 }
 
 // rowKey returns the next RowKey, JobID_VMID_WorkerID_Index, the index zero

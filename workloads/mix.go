@@ -264,7 +264,7 @@ func (w *worker) prepare(clock clock.Clock, kind OpKind) {
 			op.Entity = tables.Entity{PartitionKey: f.place(item, rk), RowKey: rk, Properties: w.props()}
 			return
 		}
-		pk := w.keys.partitionKey(clock.Now().UnixNano())
+		pk := w.keys.partitionKeyNow(clock)
 		op.Entity = tables.Entity{PartitionKey: pk, RowKey: w.keys.rowKey(), Properties: w.props()}
 		if s.TxnID {
 			w.txn = fmt.Sprintf("%016x", w.rng.Uint64())
@@ -281,7 +281,7 @@ func (w *worker) prepare(clock clock.Clock, kind OpKind) {
 			}
 			pk = f.key(item, 0)
 		} else {
-			pk = w.keys.partitionKey(clock.Now().UnixNano())
+			pk = w.keys.partitionKeyNow(clock)
 			w.rks = w.keys.rowKeys(w.rks, s.BatchSize)
 		}
 		for _, rk := range w.rks {

@@ -36,28 +36,33 @@ const (
 // target in wall time) or as a task of a virtual clock (the engine as a
 // simulator, thousands of threads on one goroutine).
 type loop struct {
+	// What every request reads and writes comes first, together: a
+	// simulator steps thousands of threads in turn, and each request then
+	// reads fewer scattered cache lines.
+	phase   phase
+	open    bool
+	virtual bool // the target's clock is virtual
+	write   bool // the request is an update's write
+	kind    OpKind
 	// ctx bounds requests (one in flight at the deadline still completes);
 	// stop ends sending (the deadline, or an interrupt).
 	ctx, stop context.Context
-	start, to time.Time
 	clock     clock.Clock
-	sess      Session
 	send      Sender // sess, when it can send without waiting
-	ended     func() // called once, when the thread ends
-	phase     phase
-	open      bool
-	virtual   bool // the target's clock is virtual
-	kind      OpKind
 	// The request in progress: when the thread became free, when the
 	// request was due and sent, its lag, its attempt, its client work,
 	// and the answer to its last attempt.
 	free, next, due, sent time.Time
 	lag, work             time.Duration
-	attempt, readTry      int
+	attempt               int
 	done                  time.Time
 	err                   error
-	write                 bool // the request is an update's write
-	read                  *Op  // a read of a retried insert's row
+	to                    time.Time
+	start                 time.Time
+	sess                  Session
+	ended                 func() // called once, when the thread ends
+	readTry               int
+	read                  *Op // a read of a retried insert's row
 	got                   tables.Entity
 	readAt                time.Time
 	readErr               error
@@ -193,13 +198,13 @@ func (w *worker) begin() (time.Time, context.Context, bool) {
 	// A queued request was due before its thread was free. On a virtual
 	// clock a thread wakes exactly on time, and a wake on time counts
 	// only beside a late one: the recorder is not touched for it.
-	if late := now.Sub(later(l.next, l.free)); late > 0 || !l.virtual {
+	if late := clock.Sub(now, later(l.next, l.free)); late > 0 || !l.virtual {
 		w.rec.Wake(late)
 	}
 	l.due, l.sent, l.lag = now, now, 0
 	if l.open { // latency counts from the intended start
 		l.due = l.next
-		l.lag = max(0, now.Sub(l.next))
+		l.lag = max(0, clock.Sub(now, l.next))
 	}
 	l.kind = w.mix.next(w.rng)
 	w.prepare(l.clock, l.kind)

@@ -218,8 +218,8 @@ func (s *session) send(ctx context.Context, op *workloads.Op, detach bool) (time
 		if sent.IsZero() {
 			sent = s.e.Clock().Now()
 		}
-		if giveUp := sent.Add(op.ClientTimeout); done.After(giveUp) {
-			done, err = giveUp, errClientTimeout
+		if clock.Sub(done, sent) > op.ClientTimeout { // done.After(sent.Add(op.ClientTimeout)), for less
+			done, err = sent.Add(op.ClientTimeout), errClientTimeout
 		}
 	}
 	return done, err
