@@ -580,13 +580,13 @@ func (rp *rangePartition) stamp(now time.Time) int64 {
 	return ts
 }
 
-// get returns the record with keys (pk, rk), or nil; c is the caller, nil
-// for none.
-func (rp *rangePartition) get(c *Call, pk, rk string) *record {
+// get returns the record with keys (pk, rk) and whether there is one; c is
+// the caller, nil for none.
+func (rp *rangePartition) get(c *Call, pk, rk string) (record, bool) {
 	if g := rp.rows(c, pk); g != nil {
 		return g.rows.get(rk)
 	}
-	return nil
+	return record{}, false
 }
 
 // put stores r under PartitionKey pk, replacing any record with its keys;
@@ -599,7 +599,8 @@ func (rp *rangePartition) put(c *Call, pk string, r *record) {
 // are taken, and reports whether it did; c is the caller, nil for none.
 func (rp *rangePartition) insert(c *Call, pk string, r *record, ts int64) bool {
 	r.ts = ts
-	return rp.rowsFor(c, pk).rows.put(r, true) == nil
+	_, found := rp.rowsFor(c, pk).rows.put(r, true)
+	return !found
 }
 
 // remove deletes the record with keys (pk, rk), if there is one.

@@ -281,13 +281,14 @@ func validateValue(p tables.Property) (int, *tables.Error) {
 	return tables.ValueSize(p), nil
 }
 
-// record is the stored form of an entity. Records are immutable once stored:
-// a write replaces the record, so readers can hand out their properties
-// without copying them under the lock.
+// record is an entity as the engine handles it: what a write stores and a
+// read gets, which the rows copy in and out of their own compact form
+// (see slot). A stored record's Properties slice is never changed: a write
+// replaces it, so readers can hand out properties without copying them
+// under the lock.
 //
 // Its PartitionKey is not kept: the rows of one key sit together (pkRows),
-// which hold the key once, and a record of 48 bytes fills its allocation
-// where one of 64 would not.
+// which hold the key once.
 type record struct {
 	rk    string
 	ts    int64 // Unix nanoseconds, a multiple of 100

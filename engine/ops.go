@@ -27,8 +27,8 @@ func (cl Client) Insert(ctx context.Context, tableName string, ent tables.Entity
 // Upsert inserts the entity or, if it exists, merges it into or replaces the
 // existing one, unconditionally.
 func (cl Client) Upsert(ctx context.Context, tableName string, ent tables.Entity, mode tables.UpdateMode) (tables.Entity, error) {
-	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *tables.Error {
-		if old != nil && mode == tables.Merge {
+	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec *record, old record, found bool) *tables.Error {
+		if found && mode == tables.Merge {
 			rec.props = merge(old.props, rec.props)
 		}
 		return nil
@@ -42,8 +42,8 @@ func (cl Client) Update(ctx context.Context, tableName string, ent tables.Entity
 	if err := checkETag(ifMatch); err != nil {
 		return tables.Entity{}, err
 	}
-	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *tables.Error {
-		if err := matches(old, ifMatch); err != nil {
+	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec *record, old record, found bool) *tables.Error {
+		if err := matches(old, found, ifMatch); err != nil {
 			return err
 		}
 		if mode == tables.Merge {
@@ -54,8 +54,9 @@ func (cl Client) Update(ctx context.Context, tableName string, ent tables.Entity
 }
 
 // write validates and stores an entity. check decides, given what is stored
-// under its keys, whether the write may go on; nil means an insert.
-func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity, check func(rp *rangePartition, rec, old *record) *tables.Error) (tables.Entity, error) {
+// under its keys (old, if found), whether the write may go on; nil means an
+// insert.
+func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity, check func(rp *rangePartition, rec *record, old record, found bool) *tables.Error) (tables.Entity, error) {
 	e := cl.e
 	t, terr := e.table(tableName)
 	if terr != nil {
@@ -76,7 +77,8 @@ func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity,
 			}
 			return 1, nil
 		}
-		if err := check(rp, &rec, rp.get(cl.c, pk, rec.rk)); err != nil {
+		old, found := rp.get(cl.c, pk, rec.rk)
+		if err := check(rp, &rec, old, found); err != nil {
 			return 1, err
 		}
 		rec.ts = rp.stamp(now)
@@ -100,13 +102,13 @@ func (cl Client) Get(ctx context.Context, tableName, pk, rk string, sel []string
 	var out tables.Entity
 	var kib float64 // the cosmos profile charges a read by the size read
 	err := e.do(ctx, cl.c, t, pk, opRead, 1, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
-		r := rp.get(cl.c, pk, rk)
-		if r == nil {
+		r, ok := rp.get(cl.c, pk, rk)
+		if !ok {
 			return 1, errEntityNotFound
 		}
 		out = r.view(pk, sel)
 		if e.cfg.Profile.RequestUnits() {
-			kib = units(recordSize(pk, r))
+			kib = units(recordSize(pk, &r))
 		}
 		return 1, nil
 	})
@@ -127,8 +129,8 @@ func (cl Client) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) 
 		return terr
 	}
 	return e.do(ctx, cl.c, t, pk, opWrite, 1, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
-		old := rp.get(nil, pk, rk)
-		if err := matches(old, ifMatch); err != nil {
+		old, found := rp.get(nil, pk, rk)
+		if err := matches(old, found, ifMatch); err != nil {
 			return 1, err
 		}
 		rp.remove(pk, rk)
@@ -158,8 +160,9 @@ func checkETag(ifMatch string) *tables.Error {
 	return nil
 }
 
-func matches(old *record, ifMatch string) *tables.Error {
-	if old == nil {
+// matches checks ifMatch against old, the stored entity if found.
+func matches(old record, found bool, ifMatch string) *tables.Error {
+	if !found {
 		return errEntityNotFound
 	}
 	if ifMatch == "*" {
@@ -227,9 +230,7 @@ func (cl Client) BatchAppend(ctx context.Context, tableName string, ops []tables
 // whether every operation is an insert.
 func (e *Engine) prepareBatch(ops []tables.BatchOp) ([]record, float64, bool, *tables.Error) {
 	pk := ops[0].Entity.PartitionKey
-	// The batch's records share one array, which stays while any of them is
-	// stored: one allocation instead of one per entity, for 48 bytes per
-	// entity the batch deleted or replaced until its last record goes.
+	// The batch's records share one array: the rows store copies.
 	recs := make([]record, len(ops))
 	var seen rowKeySet
 	var total float64
@@ -291,7 +292,7 @@ func insertAll(g *pkRows, pk string, recs []record, out []tables.Entity, ts int6
 	// out again if one finds its entity there.
 	for i := range recs {
 		recs[i].ts = ts
-		if g.rows.put(&recs[i], true) != nil {
+		if _, found := g.rows.put(&recs[i], true); found {
 			for j := range i {
 				g.rows.remove(recs[j].rk)
 			}
@@ -307,18 +308,19 @@ func insertAll(g *pkRows, pk string, recs []record, out []tables.Entity, ts int6
 func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []tables.Entity, rp *rangePartition, now time.Time) *tables.Error {
 	// Check every operation against the state the earlier ones leave,
 	// then apply all of them: nothing is applied if one fails.
-	var olds [tables.MaxBatchOps]*record
+	var olds [tables.MaxBatchOps]record
+	var had [tables.MaxBatchOps]bool
 	for i, op := range ops {
-		old := g.rows.get(recs[i].rk)
-		olds[i] = old
+		old, found := g.rows.get(recs[i].rk)
+		olds[i], had[i] = old, found
 		var err *tables.Error
 		switch op.Kind {
 		case tables.BatchInsert:
-			if old != nil {
+			if found {
 				err = errEntityExists
 			}
 		case tables.BatchUpdateMerge, tables.BatchUpdateReplace, tables.BatchDelete:
-			err = matches(old, op.IfMatch)
+			err = matches(old, found, op.IfMatch)
 		}
 		if err != nil {
 			return withIndex(err, i)
@@ -333,7 +335,7 @@ func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []t
 			out[i] = tables.Entity{PartitionKey: pk, RowKey: r.rk}
 			continue
 		case tables.BatchUpdateMerge, tables.BatchUpsertMerge:
-			if olds[i] != nil {
+			if had[i] {
 				r.props = merge(olds[i].props, r.props)
 			}
 		}
