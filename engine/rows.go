@@ -186,9 +186,9 @@ type slot struct {
 const longKey = 1<<16 - 1
 
 // maxProps is how many Properties slices a leaf's table holds before it
-// drops those no record uses any more: twice as many as records, so that
-// writes that replace every record's properties drop them in bulk.
-const maxProps = 2 * leafCap
+// drops those no record uses any more: more than a leaf's records, so that
+// writers whose every entity has properties of its own drop them in bulk.
+const maxProps = leafCap + leafCap/2
 
 // newLeaf returns an empty leaf whose arrays hold c entries.
 func newLeaf(c int) *bnode {
@@ -284,6 +284,9 @@ func (n *bnode) propsIndex(p []tables.Property) uint16 {
 	if len(n.props) >= maxProps {
 		n.compactProps()
 	}
+	if len(n.props) == cap(n.props) { // grown as a slice would, but not past maxProps
+		n.props = slices.Grow(n.props, min(max(4, len(n.props)), maxProps-len(n.props)))
+	}
 	n.props = append(n.props, p)
 	return uint16(len(n.props) - 1)
 }
@@ -333,6 +336,9 @@ func (n *bnode) take(from *bnode, at int) {
 	}
 	moved := uint32(len(from.slots) - at)
 	n.kb = make([]byte, 0, max(size, (size+moved-1)/moved*leafCap))
+	if len(from.props) >= len(from.slots) { // properties of their own, most likely: as many as records
+		n.props = make([][]tables.Property, 0, leafCap)
+	}
 	var pi [maxProps]uint16 // 1 + an entry's place in n.props, or 0
 	for i := at; i < len(from.slots); i++ {
 		s := from.slots[i]
@@ -719,6 +725,9 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 			right.pfx, right.pw, right.mixed = n.pfx, n.pw, n.mixed // its fingerprints are n's until setPrefix
 			right.take(n, at)
 			n.slots, n.fps = n.slots[:at], n.fps[:at] // the arrays stay for later inserts; the moved keys' bytes, until they grow
+			if len(n.props) > at {                    // the moved records' properties may be theirs alone
+				n.compactProps()
+			}
 			if int(n.last) >= at {
 				right.last, right.run = n.last-int32(at), n.run
 				n.last, n.run = -1, 0
