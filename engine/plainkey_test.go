@@ -23,8 +23,10 @@ func TestPlainKeyAgreesWithTheByteLoop(t *testing.T) {
 		for c := range 256 {
 			k := append([]byte(nil), base...)
 			k[pos] = byte(c)
-			if got, want := plainKey(string(k)), slow(string(k)); got != want {
-				t.Fatalf("plainKey(%q) = %v, want %v", k, got, want)
+			for n := pos + 1; n <= len(k); n++ { // every length: short keys, whole words, words and a tail
+				if got, want := plainKey(string(k[:n])), slow(string(k[:n])); got != want {
+					t.Fatalf("plainKey(%q) = %v, want %v", k[:n], got, want)
+				}
 			}
 		}
 	}
