@@ -21,18 +21,13 @@ func units(size int) float64 {
 // Insert stores a new entity and returns it as stored, with its Timestamp.
 // An existing entity with the same keys gives 409 EntityAlreadyExists.
 func (cl Client) Insert(ctx context.Context, tableName string, ent tables.Entity) (tables.Entity, error) {
-	return cl.write(ctx, tableName, ent, nil)
+	return cl.write(ctx, tableName, ent, writeInsert, false, "")
 }
 
 // Upsert inserts the entity or, if it exists, merges it into or replaces the
 // existing one, unconditionally.
 func (cl Client) Upsert(ctx context.Context, tableName string, ent tables.Entity, mode tables.UpdateMode) (tables.Entity, error) {
-	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec *record, old record, found bool) *tables.Error {
-		if found && mode == tables.Merge {
-			rec.props = merge(old.props, rec.props)
-		}
-		return nil
-	})
+	return cl.write(ctx, tableName, ent, writeUpsert, mode == tables.Merge, "")
 }
 
 // Update merges into or replaces an existing entity. ifMatch is "*" (any
@@ -42,21 +37,22 @@ func (cl Client) Update(ctx context.Context, tableName string, ent tables.Entity
 	if err := checkETag(ifMatch); err != nil {
 		return tables.Entity{}, err
 	}
-	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec *record, old record, found bool) *tables.Error {
-		if err := matches(old, found, ifMatch); err != nil {
-			return err
-		}
-		if mode == tables.Merge {
-			rec.props = merge(old.props, rec.props)
-		}
-		return nil
-	})
+	return cl.write(ctx, tableName, ent, writeUpdate, mode == tables.Merge, ifMatch)
 }
 
-// write validates and stores an entity. check decides, given what is stored
-// under its keys (old, if found), whether the write may go on; nil means an
-// insert.
-func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity, check func(rp *rangePartition, rec *record, old record, found bool) *tables.Error) (tables.Entity, error) {
+// writeKind is what a write does with an entity stored under its keys.
+type writeKind uint8
+
+const (
+	writeInsert writeKind = iota // is refused
+	writeUpsert                  // replaces it or merges into it; without one, inserts
+	writeUpdate                  // replaces it or merges into it if it matches ifMatch
+)
+
+// write validates and stores an entity, as kind says, merging its
+// properties into those stored when merge is true. Its record stays the
+// caller's, on the stack: the rows store a copy.
+func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity, kind writeKind, mergeProps bool, ifMatch string) (tables.Entity, error) {
 	e := cl.e
 	t, terr := e.table(tableName)
 	if terr != nil {
@@ -71,15 +67,20 @@ func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity,
 	}
 	pk := ent.PartitionKey
 	err := e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
-		if check == nil { // an insert: the tree's own descent finds an existing entity
+		if kind == writeInsert { // the tree's own descent finds an existing entity
 			if !rp.insert(cl.c, pk, &rec, rp.stamp(now)) {
 				return 1, errEntityExists
 			}
 			return 1, nil
 		}
 		old, found := rp.get(cl.c, pk, rec.rk)
-		if err := check(rp, &rec, old, found); err != nil {
-			return 1, err
+		if kind == writeUpdate {
+			if err := matches(old, found, ifMatch); err != nil {
+				return 1, err
+			}
+		}
+		if found && mergeProps {
+			rec.props = merge(old.props, rec.props)
 		}
 		rec.ts = rp.stamp(now)
 		rp.put(cl.c, pk, &rec)
