@@ -161,9 +161,13 @@ type bnode struct {
 	// kb is a leaf's RowKeys' bytes, appended to and never written over:
 	// the RowKeys of records read from the leaf point into it, and stay as
 	// they are after the leaf changes.
-	kb         []byte
-	props      [][]tables.Property // leaves only: the records' Properties, each slice once
-	mixed      bool                // leaves only: some fingerprint is noPrint
+	kb    []byte
+	props [][]tables.Property // leaves only: the records' Properties, each slice once
+	mixed bool                // leaves only: some fingerprint is noPrint
+	// phint is where in props a slice most likely is, by a hash of its
+	// address (see propsIndex), plus one: it spares a write reading the
+	// table, far from the node in memory, entry by entry.
+	phint      [16]uint8
 	keys       []string
 	kfps       []kprint // fingerprint of keys[i]
 	kids       []*bnode
@@ -276,8 +280,15 @@ func (n *bnode) growKeys(need int) {
 // most often share a few slices of properties.
 func (n *bnode) propsIndex(p []tables.Property) uint16 {
 	d := unsafe.SliceData(p)
+	h := &n.phint[uint64(uintptr(unsafe.Pointer(d)))*0x9e3779b97f4a7c15>>60]
+	if j := int(*h) - 1; j >= 0 && j < len(n.props) {
+		if q := n.props[j]; unsafe.SliceData(q) == d && len(q) == len(p) {
+			return uint16(j)
+		}
+	}
 	for j := len(n.props) - 1; j >= 0 && j >= len(n.props)-8; j-- {
 		if q := n.props[j]; unsafe.SliceData(q) == d && len(q) == len(p) {
+			*h = uint8(j + 1)
 			return uint16(j)
 		}
 	}
@@ -288,6 +299,7 @@ func (n *bnode) propsIndex(p []tables.Property) uint16 {
 		n.props = slices.Grow(n.props, min(max(4, len(n.props)), maxProps-len(n.props)))
 	}
 	n.props = append(n.props, p)
+	*h = uint8(len(n.props)) // at most maxProps, which a byte holds
 	return uint16(len(n.props) - 1)
 }
 
