@@ -9,7 +9,6 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/tables"
@@ -98,46 +97,18 @@ func keyUnits(name, v string, maxLen int) (int, *tables.Error) {
 // forbid, eight bytes at a time: what almost every key is. Anything else
 // takes keyUnits's byte loop, which names the offending character.
 func plainKey(v string) bool {
-	if len(v) < 8 {
-		return plainBytes(v)
-	}
-	b := unsafe.Slice(unsafe.StringData(v), len(v)) // read only: word loads without a copy
-	for i := 0; ; i += 8 {
-		if i+8 > len(b) { // the last word overlaps the one before: its bytes passed once already
-			i = len(b) - 8
-		}
-		if !plainWord(binary.LittleEndian.Uint64(b[i:])) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(x uint64) uint64 { return (x - ones) & ^x & highs } // a zero byte in x
+	for len(v) >= 8 {
+		w := binary.LittleEndian.Uint64([]byte(v[:8]))
+		bad := w&highs | // not ASCII
+			(w-0x20*ones)&^w&highs | // below 0x20
+			zero(w^('/'*ones)) | zero(w^('\\'*ones)) | zero(w^('#'*ones)) | zero(w^('?'*ones)) | zero(w^(0x7f*ones))
+		if bad != 0 {
 			return false
 		}
-		if i+8 == len(b) {
-			return true
-		}
+		v = v[8:]
 	}
-}
-
-// plainWord reports whether the eight bytes of w are printable ASCII
-// without a character keys forbid. Once every byte is below 0x80, adding
-// less than 0x80 to each carries into none of its neighbours.
-func plainWord(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	if w&highs != 0 { // not ASCII
-		return false
-	}
-	bad := ^(w+0x60*ones)&highs | // below 0x20
-		(w+0x01*ones)&highs | // 0x7f
-		zeroByte((w|0x10*ones)^('?'*ones)) | // '?' or '/', which differ in bit 0x10 alone
-		zeroByte(w^('\\'*ones)) | zeroByte(w^('#'*ones))
-	return bad == 0
-}
-
-// zeroByte is not 0 when a byte of x is.
-func zeroByte(x uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	return (x - ones) & ^x & highs
-}
-
-// plainBytes is plainKey a byte at a time, for keys shorter than a word.
-func plainBytes(v string) bool {
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if c >= 0x7f || c < 0x20 || c == '/' || c == '\\' || c == '#' || c == '?' {
