@@ -541,9 +541,17 @@ func (n *bnode) hasPrefix(key string) bool {
 	if i == 8*pwords {
 		return key[i:p] == n.pfx[i:]
 	}
-	var w uint64 // fewer than eight bytes left
-	for j := i; j < p; j++ {
-		w |= uint64(b[j]) << (8 * (j - i))
+	var w uint64 // fewer than eight bytes left: one load of eight, masked
+	switch r := p - i; {
+	case r == 0:
+	case i+8 <= len(b):
+		w = binary.LittleEndian.Uint64(b[i:]) & (1<<(8*r) - 1)
+	case len(b) >= 8: // the key's last eight bytes, moved down to start at i
+		w = binary.LittleEndian.Uint64(b[len(b)-8:]) >> (8 * (i + 8 - len(b))) & (1<<(8*r) - 1)
+	default:
+		for j := i; j < p; j++ {
+			w |= uint64(b[j]) << (8 * (j - i))
+		}
 	}
 	return w == n.pw[i/8]
 }
@@ -567,14 +575,19 @@ func fingerprintAt(rk string, at int) uint64 {
 	if at >= len(rk) {
 		return 0
 	}
-	rk = rk[at:]
 	if len(rk) >= 8 { // one load: every lookup takes three or four of these
-		w := binary.BigEndian.Uint64(unsafe.Slice(unsafe.StringData(rk), 8))
+		var w uint64
+		if len(rk)-at >= 8 {
+			w = binary.BigEndian.Uint64(unsafe.Slice(unsafe.StringData(rk[at:]), 8))
+		} else { // the key's last eight bytes, those before at shifted out, zeros in
+			w = binary.BigEndian.Uint64(unsafe.Slice(unsafe.StringData(rk[len(rk)-8:]), 8)) << (8 * (at - len(rk) + 8))
+		}
 		if w&0x8080808080808080 != 0 {
 			return noPrint
 		}
 		return w
 	}
+	rk = rk[at:]
 	var f uint64
 	for i := range 8 {
 		f <<= 8
@@ -649,12 +662,18 @@ func (t *rowTree) put(r *record, keep bool) (old record, found bool) {
 		t.root = newLeaf(4) // grows as a slice does, to leafCap at most
 		t.tail = t.root
 	}
-	if n := t.tail; len(n.slots) > 0 && len(n.slots) < maxLeaf && n.above(r.rk) {
+	if n := t.tail; len(n.slots) > 0 && len(n.slots) < maxLeaf {
 		// Above every stored RowKey, in a leaf with room: what the way
 		// down the rightmost path below would do, without it.
-		n.insertAt(len(n.slots), r, n.admit(r.rk))
-		t.n++
-		return record{}, false
+		fp, ok := n.printAbove(r.rk)
+		if !ok && n.above(r.rk) {
+			fp, ok = n.admit(r.rk), true
+		}
+		if ok {
+			n.insertAt(len(n.slots), r, fp)
+			t.n++
+			return record{}, false
+		}
 	}
 	var path [maxDepth]step
 	depth := 0
@@ -698,6 +717,19 @@ func (t *rowTree) put(r *record, keep bool) (old record, found bool) {
 	t.n++
 	t.splitUp(n, path[:depth], false)
 	return record{}, false
+}
+
+// printAbove returns rk's fingerprint in leaf n, which holds some RowKeys,
+// and true when rk has n's prefix and its fingerprint alone places it above
+// them all, as an appending writer's keys most often are: it is then what
+// admit would return, and admit need not test the prefix again.
+func (n *bnode) printAbove(rk string) (uint64, bool) {
+	last := n.fps[len(n.fps)-1]
+	if last == noPrint || !n.hasPrefix(rk) {
+		return 0, false
+	}
+	fp := n.fingerprint(rk)
+	return fp, fp != noPrint && fp > last
 }
 
 // above reports whether rk is above every RowKey of leaf n, which holds
