@@ -164,10 +164,10 @@ type bnode struct {
 	kb    []byte
 	props [][]tables.Property // leaves only: the records' Properties, each slice once
 	mixed bool                // leaves only: some fingerprint is noPrint
-	// phint is where in props a slice most likely is, by a hash of its
-	// address (see propsIndex), plus one: it spares a write reading the
-	// table, far from the node in memory, entry by entry.
-	phint      [16]uint8
+	// ptag is a tag of the address of each of the first slices in props
+	// (see propsIndex): a write compares them, in the node, and reads the
+	// table, far from it in memory, only where one matches.
+	ptag       [8]uint16
 	keys       []string
 	kfps       []kprint // fingerprint of keys[i]
 	kids       []*bnode
@@ -280,15 +280,16 @@ func (n *bnode) growKeys(need int) {
 // most often share a few slices of properties.
 func (n *bnode) propsIndex(p []tables.Property) uint16 {
 	d := unsafe.SliceData(p)
-	h := &n.phint[uint64(uintptr(unsafe.Pointer(d)))*0x9e3779b97f4a7c15>>60]
-	if j := int(*h) - 1; j >= 0 && j < len(n.props) {
-		if q := n.props[j]; unsafe.SliceData(q) == d && len(q) == len(p) {
-			return uint16(j)
+	tag := propsTag(d)
+	for j := range min(len(n.props), len(n.ptag)) {
+		if n.ptag[j] == tag {
+			if q := n.props[j]; unsafe.SliceData(q) == d && len(q) == len(p) {
+				return uint16(j)
+			}
 		}
 	}
-	for j := len(n.props) - 1; j >= 0 && j >= len(n.props)-8; j-- {
+	for j := len(n.props) - 1; j >= len(n.ptag) && j >= len(n.props)-8; j-- {
 		if q := n.props[j]; unsafe.SliceData(q) == d && len(q) == len(p) {
-			*h = uint8(j + 1)
 			return uint16(j)
 		}
 	}
@@ -298,10 +299,22 @@ func (n *bnode) propsIndex(p []tables.Property) uint16 {
 	if len(n.props) == cap(n.props) { // grown as a slice would, but not past maxProps
 		n.props = slices.Grow(n.props, min(max(4, len(n.props)), maxProps-len(n.props)))
 	}
-	n.props = append(n.props, p)
-	*h = uint8(len(n.props)) // at most maxProps, which a byte holds
+	n.addProps(p)
 	return uint16(len(n.props) - 1)
 }
+
+// addProps appends p to leaf n's table of Properties.
+func (n *bnode) addProps(p []tables.Property) {
+	if j := len(n.props); j < len(n.ptag) {
+		n.ptag[j] = propsTag(unsafe.SliceData(p))
+	}
+	n.props = append(n.props, p)
+}
+
+// propsTag is a tag of the address of a slice of Properties: its low bits,
+// above those that alignment makes zero. Tags of different slices may be
+// equal; the slices' addresses tell them apart.
+func propsTag(d *tables.Property) uint16 { return uint16(uintptr(unsafe.Pointer(d)) >> 3) }
 
 // compactProps drops the Properties no record of leaf n holds any more.
 func (n *bnode) compactProps() {
@@ -313,6 +326,9 @@ func (n *bnode) compactProps() {
 		s := &n.slots[i]
 		if at[s.pi] == 0 {
 			n.props[k] = old[s.pi]
+			if k < len(n.ptag) {
+				n.ptag[k] = propsTag(unsafe.SliceData(old[s.pi]))
+			}
 			k++
 			at[s.pi] = uint16(k)
 		}
@@ -358,7 +374,7 @@ func (n *bnode) take(from *bnode, at int) {
 		s.off = s.off - start + uint32(len(n.kb))
 		n.kb = append(n.kb, from.kb[start:start+sz]...)
 		if pi[s.pi] == 0 {
-			n.props = append(n.props, from.props[s.pi])
+			n.addProps(from.props[s.pi])
 			pi[s.pi] = uint16(len(n.props))
 		}
 		s.pi = pi[s.pi] - 1
