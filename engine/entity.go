@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/tables"
@@ -218,6 +219,48 @@ func nameUnits(pos int, name string) (int, *tables.Error) {
 	return units, nil
 }
 
+// knownString is a string value already checked, and its length in UTF-16
+// code units.
+type knownString struct {
+	s     string
+	units int
+}
+
+// knownStrings keeps long string values checked before, by their address:
+// the writers of a workload share a few payloads, and each write would
+// read its payload whole again. A value is kept when it comes a second time
+// (seenStrings holds the address of the first), so that values of their
+// own, each written once, as from the wire, cost no allocation. A kept
+// value is the value itself, not its address, so that its memory cannot be
+// another string's while it is kept.
+var (
+	knownStrings [256]atomic.Pointer[knownString]
+	seenStrings  [256]atomic.Uintptr
+)
+
+// stringUnits returns ValidUTF16Len(s), for long values from knownStrings
+// when s is there.
+func stringUnits(s string) (int, bool) {
+	if len(s) < 64 || len(s) > 4096 { // short ones are read as fast; long ones would be kept long
+		return tables.ValidUTF16Len(s)
+	}
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	i := uint64(p) >> 4 * 0x9e3779b97f4a7c15 >> 56 // a string's address is 8 or 16 bytes apart from another's at least
+	slot := &knownStrings[i]
+	if k := slot.Load(); k != nil && unsafe.StringData(k.s) == unsafe.StringData(s) && len(k.s) == len(s) {
+		return k.units, true
+	}
+	n, valid := tables.ValidUTF16Len(s)
+	if valid {
+		if seen := &seenStrings[i]; seen.Load() == p {
+			slot.Store(&knownString{s: s, units: n})
+		} else {
+			seen.Store(p)
+		}
+	}
+	return n, valid
+}
+
 // validateValue checks a property's value and returns its size by the
 // service's formula.
 func validateValue(p tables.Property) (int, *tables.Error) {
@@ -230,7 +273,7 @@ func validateValue(p tables.Property) (int, *tables.Error) {
 		if !ok {
 			return invalid()
 		}
-		n, valid := tables.ValidUTF16Len(s)
+		n, valid := stringUnits(s)
 		if !valid {
 			return invalid()
 		}

@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tablebench/tablebench/tables"
 )
 
 // TestPlainKeyAgreesWithTheByteLoop checks the word-at-a-time test against
@@ -60,6 +63,28 @@ func TestFingerprintAgreesWithTheByteLoop(t *testing.T) {
 						t.Fatalf("fingerprintAt(%q, %d) = %#x, want %#x", key, at, got, want)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestStringUnitsKeepsNoWrongAnswer checks the kept lengths of long values
+// against tables.ValidUTF16Len: values written again and again, values
+// that share their first bytes' address (a prefix of another), values not
+// ASCII and values not valid UTF-8.
+func TestStringUnitsKeepsNoWrongAnswer(t *testing.T) {
+	base := strings.Repeat("abcdefgh", 100) + strings.Repeat("é\U0001F600", 50)
+	var values []string
+	for _, n := range []int{10, 63, 64, 100, 800, 801, 900, len(base)} {
+		values = append(values, base[:n], strings.Clone(base[:n]))
+	}
+	values = append(values, "\xff"+base[:100], strings.Repeat("x", 5000))
+	for round := range 5 {
+		for _, v := range values {
+			gotN, gotOK := stringUnits(v)
+			wantN, wantOK := tables.ValidUTF16Len(v)
+			if gotN != wantN || gotOK != wantOK {
+				t.Fatalf("round %d, a value of %d bytes: %d %v, want %d %v", round, len(v), gotN, gotOK, wantN, wantOK)
 			}
 		}
 	}
