@@ -62,7 +62,18 @@ func validateKey(name, v string, maxLen int) *tables.Error {
 // keyUnits checks a PartitionKey or RowKey value and returns its length in
 // UTF-16 code units.
 func keyUnits(name, v string, maxLen int) (int, *tables.Error) {
-	if plainKey(v) {
+	return keyUnitsOf(name, v, maxLen, plainKey(v))
+}
+
+// partitionKeyUnits is keyUnits for a PartitionKey, which writers send
+// again and again: plainKeyKept checks it.
+func partitionKeyUnits(v string, maxLen int) (int, *tables.Error) {
+	return keyUnitsOf("PartitionKey", v, maxLen, plainKeyKept(v))
+}
+
+// keyUnitsOf is keyUnits, given plainKey(v).
+func keyUnitsOf(name, v string, maxLen int, plain bool) (int, *tables.Error) {
+	if plain {
 		if len(v) > maxLen {
 			return 0, tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter is out of range: %d UTF-16 characters, at most %d are allowed.", name, len(v), maxLen))
 		}
@@ -141,7 +152,7 @@ func validPropertyName(name string) bool {
 // so a writer's shared, generated properties are stored once: callers must
 // not change a slice they have written (see Client).
 func prepare(e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
-	pkLen, err := keyUnits("PartitionKey", e.PartitionKey, maxKeyLen)
+	pkLen, err := partitionKeyUnits(e.PartitionKey, maxKeyLen)
 	if err != nil {
 		return record{}, 0, err
 	}
@@ -226,39 +237,60 @@ type knownString struct {
 	units int
 }
 
-// knownStrings keeps long string values checked before, by their address:
-// the writers of a workload share a few payloads, and each write would
-// read its payload whole again. A value is kept when it comes a second time
-// (seenStrings holds the address of the first), so that values of their
-// own, each written once, as from the wire, cost no allocation. A kept
-// value is the value itself, not its address, so that its memory cannot be
+// knownStrings keeps strings checked before, and found good, by their
+// address: the writers of a workload share a few payloads, and each
+// thread of a run writes its PartitionKey again and again, and each write
+// would read them whole again. A string is kept when it comes a second time
+// (seen holds the address of the first), so that strings of their own,
+// each written once, as from the wire, cost no allocation. A kept string
+// is the string itself, not its address, so that its memory cannot be
 // another string's while it is kept.
+type knownStrings struct {
+	known [1024]atomic.Pointer[knownString] // enough that the keys of a few hundred writers seldom meet
+	seen  [1024]atomic.Uintptr
+}
+
 var (
-	knownStrings [256]atomic.Pointer[knownString]
-	seenStrings  [256]atomic.Uintptr
+	knownValues knownStrings // string values, with their UTF-16 lengths
+	knownKeys   knownStrings // keys that plainKey passes
 )
 
-// stringUnits returns ValidUTF16Len(s), for long values from knownStrings
-// when s is there.
-func stringUnits(s string) (int, bool) {
-	if len(s) < 64 || len(s) > 4096 { // short ones are read as fast; long ones would be kept long
-		return tables.ValidUTF16Len(s)
-	}
+// units returns check(s), from k when s is kept there.
+func (k *knownStrings) units(s string, check func(string) (int, bool)) (int, bool) {
 	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-	i := uint64(p) >> 4 * 0x9e3779b97f4a7c15 >> 56 // a string's address is 8 or 16 bytes apart from another's at least
-	slot := &knownStrings[i]
-	if k := slot.Load(); k != nil && unsafe.StringData(k.s) == unsafe.StringData(s) && len(k.s) == len(s) {
-		return k.units, true
+	i := uint64(p) >> 4 * 0x9e3779b97f4a7c15 >> 54 // strings are 8 or 16 bytes apart at least
+	slot := &k.known[i]
+	if kept := slot.Load(); kept != nil && unsafe.StringData(kept.s) == unsafe.StringData(s) && len(kept.s) == len(s) {
+		return kept.units, true
 	}
-	n, valid := tables.ValidUTF16Len(s)
-	if valid {
-		if seen := &seenStrings[i]; seen.Load() == p {
+	n, good := check(s)
+	if good {
+		if seen := &k.seen[i]; seen.Load() == p {
 			slot.Store(&knownString{s: s, units: n})
 		} else {
 			seen.Store(p)
 		}
 	}
-	return n, valid
+	return n, good
+}
+
+// stringUnits returns ValidUTF16Len(s), for long values from knownValues.
+func stringUnits(s string) (int, bool) {
+	if len(s) < 64 || len(s) > 4096 { // short ones are read as fast; long ones would be kept long
+		return tables.ValidUTF16Len(s)
+	}
+	return knownValues.units(s, tables.ValidUTF16Len)
+}
+
+// plainKeyKept is plainKey, for keys as long as a GUID from knownKeys: for
+// PartitionKeys, which writers send again and again, not RowKeys, most
+// often new.
+func plainKeyKept(v string) bool {
+	if len(v) < 32 || len(v) > 1024 { // short ones are read as fast; long ones would be kept long
+		return plainKey(v)
+	}
+	_, plain := knownKeys.units(v, func(v string) (int, bool) { return len(v), plainKey(v) })
+	return plain
 }
 
 // validateValue checks a property's value and returns its size by the
