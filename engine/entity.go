@@ -247,6 +247,7 @@ type knownString struct {
 // another string's while it is kept.
 type knownStrings struct {
 	known [1024]atomic.Pointer[knownString] // enough that the keys of a few hundred writers seldom meet
+	at    [1024]atomic.Uintptr              // the address of known[i]'s string: a miss reads no kept string
 	seen  [1024]atomic.Uintptr
 }
 
@@ -260,13 +261,16 @@ func (k *knownStrings) units(s string, check func(string) (int, bool)) (int, boo
 	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
 	i := uint64(p) >> 4 * 0x9e3779b97f4a7c15 >> 54 // strings are 8 or 16 bytes apart at least
 	slot := &k.known[i]
-	if kept := slot.Load(); kept != nil && unsafe.StringData(kept.s) == unsafe.StringData(s) && len(kept.s) == len(s) {
-		return kept.units, true
+	if k.at[i].Load() == p { // known[i] and at[i] change one after the other: the string tells
+		if kept := slot.Load(); kept != nil && unsafe.StringData(kept.s) == unsafe.StringData(s) && len(kept.s) == len(s) {
+			return kept.units, true
+		}
 	}
 	n, good := check(s)
 	if good {
 		if seen := &k.seen[i]; seen.Load() == p {
 			slot.Store(&knownString{s: s, units: n})
+			k.at[i].Store(p)
 		} else {
 			seen.Store(p)
 		}
