@@ -164,10 +164,12 @@ type bnode struct {
 	kb    []byte
 	props [][]tables.Property // leaves only: the records' Properties, each slice once
 	mixed bool                // leaves only: some fingerprint is noPrint
-	// ptag is a tag of the address of each of the first slices in props
-	// (see propsIndex): a write compares them, in the node, and reads the
-	// table, far from it in memory, only where one matches.
-	ptag       [8]uint16
+	// paddr and plen are the address and length of each of the first
+	// slices in props: a write finds its slice there, in the node, without
+	// reading the table, far from it in memory. While the table holds a
+	// slice, no other can have its address.
+	paddr      [8]uintptr
+	plen       [8]uint16
 	keys       []string
 	kfps       []kprint // fingerprint of keys[i]
 	kids       []*bnode
@@ -280,15 +282,13 @@ func (n *bnode) growKeys(need int) {
 // most often share a few slices of properties.
 func (n *bnode) propsIndex(p []tables.Property) uint16 {
 	d := unsafe.SliceData(p)
-	tag := propsTag(d)
-	for j := range min(len(n.props), len(n.ptag)) {
-		if n.ptag[j] == tag {
-			if q := n.props[j]; unsafe.SliceData(q) == d && len(q) == len(p) {
-				return uint16(j)
-			}
+	addr, l := uintptr(unsafe.Pointer(d)), uint16(len(p))
+	for j := range min(len(n.props), len(n.paddr)) {
+		if n.paddr[j] == addr && n.plen[j] == l && int(l) == len(p) {
+			return uint16(j)
 		}
 	}
-	for j := len(n.props) - 1; j >= len(n.ptag) && j >= len(n.props)-8; j-- {
+	for j := len(n.props) - 1; j >= len(n.paddr) && j >= len(n.props)-8; j-- {
 		if q := n.props[j]; unsafe.SliceData(q) == d && len(q) == len(p) {
 			return uint16(j)
 		}
@@ -305,16 +305,17 @@ func (n *bnode) propsIndex(p []tables.Property) uint16 {
 
 // addProps appends p to leaf n's table of Properties.
 func (n *bnode) addProps(p []tables.Property) {
-	if j := len(n.props); j < len(n.ptag) {
-		n.ptag[j] = propsTag(unsafe.SliceData(p))
-	}
+	n.tagProps(len(n.props), p)
 	n.props = append(n.props, p)
 }
 
-// propsTag is a tag of the address of a slice of Properties: its low bits,
-// above those that alignment makes zero. Tags of different slices may be
-// equal; the slices' addresses tell them apart.
-func propsTag(d *tables.Property) uint16 { return uint16(uintptr(unsafe.Pointer(d)) >> 3) }
+// tagProps notes p as props[j] in leaf n's paddr and plen, if j is among
+// the first.
+func (n *bnode) tagProps(j int, p []tables.Property) {
+	if j < len(n.paddr) {
+		n.paddr[j], n.plen[j] = uintptr(unsafe.Pointer(unsafe.SliceData(p))), uint16(len(p))
+	}
+}
 
 // compactProps drops the Properties no record of leaf n holds any more.
 func (n *bnode) compactProps() {
@@ -326,9 +327,7 @@ func (n *bnode) compactProps() {
 		s := &n.slots[i]
 		if at[s.pi] == 0 {
 			n.props[k] = old[s.pi]
-			if k < len(n.ptag) {
-				n.ptag[k] = propsTag(unsafe.SliceData(old[s.pi]))
-			}
+			n.tagProps(k, old[s.pi])
 			k++
 			at[s.pi] = uint16(k)
 		}

@@ -51,6 +51,11 @@ func (t *rowTree) check(tb testing.TB) []string {
 			if len(n.props) > maxProps {
 				tb.Fatalf("leaf with %d Properties slices, want at most %d", len(n.props), maxProps)
 			}
+			for j := range min(len(n.props), len(n.paddr)) {
+				if n.paddr[j] != uintptr(unsafe.Pointer(unsafe.SliceData(n.props[j]))) || int(n.plen[j]) != len(n.props[j]) {
+					tb.Fatalf("Properties slice %d noted out of date", j)
+				}
+			}
 			for i := range n.slots {
 				if int(n.slots[i].pi) >= len(n.props) {
 					tb.Fatalf("record %d's Properties at %d of %d", i, n.slots[i].pi, len(n.props))
