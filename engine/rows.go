@@ -158,6 +158,7 @@ type bnode struct {
 	pw    [pwords]uint64 // pfx's first bytes, little-endian and zero-padded: see hasPrefix
 	slots []slot         // leaves only: the records, in RowKey order
 	fps   []uint64       // leaves only: fingerprint of key(i), searched before any key is read
+	top   uint64         // leaves only: the last of fps, which an append reads without the array
 	// kb is a leaf's RowKeys' bytes, appended to and never written over:
 	// the RowKeys of records read from the leaf point into it, and stay as
 	// they are after the leaf changes.
@@ -337,13 +338,20 @@ func (n *bnode) compactProps() {
 	n.props = n.props[:k]
 }
 
+// noteTop notes leaf n's last fingerprint, if it has one, as its top.
+func (n *bnode) noteTop() {
+	if len(n.fps) > 0 {
+		n.top = n.fps[len(n.fps)-1]
+	}
+}
+
 // insertAt stores r as record i of leaf n, whose prefix r's RowKey has
 // (see admit), with fp its fingerprint.
 func (n *bnode) insertAt(i int, r *record, fp uint64) {
 	off, kl := n.addKey(r.rk)
 	s := slot{ts: r.ts, off: off, kl: kl, pi: n.propsIndex(r.props)}
 	if i == len(n.slots) { // an append, as most are
-		n.slots, n.fps = append(n.slots, s), append(n.fps, fp)
+		n.slots, n.fps, n.top = append(n.slots, s), append(n.fps, fp), fp
 	} else {
 		n.slots, n.fps = slices.Insert(n.slots, i, s), slices.Insert(n.fps, i, fp)
 	}
@@ -518,12 +526,14 @@ func (n *bnode) setPrefix(p string) {
 		n.mixed = false
 		if same {
 			n.mixed = slices.Contains(n.fps, noPrint)
+			n.noteTop()
 			return
 		}
 		for i := range n.slots {
 			n.fps[i] = n.fingerprint(n.key(i))
 			n.mixed = n.mixed || n.fps[i] == noPrint
 		}
+		n.noteTop()
 		return
 	}
 	if same {
@@ -739,7 +749,7 @@ func (t *rowTree) put(r *record, keep bool) (old record, found bool) {
 // them all, as an appending writer's keys most often are: it is then what
 // admit would return, and admit need not test the prefix again.
 func (n *bnode) printAbove(rk string) (uint64, bool) {
-	last := n.fps[len(n.fps)-1]
+	last := n.top
 	if last == noPrint || !n.hasPrefix(rk) {
 		return 0, false
 	}
@@ -857,6 +867,7 @@ func (t *rowTree) remove(rk string) (record, bool) {
 	}
 	old := n.rec(i)
 	n.slots, n.fps = slices.Delete(n.slots, i, i+1), slices.Delete(n.fps, i, i+1)
+	n.noteTop()
 	t.n--
 	if len(n.slots) == 0 { // the bytes of keys read from it stay theirs
 		n.kb, n.props = nil, nil

@@ -48,6 +48,9 @@ func (t *rowTree) check(tb testing.TB) []string {
 			if len(n.slots) > maxLeaf || cap(n.slots) > leafCap || cap(n.fps) > leafCap {
 				tb.Fatalf("leaf of %d records in arrays of %d and %d, want at most %d in %d", len(n.slots), cap(n.slots), cap(n.fps), maxLeaf, leafCap)
 			}
+			if len(n.fps) > 0 && n.top != n.fps[len(n.fps)-1] {
+				tb.Fatalf("leaf's top %x, its last fingerprint %x", n.top, n.fps[len(n.fps)-1])
+			}
 			if len(n.props) > maxProps {
 				tb.Fatalf("leaf with %d Properties slices, want at most %d", len(n.props), maxProps)
 			}
