@@ -247,8 +247,14 @@ type knownString struct {
 // another string's while it is kept.
 type knownStrings struct {
 	known [1024]atomic.Pointer[knownString] // enough that the keys of a few hundred writers seldom meet
-	at    [1024]atomic.Uintptr              // the address of known[i]'s string: a miss reads no kept string
-	seen  [1024]atomic.Uintptr
+	addrs [1024]knownAddrs
+}
+
+// knownAddrs is the address of a slot's kept string, so that a miss reads
+// no kept string, and of the last string seen there; side by side, a miss,
+// as most are over thousands of PartitionKeys, reads one line of memory.
+type knownAddrs struct {
+	at, seen atomic.Uintptr
 }
 
 var (
@@ -260,19 +266,19 @@ var (
 func (k *knownStrings) units(s string, check func(string) (int, bool)) (int, bool) {
 	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
 	i := uint64(p) >> 4 * 0x9e3779b97f4a7c15 >> 54 // strings are 8 or 16 bytes apart at least
-	slot := &k.known[i]
-	if k.at[i].Load() == p { // known[i] and at[i] change one after the other: the string tells
+	slot, addrs := &k.known[i], &k.addrs[i]
+	if addrs.at.Load() == p { // known[i] and at change one after the other: the string tells
 		if kept := slot.Load(); kept != nil && unsafe.StringData(kept.s) == unsafe.StringData(s) && len(kept.s) == len(s) {
 			return kept.units, true
 		}
 	}
 	n, good := check(s)
 	if good {
-		if seen := &k.seen[i]; seen.Load() == p {
+		if addrs.seen.Load() == p {
 			slot.Store(&knownString{s: s, units: n})
-			k.at[i].Store(p)
+			addrs.at.Store(p)
 		} else {
-			seen.Store(p)
+			addrs.seen.Store(p)
 		}
 	}
 	return n, good
