@@ -74,7 +74,10 @@ type Engine struct {
 
 	tables   atomic.Pointer[map[string]*table] // by lower-case name, copy on write
 	tablesMu sync.Mutex                        // serializes table creation and deletion
-	deleted  map[string]time.Time              // lower-case name -> when its grace ends
+	// named is the table a request last named, as it named it, while
+	// tables holds the map it was found in: see table.
+	named   atomic.Pointer[namedTable]
+	deleted map[string]time.Time // lower-case name -> when its grace ends
 	// deletedLast is the latest grace end in deleted, and deletedKept how
 	// many names the last sweep kept: see forgetDeleted.
 	deletedLast time.Time
@@ -204,6 +207,7 @@ func (e *Engine) CreateTable(ctx context.Context, name string) error {
 	}
 	next[key] = t
 	e.tables.Store(&next)
+	e.named.Store(nil) // it would keep the old map, and a deleted table's data
 	return nil
 }
 
@@ -223,6 +227,7 @@ func (e *Engine) DeleteTable(ctx context.Context, name string) error {
 		}
 	}
 	e.tables.Store(&next)
+	e.named.Store(nil) // it would keep the old map, and a deleted table's data
 	if e.cfg.TableDeleteGrace > 0 {
 		now := e.clock.Now()
 		e.forgetDeleted(now)
@@ -303,10 +308,32 @@ func (e *Engine) TableName(name string) (string, bool) {
 	return t.name, true
 }
 
+// namedTable is a table found by a name, in the map of tables m.
+type namedTable struct {
+	name string
+	m    *map[string]*table
+	t    *table
+}
+
 func (e *Engine) table(name string) (*table, *tables.Error) {
-	t, ok := (*e.tables.Load())[strings.ToLower(name)]
+	m := e.tables.Load()
+	// Requests most often name the table the one before named: a run
+	// writes one. The name need not be lowered nor hashed again while
+	// no table has been made or deleted since.
+	n := e.named.Load()
+	if n != nil && n.m == m && n.name == name {
+		return n.t, nil
+	}
+	t, ok := (*m)[strings.ToLower(name)]
 	if !ok {
 		return nil, errTableNotFound
+	}
+	if n == nil || n.m != m { // not when two names alternate: each would cost an allocation
+		n = &namedTable{name: name, m: m, t: t}
+		e.named.Store(n)
+		if e.tables.Load() != m { // a table made or deleted meanwhile: keep nothing of the old map
+			e.named.CompareAndSwap(n, nil)
+		}
 	}
 	return t, nil
 }
@@ -580,13 +607,13 @@ func (rp *rangePartition) stamp(now time.Time) int64 {
 	return ts
 }
 
-// get returns the record with keys (pk, rk), or nil; c is the caller, nil
-// for none.
-func (rp *rangePartition) get(c *Call, pk, rk string) *record {
+// get returns the record with keys (pk, rk) and whether there is one; c is
+// the caller, nil for none.
+func (rp *rangePartition) get(c *Call, pk, rk string) (record, bool) {
 	if g := rp.rows(c, pk); g != nil {
 		return g.rows.get(rk)
 	}
-	return nil
+	return record{}, false
 }
 
 // put stores r under PartitionKey pk, replacing any record with its keys;
@@ -599,7 +626,8 @@ func (rp *rangePartition) put(c *Call, pk string, r *record) {
 // are taken, and reports whether it did; c is the caller, nil for none.
 func (rp *rangePartition) insert(c *Call, pk string, r *record, ts int64) bool {
 	r.ts = ts
-	return rp.rowsFor(c, pk).rows.put(r, true) == nil
+	_, found := rp.rowsFor(c, pk).rows.put(r, true)
+	return !found
 }
 
 // remove deletes the record with keys (pk, rk), if there is one.

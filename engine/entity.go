@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/google/uuid"
 	"github.com/tablebench/tablebench/tables"
@@ -61,7 +62,18 @@ func validateKey(name, v string, maxLen int) *tables.Error {
 // keyUnits checks a PartitionKey or RowKey value and returns its length in
 // UTF-16 code units.
 func keyUnits(name, v string, maxLen int) (int, *tables.Error) {
-	if plainKey(v) {
+	return keyUnitsOf(name, v, maxLen, plainKey(v))
+}
+
+// partitionKeyUnits is keyUnits for a PartitionKey, which writers send
+// again and again: plainKeyKept checks it.
+func partitionKeyUnits(v string, maxLen int) (int, *tables.Error) {
+	return keyUnitsOf("PartitionKey", v, maxLen, plainKeyKept(v))
+}
+
+// keyUnitsOf is keyUnits, given plainKey(v).
+func keyUnitsOf(name, v string, maxLen int, plain bool) (int, *tables.Error) {
+	if plain {
 		if len(v) > maxLen {
 			return 0, tables.BadRequest(tables.CodeOutOfRangeInput, fmt.Sprintf("The '%s' parameter is out of range: %d UTF-16 characters, at most %d are allowed.", name, len(v), maxLen))
 		}
@@ -140,7 +152,7 @@ func validPropertyName(name string) bool {
 // so a writer's shared, generated properties are stored once: callers must
 // not change a slice they have written (see Client).
 func prepare(e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
-	pkLen, err := keyUnits("PartitionKey", e.PartitionKey, maxKeyLen)
+	pkLen, err := partitionKeyUnits(e.PartitionKey, maxKeyLen)
 	if err != nil {
 		return record{}, 0, err
 	}
@@ -218,6 +230,79 @@ func nameUnits(pos int, name string) (int, *tables.Error) {
 	return units, nil
 }
 
+// knownString is a string value already checked, and its length in UTF-16
+// code units.
+type knownString struct {
+	s     string
+	units int
+}
+
+// knownStrings keeps strings checked before, and found good, by their
+// address: the writers of a workload share a few payloads, and each
+// thread of a run writes its PartitionKey again and again, and each write
+// would read them whole again. A string is kept when it comes a second time
+// (seen holds the address of the first), so that strings of their own,
+// each written once, as from the wire, cost no allocation. A kept string
+// is the string itself, not its address, so that its memory cannot be
+// another string's while it is kept.
+type knownStrings struct {
+	known [1024]atomic.Pointer[knownString] // enough that the keys of a few hundred writers seldom meet
+	addrs [1024]knownAddrs
+}
+
+// knownAddrs is the address of a slot's kept string, so that a miss reads
+// no kept string, and of the last string seen there; side by side, a miss,
+// as most are over thousands of PartitionKeys, reads one line of memory.
+type knownAddrs struct {
+	at, seen atomic.Uintptr
+}
+
+var (
+	knownValues knownStrings // string values, with their UTF-16 lengths
+	knownKeys   knownStrings // keys that plainKey passes
+)
+
+// units returns check(s), from k when s is kept there.
+func (k *knownStrings) units(s string, check func(string) (int, bool)) (int, bool) {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	i := uint64(p) >> 4 * 0x9e3779b97f4a7c15 >> 54 // strings are 8 or 16 bytes apart at least
+	slot, addrs := &k.known[i], &k.addrs[i]
+	if addrs.at.Load() == p { // known[i] and at change one after the other: the string tells
+		if kept := slot.Load(); kept != nil && unsafe.StringData(kept.s) == unsafe.StringData(s) && len(kept.s) == len(s) {
+			return kept.units, true
+		}
+	}
+	n, good := check(s)
+	if good {
+		if addrs.seen.Load() == p {
+			slot.Store(&knownString{s: s, units: n})
+			addrs.at.Store(p)
+		} else {
+			addrs.seen.Store(p)
+		}
+	}
+	return n, good
+}
+
+// stringUnits returns ValidUTF16Len(s), for long values from knownValues.
+func stringUnits(s string) (int, bool) {
+	if len(s) < 64 || len(s) > 4096 { // short ones are read as fast; long ones would be kept long
+		return tables.ValidUTF16Len(s)
+	}
+	return knownValues.units(s, tables.ValidUTF16Len)
+}
+
+// plainKeyKept is plainKey, for keys as long as a GUID from knownKeys: for
+// PartitionKeys, which writers send again and again, not RowKeys, most
+// often new.
+func plainKeyKept(v string) bool {
+	if len(v) < 32 || len(v) > 1024 { // short ones are read as fast; long ones would be kept long
+		return plainKey(v)
+	}
+	_, plain := knownKeys.units(v, func(v string) (int, bool) { return len(v), plainKey(v) })
+	return plain
+}
+
 // validateValue checks a property's value and returns its size by the
 // service's formula.
 func validateValue(p tables.Property) (int, *tables.Error) {
@@ -230,7 +315,7 @@ func validateValue(p tables.Property) (int, *tables.Error) {
 		if !ok {
 			return invalid()
 		}
-		n, valid := tables.ValidUTF16Len(s)
+		n, valid := stringUnits(s)
 		if !valid {
 			return invalid()
 		}
@@ -281,13 +366,14 @@ func validateValue(p tables.Property) (int, *tables.Error) {
 	return tables.ValueSize(p), nil
 }
 
-// record is the stored form of an entity. Records are immutable once stored:
-// a write replaces the record, so readers can hand out their properties
-// without copying them under the lock.
+// record is an entity as the engine handles it: what a write stores and a
+// read gets, which the rows copy in and out of their own compact form
+// (see slot). A stored record's Properties slice is never changed: a write
+// replaces it, so readers can hand out properties without copying them
+// under the lock.
 //
 // Its PartitionKey is not kept: the rows of one key sit together (pkRows),
-// which hold the key once, and a record of 48 bytes fills its allocation
-// where one of 64 would not.
+// which hold the key once.
 type record struct {
 	rk    string
 	ts    int64 // Unix nanoseconds, a multiple of 100

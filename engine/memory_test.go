@@ -308,3 +308,51 @@ func TestFirstWritesRace(t *testing.T) {
 		t.Fatalf("%d range partitions, want 64", len(parts))
 	}
 }
+
+// TestTablesChangeWhileWriting checks that writers find their table, and
+// find a deleted one gone, while other tables are made and deleted: a
+// request finds the table the one before named without the map of tables,
+// as long as that map stands.
+func TestTablesChangeWhileWriting(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	cfg.Profile, cfg.TableDeleteGrace = engine.None(), 0
+	e, err := engine.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	wantCode(t, e.CreateTable(ctx, "stays"), 0, "")
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 300 {
+				if _, err := e.Client(nil).Insert(ctx, "Stays", ent(fmt.Sprintf("%02x", i%16), fmt.Sprintf("%d_%d", w, i))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 100 {
+			name := fmt.Sprintf("churn%d", i%3)
+			if err := e.CreateTable(ctx, name); err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := e.Client(nil).Insert(ctx, name, ent("p", "r")); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := e.DeleteTable(ctx, name); err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := e.Client(nil).Insert(ctx, name, ent("p", "r")); !tables.IsCode(err, tables.CodeTableNotFound) {
+				t.Errorf("an insert into deleted table %s: %v", name, err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+}

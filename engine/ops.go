@@ -21,18 +21,13 @@ func units(size int) float64 {
 // Insert stores a new entity and returns it as stored, with its Timestamp.
 // An existing entity with the same keys gives 409 EntityAlreadyExists.
 func (cl Client) Insert(ctx context.Context, tableName string, ent tables.Entity) (tables.Entity, error) {
-	return cl.write(ctx, tableName, ent, nil)
+	return cl.write(ctx, tableName, ent, writeInsert, false, "")
 }
 
 // Upsert inserts the entity or, if it exists, merges it into or replaces the
 // existing one, unconditionally.
 func (cl Client) Upsert(ctx context.Context, tableName string, ent tables.Entity, mode tables.UpdateMode) (tables.Entity, error) {
-	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *tables.Error {
-		if old != nil && mode == tables.Merge {
-			rec.props = merge(old.props, rec.props)
-		}
-		return nil
-	})
+	return cl.write(ctx, tableName, ent, writeUpsert, mode == tables.Merge, "")
 }
 
 // Update merges into or replaces an existing entity. ifMatch is "*" (any
@@ -42,20 +37,22 @@ func (cl Client) Update(ctx context.Context, tableName string, ent tables.Entity
 	if err := checkETag(ifMatch); err != nil {
 		return tables.Entity{}, err
 	}
-	return cl.write(ctx, tableName, ent, func(rp *rangePartition, rec, old *record) *tables.Error {
-		if err := matches(old, ifMatch); err != nil {
-			return err
-		}
-		if mode == tables.Merge {
-			rec.props = merge(old.props, rec.props)
-		}
-		return nil
-	})
+	return cl.write(ctx, tableName, ent, writeUpdate, mode == tables.Merge, ifMatch)
 }
 
-// write validates and stores an entity. check decides, given what is stored
-// under its keys, whether the write may go on; nil means an insert.
-func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity, check func(rp *rangePartition, rec, old *record) *tables.Error) (tables.Entity, error) {
+// writeKind is what a write does with an entity stored under its keys.
+type writeKind uint8
+
+const (
+	writeInsert writeKind = iota // is refused
+	writeUpsert                  // replaces it or merges into it; without one, inserts
+	writeUpdate                  // replaces it or merges into it if it matches ifMatch
+)
+
+// write validates and stores an entity, as kind says, merging its
+// properties into those stored when merge is true. Its record stays the
+// caller's, on the stack: the rows store a copy.
+func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity, kind writeKind, mergeProps bool, ifMatch string) (tables.Entity, error) {
 	e := cl.e
 	t, terr := e.table(tableName)
 	if terr != nil {
@@ -70,14 +67,20 @@ func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity,
 	}
 	pk := ent.PartitionKey
 	err := e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
-		if check == nil { // an insert: the tree's own descent finds an existing entity
+		if kind == writeInsert { // the tree's own descent finds an existing entity
 			if !rp.insert(cl.c, pk, &rec, rp.stamp(now)) {
 				return 1, errEntityExists
 			}
 			return 1, nil
 		}
-		if err := check(rp, &rec, rp.get(cl.c, pk, rec.rk)); err != nil {
-			return 1, err
+		old, found := rp.get(cl.c, pk, rec.rk)
+		if kind == writeUpdate {
+			if err := matches(old, found, ifMatch); err != nil {
+				return 1, err
+			}
+		}
+		if found && mergeProps {
+			rec.props = merge(old.props, rec.props)
 		}
 		rec.ts = rp.stamp(now)
 		rp.put(cl.c, pk, &rec)
@@ -100,13 +103,13 @@ func (cl Client) Get(ctx context.Context, tableName, pk, rk string, sel []string
 	var out tables.Entity
 	var kib float64 // the cosmos profile charges a read by the size read
 	err := e.do(ctx, cl.c, t, pk, opRead, 1, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
-		r := rp.get(cl.c, pk, rk)
-		if r == nil {
+		r, ok := rp.get(cl.c, pk, rk)
+		if !ok {
 			return 1, errEntityNotFound
 		}
 		out = r.view(pk, sel)
 		if e.cfg.Profile.RequestUnits() {
-			kib = units(recordSize(pk, r))
+			kib = units(recordSize(pk, &r))
 		}
 		return 1, nil
 	})
@@ -127,8 +130,8 @@ func (cl Client) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) 
 		return terr
 	}
 	return e.do(ctx, cl.c, t, pk, opWrite, 1, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
-		old := rp.get(nil, pk, rk)
-		if err := matches(old, ifMatch); err != nil {
+		old, found := rp.get(nil, pk, rk)
+		if err := matches(old, found, ifMatch); err != nil {
 			return 1, err
 		}
 		rp.remove(pk, rk)
@@ -158,8 +161,9 @@ func checkETag(ifMatch string) *tables.Error {
 	return nil
 }
 
-func matches(old *record, ifMatch string) *tables.Error {
-	if old == nil {
+// matches checks ifMatch against old, the stored entity if found.
+func matches(old record, found bool, ifMatch string) *tables.Error {
+	if !found {
 		return errEntityNotFound
 	}
 	if ifMatch == "*" {
@@ -227,9 +231,7 @@ func (cl Client) BatchAppend(ctx context.Context, tableName string, ops []tables
 // whether every operation is an insert.
 func (e *Engine) prepareBatch(ops []tables.BatchOp) ([]record, float64, bool, *tables.Error) {
 	pk := ops[0].Entity.PartitionKey
-	// The batch's records share one array, which stays while any of them is
-	// stored: one allocation instead of one per entity, for 48 bytes per
-	// entity the batch deleted or replaced until its last record goes.
+	// The batch's records share one array: the rows store copies.
 	recs := make([]record, len(ops))
 	var seen rowKeySet
 	var total float64
@@ -291,7 +293,7 @@ func insertAll(g *pkRows, pk string, recs []record, out []tables.Entity, ts int6
 	// out again if one finds its entity there.
 	for i := range recs {
 		recs[i].ts = ts
-		if g.rows.put(&recs[i], true) != nil {
+		if _, found := g.rows.put(&recs[i], true); found {
 			for j := range i {
 				g.rows.remove(recs[j].rk)
 			}
@@ -307,18 +309,19 @@ func insertAll(g *pkRows, pk string, recs []record, out []tables.Entity, ts int6
 func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []tables.Entity, rp *rangePartition, now time.Time) *tables.Error {
 	// Check every operation against the state the earlier ones leave,
 	// then apply all of them: nothing is applied if one fails.
-	var olds [tables.MaxBatchOps]*record
+	var olds [tables.MaxBatchOps]record
+	var had [tables.MaxBatchOps]bool
 	for i, op := range ops {
-		old := g.rows.get(recs[i].rk)
-		olds[i] = old
+		old, found := g.rows.get(recs[i].rk)
+		olds[i], had[i] = old, found
 		var err *tables.Error
 		switch op.Kind {
 		case tables.BatchInsert:
-			if old != nil {
+			if found {
 				err = errEntityExists
 			}
 		case tables.BatchUpdateMerge, tables.BatchUpdateReplace, tables.BatchDelete:
-			err = matches(old, op.IfMatch)
+			err = matches(old, found, op.IfMatch)
 		}
 		if err != nil {
 			return withIndex(err, i)
@@ -333,7 +336,7 @@ func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []t
 			out[i] = tables.Entity{PartitionKey: pk, RowKey: r.rk}
 			continue
 		case tables.BatchUpdateMerge, tables.BatchUpsertMerge:
-			if olds[i] != nil {
+			if had[i] {
 				r.props = merge(olds[i].props, r.props)
 			}
 		}

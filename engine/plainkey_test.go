@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tablebench/tablebench/tables"
 )
 
 // TestPlainKeyAgreesWithTheByteLoop checks the word-at-a-time test against
@@ -23,8 +26,10 @@ func TestPlainKeyAgreesWithTheByteLoop(t *testing.T) {
 		for c := range 256 {
 			k := append([]byte(nil), base...)
 			k[pos] = byte(c)
-			if got, want := plainKey(string(k)), slow(string(k)); got != want {
-				t.Fatalf("plainKey(%q) = %v, want %v", k, got, want)
+			for n := pos + 1; n <= len(k); n++ { // every length: short keys, whole words, words and a tail
+				if got, want := plainKey(string(k[:n])), slow(string(k[:n])); got != want {
+					t.Fatalf("plainKey(%q) = %v, want %v", k[:n], got, want)
+				}
 			}
 		}
 	}
@@ -58,6 +63,44 @@ func TestFingerprintAgreesWithTheByteLoop(t *testing.T) {
 						t.Fatalf("fingerprintAt(%q, %d) = %#x, want %#x", key, at, got, want)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestStringUnitsKeepsNoWrongAnswer checks the kept lengths of long values
+// against tables.ValidUTF16Len: values written again and again, values
+// that share their first bytes' address (a prefix of another), values not
+// ASCII and values not valid UTF-8.
+func TestStringUnitsKeepsNoWrongAnswer(t *testing.T) {
+	base := strings.Repeat("abcdefgh", 100) + strings.Repeat("é\U0001F600", 50)
+	var values []string
+	for _, n := range []int{10, 63, 64, 100, 800, 801, 900, len(base)} {
+		values = append(values, base[:n], strings.Clone(base[:n]))
+	}
+	values = append(values, "\xff"+base[:100], strings.Repeat("x", 5000))
+	for round := range 5 {
+		for _, v := range values {
+			gotN, gotOK := stringUnits(v)
+			wantN, wantOK := tables.ValidUTF16Len(v)
+			if gotN != wantN || gotOK != wantOK {
+				t.Fatalf("round %d, a value of %d bytes: %d %v, want %d %v", round, len(v), gotN, gotOK, wantN, wantOK)
+			}
+		}
+	}
+}
+
+// TestPlainKeyKeptAgrees checks plainKeyKept against plainKey on keys
+// written again and again, good and bad, and on keys sharing the address
+// of a longer one.
+func TestPlainKeyKeptAgrees(t *testing.T) {
+	guid := "0f8fad5b-d9cb-469f-a165-70867728950e"
+	long := guid + guid
+	keys := []string{guid, strings.Clone(guid), long[:40], long, long[:36], guid[:31], guid + "/", guid + "é", "#" + guid}
+	for round := range 5 {
+		for _, k := range keys {
+			if got, want := plainKeyKept(k), plainKey(k); got != want {
+				t.Fatalf("round %d: plainKeyKept(%q) = %v, want %v", round, k, got, want)
 			}
 		}
 	}

@@ -3,9 +3,11 @@ package engine
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/google/btree"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // A range partition keeps its entities grouped by PartitionKey: a hash map
@@ -82,13 +84,14 @@ func (p *partitionRows) ascend(pk, rk string, fn func(pk string, r *record) bool
 		return
 	}
 	first := true
+	var r record // each record in turn: fn gets it to read, not to keep
 	p.order.AscendGreaterOrEqual(&pkRows{pk: pk}, func(g *pkRows) bool {
 		from := ""
 		if first && g.pk == pk {
 			from = rk
 		}
 		first = false
-		return g.rows.ascend(from, func(r *record) bool { return fn(g.pk, r) })
+		return g.rows.ascend(from, &r, func(r *record) bool { return fn(g.pk, r) })
 	})
 }
 
@@ -121,10 +124,10 @@ type rowTree struct {
 }
 
 // Node sizes: a leaf of 63 records is one cache-friendly binary search.
-// Its two arrays hold leafCap entries, one more than a leaf keeps, so the
-// insert that overflows it needs no new array, and 64 pointers or
-// fingerprints are 512 bytes, an allocation size with no slack: a full
-// leaf costs about 18 bytes per record.
+// Its arrays hold leafCap entries, one more than a leaf keeps, so the
+// insert that overflows it needs no new array, and 64 slots or
+// fingerprints are 1,024 and 512 bytes, allocation sizes with no slack: a
+// full leaf costs about 26 bytes per record and its RowKey's bytes.
 const (
 	leafCap  = 64
 	maxLeaf  = leafCap - 1
@@ -138,8 +141,15 @@ const (
 	runSplit = 4
 )
 
-// bnode is a leaf (recs) or an inner node (keys, kids): kids[i] holds the
+// bnode is a leaf (slots) or an inner node (keys, kids): kids[i] holds the
 // RowKeys below keys[i], and the last kid those at or above the last key.
+//
+// A leaf holds its records in arrays of its own, none of them pointers to
+// a record: a slot places its RowKey in the leaf's key bytes and its
+// Properties in the leaf's table of them, which the writers of one
+// workload share. Millions of stored entities are then a few objects per
+// leaf, for the collector to mark, instead of two or more per entity, and
+// the leaf's bytes, which it never scans.
 //
 // Every key a node holds starts with its pfx, and its fingerprints are
 // taken after pfx, where its keys differ. Keys in a node are close in
@@ -147,11 +157,23 @@ const (
 // writers sharing a PartitionKey (tb_1_VM_Worker_Index) differ only in the
 // last digits inside a node. A key that does not share pfx shortens it.
 type bnode struct {
-	pfx        string         // ASCII
-	pw         [pwords]uint64 // pfx's first bytes, little-endian and zero-padded: see hasPrefix
-	recs       []*record
-	fps        []uint64 // leaves only: fingerprint of recs[i].rk, searched before any record is touched
-	mixed      bool     // leaves only: some fingerprint is noPrint
+	pfx   string         // ASCII
+	pw    [pwords]uint64 // pfx's first bytes, little-endian and zero-padded: see hasPrefix
+	slots []slot         // leaves only: the records, in RowKey order
+	fps   []uint64       // leaves only: fingerprint of key(i), searched before any key is read
+	top   uint64         // leaves only: the last of fps, which an append reads without the array
+	// kb is a leaf's RowKeys' bytes, appended to and never written over:
+	// the RowKeys of records read from the leaf point into it, and stay as
+	// they are after the leaf changes.
+	kb    []byte
+	props [][]tables.Property // leaves only: the records' Properties, each slice once
+	mixed bool                // leaves only: some fingerprint is noPrint
+	// paddr and plen are the address and length of each of the first
+	// slices in props: a write finds its slice there, in the node, without
+	// reading the table, far from it in memory. While the table holds a
+	// slice, no other can have its address.
+	paddr      [8]uintptr
+	plen       [8]uint16
 	keys       []string
 	kfps       []kprint // fingerprint of keys[i]
 	kids       []*bnode
@@ -160,9 +182,215 @@ type bnode struct {
 	run        int32  // leaves only: inserts in a row each at most two places after the one before
 }
 
+// slot is a record as a leaf holds it, with no pointer in it.
+type slot struct {
+	ts  int64  // Unix nanoseconds, a multiple of 100
+	off uint32 // where the RowKey starts in the leaf's kb
+	kl  uint16 // the RowKey's length in bytes, or longKey
+	pi  uint16 // the record's Properties: the leaf's props[pi]
+}
+
+// longKey as a slot's kl says its RowKey is longer: its length is in the
+// four bytes before it, little-endian. Keys that long take a MaxKeyLength
+// far above the service's.
+const longKey = 1<<16 - 1
+
+// maxProps is how many Properties slices a leaf's table holds before it
+// drops those no record uses any more: more than a leaf's records, so that
+// writers whose every entity has properties of its own drop them in bulk.
+const maxProps = leafCap + leafCap/2
+
 // newLeaf returns an empty leaf whose arrays hold c entries.
 func newLeaf(c int) *bnode {
-	return &bnode{recs: make([]*record, 0, c), fps: make([]uint64, 0, c), last: -1}
+	return &bnode{slots: make([]slot, 0, c), fps: make([]uint64, 0, c), last: -1}
+}
+
+// key returns the RowKey of leaf n's record i. It points into n's key
+// bytes, which are never written over.
+func (n *bnode) key(i int) string {
+	s := &n.slots[i]
+	l := int(s.kl)
+	switch l {
+	case 0:
+		return ""
+	case longKey:
+		l = int(binary.LittleEndian.Uint32(n.kb[s.off-4:]))
+	}
+	return unsafe.String(&n.kb[s.off], l)
+}
+
+// keySpan returns where the bytes of leaf n's record i's RowKey start in
+// n.kb, its length header included, and how many there are.
+func (n *bnode) keySpan(i int) (start, size uint32) {
+	s := &n.slots[i]
+	if s.kl == longKey {
+		return s.off - 4, 4 + binary.LittleEndian.Uint32(n.kb[s.off-4:])
+	}
+	return s.off, uint32(s.kl)
+}
+
+// rec returns leaf n's record i.
+func (n *bnode) rec(i int) record {
+	s := &n.slots[i]
+	return record{rk: n.key(i), ts: s.ts, props: n.props[s.pi]}
+}
+
+// addKey copies k to the end of leaf n's key bytes and returns its place
+// and length as a slot holds them.
+func (n *bnode) addKey(k string) (off uint32, kl uint16) {
+	need := len(k)
+	if len(k) >= longKey {
+		need += 4
+	}
+	if cap(n.kb)-len(n.kb) < need {
+		n.growKeys(need)
+	}
+	kl = uint16(len(k))
+	if len(k) >= longKey {
+		n.kb, kl = binary.LittleEndian.AppendUint32(n.kb, uint32(len(k))), longKey
+	}
+	off = uint32(len(n.kb))
+	n.kb = append(n.kb, k...)
+	return off, kl
+}
+
+// growKeys moves leaf n's RowKeys to new key bytes with room for need more,
+// leaving behind those of records that are gone. The room grows as a
+// slice's does, to what a full leaf of keys this long takes at most.
+func (n *bnode) growKeys(need int) {
+	live := need
+	for i := range n.slots {
+		_, size := n.keySpan(i)
+		live += int(size)
+	}
+	room := 2
+	if len(n.slots) == 0 {
+		room = 4 // as a new tree's first leaf starts
+	}
+	c := max(live, min(room*live, (live/(len(n.slots)+1)+1)*leafCap))
+	kb := make([]byte, 0, c)
+	for i := range n.slots {
+		start, size := n.keySpan(i)
+		s := &n.slots[i]
+		s.off = s.off - start + uint32(len(kb))
+		kb = append(kb, n.kb[start:start+size]...)
+	}
+	n.kb = kb
+	if len(n.slots) > 0 { // the prefix is cut from a key: it need not keep the old bytes
+		n.pfx = n.key(0)[:len(n.pfx)]
+	}
+}
+
+// propsIndex returns the place of p in leaf n's table of Properties,
+// adding it there if it is not among the latest: writers of a workload
+// most often share a few slices of properties.
+func (n *bnode) propsIndex(p []tables.Property) uint16 {
+	d := unsafe.SliceData(p)
+	addr, l := uintptr(unsafe.Pointer(d)), uint16(len(p))
+	for j := range min(len(n.props), len(n.paddr)) {
+		if n.paddr[j] == addr && n.plen[j] == l && int(l) == len(p) {
+			return uint16(j)
+		}
+	}
+	for j := len(n.props) - 1; j >= len(n.paddr) && j >= len(n.props)-8; j-- {
+		if q := n.props[j]; unsafe.SliceData(q) == d && len(q) == len(p) {
+			return uint16(j)
+		}
+	}
+	if len(n.props) >= maxProps {
+		n.compactProps()
+	}
+	if len(n.props) == cap(n.props) { // grown as a slice would, but not past maxProps
+		n.props = slices.Grow(n.props, min(max(4, len(n.props)), maxProps-len(n.props)))
+	}
+	n.addProps(p)
+	return uint16(len(n.props) - 1)
+}
+
+// addProps appends p to leaf n's table of Properties.
+func (n *bnode) addProps(p []tables.Property) {
+	n.tagProps(len(n.props), p)
+	n.props = append(n.props, p)
+}
+
+// tagProps notes p as props[j] in leaf n's paddr and plen, if j is among
+// the first.
+func (n *bnode) tagProps(j int, p []tables.Property) {
+	if j < len(n.paddr) {
+		n.paddr[j], n.plen[j] = uintptr(unsafe.Pointer(unsafe.SliceData(p))), uint16(len(p))
+	}
+}
+
+// compactProps drops the Properties no record of leaf n holds any more.
+func (n *bnode) compactProps() {
+	var old [maxProps][]tables.Property
+	copy(old[:], n.props)
+	var at [maxProps]uint16 // 1 + an old entry's new place, or 0
+	k := 0
+	for i := range n.slots {
+		s := &n.slots[i]
+		if at[s.pi] == 0 {
+			n.props[k] = old[s.pi]
+			n.tagProps(k, old[s.pi])
+			k++
+			at[s.pi] = uint16(k)
+		}
+		s.pi = at[s.pi] - 1
+	}
+	clear(n.props[k:])
+	n.props = n.props[:k]
+}
+
+// noteTop notes leaf n's last fingerprint, if it has one, as its top.
+func (n *bnode) noteTop() {
+	if len(n.fps) > 0 {
+		n.top = n.fps[len(n.fps)-1]
+	}
+}
+
+// insertAt stores r as record i of leaf n, whose prefix r's RowKey has
+// (see admit), with fp its fingerprint.
+func (n *bnode) insertAt(i int, r *record, fp uint64) {
+	off, kl := n.addKey(r.rk)
+	s := slot{ts: r.ts, off: off, kl: kl, pi: n.propsIndex(r.props)}
+	if i == len(n.slots) { // an append, as most are
+		n.slots, n.fps, n.top = append(n.slots, s), append(n.fps, fp), fp
+	} else {
+		n.slots, n.fps = slices.Insert(n.slots, i, s), slices.Insert(n.fps, i, fp)
+	}
+	n.mixed = n.mixed || fp == noPrint
+	if len(n.slots) == 1 { // an empty leaf took its prefix from r's key
+		n.pfx = n.key(0)[:len(n.pfx)]
+	}
+}
+
+// take moves leaf from's records from place at on to n, a new leaf, with
+// their keys and properties: n's key bytes have room for a full leaf's.
+func (n *bnode) take(from *bnode, at int) {
+	var size uint32
+	for i := at; i < len(from.slots); i++ {
+		_, sz := from.keySpan(i)
+		size += sz
+	}
+	moved := uint32(len(from.slots) - at)
+	n.kb = make([]byte, 0, max(size, (size+moved-1)/moved*leafCap))
+	if len(from.props) >= len(from.slots) { // properties of their own, most likely: as many as records
+		n.props = make([][]tables.Property, 0, leafCap)
+	}
+	var pi [maxProps]uint16 // 1 + an entry's place in n.props, or 0
+	for i := at; i < len(from.slots); i++ {
+		s := from.slots[i]
+		start, sz := from.keySpan(i)
+		s.off = s.off - start + uint32(len(n.kb))
+		n.kb = append(n.kb, from.kb[start:start+sz]...)
+		if pi[s.pi] == 0 {
+			n.addProps(from.props[s.pi])
+			pi[s.pi] = uint16(len(n.props))
+		}
+		s.pi = pi[s.pi] - 1
+		n.slots = append(n.slots, s)
+	}
+	n.fps = append(n.fps, from.fps[at:]...)
 }
 
 func (n *bnode) leaf() bool { return n.kids == nil }
@@ -206,7 +434,7 @@ func (n *bnode) search(rk string) (int, bool) {
 		if compareKeys(rk, n.pfx) < 0 {
 			return 0, false
 		}
-		return len(n.recs), false
+		return len(n.slots), false
 	}
 	fp := n.fingerprint(rk)
 	// Keys hold no NUL, so a stored key with the fingerprint of a key whose
@@ -237,15 +465,15 @@ func (n *bnode) search(rk string) (int, bool) {
 		}
 		for i < j { // told apart by reading them, as few as a binary search needs
 			m := int(uint(i+j) >> 1)
-			if compareKeys(n.recs[m].rk, rk) < 0 {
+			if compareKeys(n.key(m), rk) < 0 {
 				i = m + 1
 			} else {
 				j = m
 			}
 		}
-		return i, i < len(fps) && fps[i] == fp && n.recs[i].rk == rk
+		return i, i < len(fps) && fps[i] == fp && n.key(i) == rk
 	}
-	lo, hi := 0, len(n.recs)
+	lo, hi := 0, len(n.slots)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		f := n.fps[m]
@@ -253,7 +481,7 @@ func (n *bnode) search(rk string) (int, bool) {
 		if f != fp && f != noPrint && fp != noPrint {
 			below = f < fp
 		} else {
-			below = compareKeys(n.recs[m].rk, rk) < 0
+			below = compareKeys(n.key(m), rk) < 0
 		}
 		if below {
 			lo = m + 1
@@ -261,7 +489,7 @@ func (n *bnode) search(rk string) (int, bool) {
 			hi = m
 		}
 	}
-	return lo, lo < len(n.recs) && n.fps[lo] == fp && n.recs[lo].rk == rk
+	return lo, lo < len(n.slots) && n.fps[lo] == fp && n.key(lo) == rk
 }
 
 // noPrint marks a key whose first eight bytes are not all ASCII: UTF-16
@@ -276,7 +504,7 @@ func (n *bnode) fingerprint(key string) uint64 { return fingerprintAt(key, len(n
 // takes key's ASCII start.
 func (n *bnode) admit(key string) uint64 {
 	switch {
-	case len(n.recs) == 0 && len(n.keys) == 0:
+	case len(n.slots) == 0 && len(n.keys) == 0:
 		n.setPrefix(key[:asciiLCP(key, key)])
 	case !n.hasPrefix(key):
 		n.setPrefix(n.pfx[:asciiLCP(n.pfx, key)])
@@ -301,12 +529,14 @@ func (n *bnode) setPrefix(p string) {
 		n.mixed = false
 		if same {
 			n.mixed = slices.Contains(n.fps, noPrint)
+			n.noteTop()
 			return
 		}
-		for i, r := range n.recs {
-			n.fps[i] = n.fingerprint(r.rk)
+		for i := range n.slots {
+			n.fps[i] = n.fingerprint(n.key(i))
 			n.mixed = n.mixed || n.fps[i] == noPrint
 		}
+		n.noteTop()
 		return
 	}
 	if same {
@@ -339,9 +569,17 @@ func (n *bnode) hasPrefix(key string) bool {
 	if i == 8*pwords {
 		return key[i:p] == n.pfx[i:]
 	}
-	var w uint64 // fewer than eight bytes left
-	for j := i; j < p; j++ {
-		w |= uint64(b[j]) << (8 * (j - i))
+	var w uint64 // fewer than eight bytes left: one load of eight, masked
+	switch r := p - i; {
+	case r == 0:
+	case i+8 <= len(b):
+		w = binary.LittleEndian.Uint64(b[i:]) & (1<<(8*r) - 1)
+	case len(b) >= 8: // the key's last eight bytes, moved down to start at i
+		w = binary.LittleEndian.Uint64(b[len(b)-8:]) >> (8 * (i + 8 - len(b))) & (1<<(8*r) - 1)
+	default:
+		for j := i; j < p; j++ {
+			w |= uint64(b[j]) << (8 * (j - i))
+		}
 	}
 	return w == n.pw[i/8]
 }
@@ -365,14 +603,19 @@ func fingerprintAt(rk string, at int) uint64 {
 	if at >= len(rk) {
 		return 0
 	}
-	rk = rk[at:]
 	if len(rk) >= 8 { // one load: every lookup takes three or four of these
-		w := binary.BigEndian.Uint64(unsafe.Slice(unsafe.StringData(rk), 8))
+		var w uint64
+		if len(rk)-at >= 8 {
+			w = binary.BigEndian.Uint64(unsafe.Slice(unsafe.StringData(rk[at:]), 8))
+		} else { // the key's last eight bytes, those before at shifted out, zeros in
+			w = binary.BigEndian.Uint64(unsafe.Slice(unsafe.StringData(rk[len(rk)-8:]), 8)) << (8 * (at - len(rk) + 8))
+		}
 		if w&0x8080808080808080 != 0 {
 			return noPrint
 		}
 		return w
 	}
+	rk = rk[at:]
 	var f uint64
 	for i := range 8 {
 		f <<= 8
@@ -428,31 +671,37 @@ func (t *rowTree) find(rk string, path *[maxDepth]step) (n *bnode, depth, i int,
 	return n, depth, i, found
 }
 
-// get returns the record with RowKey rk, or nil.
-func (t *rowTree) get(rk string) *record {
+// get returns the record with RowKey rk, and whether there is one.
+func (t *rowTree) get(rk string) (record, bool) {
 	if t.root == nil {
-		return nil
+		return record{}, false
 	}
 	if n, _, i, ok := t.find(rk, nil); ok {
-		return n.recs[i]
+		return n.rec(i), true
 	}
-	return nil
+	return record{}, false
 }
 
-// put stores r, replacing and returning any record with its RowKey; when
-// keep is true an existing record stays and is returned instead.
-func (t *rowTree) put(r *record, keep bool) (old *record) {
+// put stores a copy of r, replacing and returning any record with its
+// RowKey, and reports whether there was one; when keep is true an existing
+// record stays and is returned instead.
+func (t *rowTree) put(r *record, keep bool) (old record, found bool) {
 	if t.root == nil {
 		t.root = newLeaf(4) // grows as a slice does, to leafCap at most
 		t.tail = t.root
 	}
-	if n := t.tail; len(n.recs) > 0 && len(n.recs) < maxLeaf && n.above(r.rk) {
+	if n := t.tail; len(n.slots) > 0 && len(n.slots) < maxLeaf {
 		// Above every stored RowKey, in a leaf with room: what the way
 		// down the rightmost path below would do, without it.
-		fp := n.admit(r.rk)
-		n.recs, n.fps, n.mixed = append(n.recs, r), append(n.fps, fp), n.mixed || fp == noPrint
-		t.n++
-		return nil
+		fp, ok := n.printAbove(r.rk)
+		if !ok && n.above(r.rk) {
+			fp, ok = n.admit(r.rk), true
+		}
+		if ok {
+			n.insertAt(len(n.slots), r, fp)
+			t.n++
+			return record{}, false
+		}
 	}
 	var path [maxDepth]step
 	depth := 0
@@ -462,17 +711,15 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 		depth++
 		n = n.kids[len(n.kids)-1]
 	}
-	if len(n.recs) > 0 && n.above(r.rk) {
+	if len(n.slots) > 0 && n.above(r.rk) {
 		// Above every stored RowKey: no comparisons on the way down.
-		fp := n.admit(r.rk)
-		n.recs, n.fps, n.mixed = append(n.recs, r), append(n.fps, fp), n.mixed || fp == noPrint
+		n.insertAt(len(n.slots), r, n.admit(r.rk))
 		t.n++
 		t.splitUp(n, path[:depth], true)
-		return nil
+		return record{}, false
 	}
 	var i int
-	var found bool
-	if len(n.recs) > 0 && compareKeys(r.rk, n.recs[0].rk) >= 0 {
+	if len(n.slots) > 0 && compareKeys(r.rk, n.key(0)) >= 0 {
 		// At or above the last leaf's first RowKey: it is the leaf, and the
 		// way down is the one just taken. A batch's RowKeys most often fall
 		// among each other at the tree's end (1_10 before 1_2).
@@ -481,14 +728,14 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 		n, depth, i, found = t.find(r.rk, &path)
 	}
 	if found {
-		old = n.recs[i]
-		if !keep {
-			n.recs[i] = r
+		old = n.rec(i)
+		if !keep { // the same RowKey: its bytes stay
+			pi := n.propsIndex(r.props)
+			n.slots[i].ts, n.slots[i].pi = r.ts, pi
 		}
-		return old
+		return old, true
 	}
-	fp := n.admit(r.rk)
-	n.recs, n.fps, n.mixed = slices.Insert(n.recs, i, r), slices.Insert(n.fps, i, fp), n.mixed || fp == noPrint
+	n.insertAt(i, r, n.admit(r.rk))
 	if n.last >= 0 && i > int(n.last) && i <= int(n.last)+2 { // just after it, or one key further on
 		n.run++
 	} else {
@@ -497,7 +744,20 @@ func (t *rowTree) put(r *record, keep bool) (old *record) {
 	n.last = int32(i)
 	t.n++
 	t.splitUp(n, path[:depth], false)
-	return nil
+	return record{}, false
+}
+
+// printAbove returns rk's fingerprint in leaf n, which holds some RowKeys,
+// and true when rk has n's prefix and its fingerprint alone places it above
+// them all, as an appending writer's keys most often are: it is then what
+// admit would return, and admit need not test the prefix again.
+func (n *bnode) printAbove(rk string) (uint64, bool) {
+	last := n.top
+	if last == noPrint || !n.hasPrefix(rk) {
+		return 0, false
+	}
+	fp := n.fingerprint(rk)
+	return fp, fp != noPrint && fp > last
 }
 
 // above reports whether rk is above every RowKey of leaf n, which holds
@@ -512,7 +772,7 @@ func (n *bnode) above(rk string) bool {
 			return fp > last
 		}
 	}
-	return compareKeys(n.recs[len(n.recs)-1].rk, rk) < 0
+	return compareKeys(n.key(len(n.slots)-1), rk) < 0
 }
 
 // splitUp splits n, and then its ancestors, while they are over size. A
@@ -523,21 +783,23 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 		var right *bnode
 		var sep string
 		switch {
-		case n.leaf() && len(n.recs) > maxLeaf:
-			at := len(n.recs) / 2
+		case n.leaf() && len(n.slots) > maxLeaf:
+			at := len(n.slots) / 2
 			switch {
 			case appended:
-				at = len(n.recs) - 1
-			case n.run >= runSplit && int(n.last) == len(n.recs)-1:
+				at = len(n.slots) - 1
+			case n.run >= runSplit && int(n.last) == len(n.slots)-1:
 				at = int(n.last) // the run goes on in a leaf of its own
 			case n.run >= runSplit:
 				at = int(n.last) + 1 // the run goes on at this leaf's end
 			}
 			right = newLeaf(leafCap)
 			right.pfx, right.pw, right.mixed = n.pfx, n.pw, n.mixed // its fingerprints are n's until setPrefix
-			right.recs, right.fps = append(right.recs, n.recs[at:]...), append(right.fps, n.fps[at:]...)
-			clear(n.recs[at:])
-			n.recs, n.fps = n.recs[:at], n.fps[:at] // the arrays stay for later inserts
+			right.take(n, at)
+			n.slots, n.fps = n.slots[:at], n.fps[:at] // the arrays stay for later inserts; the moved keys' bytes, until they grow
+			if len(n.props) > at {                    // the moved records' properties may be theirs alone
+				n.compactProps()
+			}
 			if int(n.last) >= at {
 				right.last, right.run = n.last-int32(at), n.run
 				n.last, n.run = -1, 0
@@ -549,14 +811,16 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 				t.tail = right
 			}
 			n.next = right
-			sep = right.recs[0].rk
+			// The separator is the inner nodes' own: one cut from the
+			// leaf's key bytes would keep them after the leaf moves on.
+			sep = strings.Clone(right.key(0))
 			// Each half's keys share more than the whole did. A leaf of one
 			// key, where a run goes on, takes what it shares with the key
 			// before it: the keys the run will add share that too.
-			first, last := n.recs[0].rk, n.recs[at-1].rk
+			first, last := n.key(0), n.key(at-1)
 			n.setPrefix(first[:asciiLCP(first, last)])
-			if first, last = sep, right.recs[len(right.recs)-1].rk; len(right.recs) == 1 {
-				first = n.recs[at-1].rk
+			if first, last = right.key(0), right.key(len(right.slots)-1); len(right.slots) == 1 {
+				first = n.key(at - 1)
 			}
 			right.setPrefix(last[:asciiLCP(first, last)])
 		case !n.leaf() && len(n.kids) > maxInner:
@@ -593,21 +857,26 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 	}
 }
 
-// remove deletes the record with RowKey rk and returns it, or nil.
-func (t *rowTree) remove(rk string) *record {
+// remove deletes the record with RowKey rk and returns it, and reports
+// whether there was one.
+func (t *rowTree) remove(rk string) (record, bool) {
 	if t.root == nil {
-		return nil
+		return record{}, false
 	}
 	var path [maxDepth]step
 	n, depth, i, found := t.find(rk, &path)
 	if !found {
-		return nil
+		return record{}, false
 	}
-	old := n.recs[i]
-	n.recs, n.fps = slices.Delete(n.recs, i, i+1), slices.Delete(n.fps, i, i+1)
+	old := n.rec(i)
+	n.slots, n.fps = slices.Delete(n.slots, i, i+1), slices.Delete(n.fps, i, i+1)
+	n.noteTop()
 	t.n--
-	if len(n.recs) > 0 || depth == 0 {
-		return old
+	if len(n.slots) == 0 { // the bytes of keys read from it stay theirs
+		n.kb, n.props = nil, nil
+	}
+	if len(n.slots) > 0 || depth == 0 {
+		return old, true
 	}
 	// Unlink the empty leaf, then drop it and any ancestor it empties.
 	if n.prev != nil {
@@ -635,19 +904,21 @@ func (t *rowTree) remove(rk string) *record {
 	if !t.root.leaf() && len(t.root.kids) == 0 {
 		t.root, t.tail = nil, nil
 	}
-	return old
+	return old, true
 }
 
 // ascend calls fn on the records at or after rk in order until fn returns
-// false, and reports whether it ran to the end.
-func (t *rowTree) ascend(rk string, fn func(*record) bool) bool {
+// false, and reports whether it ran to the end. Each record is copied to r
+// for fn, which must not keep r.
+func (t *rowTree) ascend(rk string, r *record, fn func(*record) bool) bool {
 	if t.root == nil {
 		return true
 	}
 	n, _, i, _ := t.find(rk, nil)
 	for ; n != nil; n, i = n.next, 0 {
-		for ; i < len(n.recs); i++ {
-			if !fn(n.recs[i]) {
+		for ; i < len(n.slots); i++ {
+			*r = n.rec(i)
+			if !fn(r) {
 				return false
 			}
 		}

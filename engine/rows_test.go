@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/tablebench/tablebench/tables"
 )
@@ -38,16 +39,34 @@ func (t *rowTree) check(tb testing.TB) []string {
 				tb.Fatalf("leaves at depths %d and %d", leafDepth, depth)
 			}
 			leafDepth = depth
-			if len(n.recs) == 0 && n != t.root {
+			if len(n.slots) == 0 && n != t.root {
 				tb.Fatalf("an empty leaf below the root")
 			}
-			if len(n.fps) != len(n.recs) {
-				tb.Fatalf("leaf with %d records and %d fingerprints", len(n.recs), len(n.fps))
+			if len(n.fps) != len(n.slots) {
+				tb.Fatalf("leaf with %d records and %d fingerprints", len(n.slots), len(n.fps))
 			}
-			if len(n.recs) > maxLeaf || cap(n.recs) > leafCap || cap(n.fps) > leafCap {
-				tb.Fatalf("leaf of %d records in arrays of %d and %d, want at most %d in %d", len(n.recs), cap(n.recs), cap(n.fps), maxLeaf, leafCap)
+			if len(n.slots) > maxLeaf || cap(n.slots) > leafCap || cap(n.fps) > leafCap {
+				tb.Fatalf("leaf of %d records in arrays of %d and %d, want at most %d in %d", len(n.slots), cap(n.slots), cap(n.fps), maxLeaf, leafCap)
 			}
-			for i, r := range n.recs {
+			if len(n.fps) > 0 && n.top != n.fps[len(n.fps)-1] {
+				tb.Fatalf("leaf's top %x, its last fingerprint %x", n.top, n.fps[len(n.fps)-1])
+			}
+			if len(n.props) > maxProps {
+				tb.Fatalf("leaf with %d Properties slices, want at most %d", len(n.props), maxProps)
+			}
+			for j := range min(len(n.props), len(n.paddr)) {
+				if n.paddr[j] != uintptr(unsafe.Pointer(unsafe.SliceData(n.props[j]))) || int(n.plen[j]) != len(n.props[j]) {
+					tb.Fatalf("Properties slice %d noted out of date", j)
+				}
+			}
+			for i := range n.slots {
+				if int(n.slots[i].pi) >= len(n.props) {
+					tb.Fatalf("record %d's Properties at %d of %d", i, n.slots[i].pi, len(n.props))
+				}
+				if start, size := n.keySpan(i); int(start+size) > len(n.kb) {
+					tb.Fatalf("record %d's RowKey at %d+%d of %d bytes", i, start, size, len(n.kb))
+				}
+				r := n.rec(i)
 				if !strings.HasPrefix(r.rk, n.pfx) {
 					tb.Fatalf("RowKey %q in a leaf with prefix %q", r.rk, n.pfx)
 				}
@@ -57,12 +76,12 @@ func (t *rowTree) check(tb testing.TB) []string {
 				if lo != nil && compareKeys(r.rk, *lo) < 0 || hi != nil && compareKeys(r.rk, *hi) >= 0 {
 					tb.Fatalf("RowKey %q outside its leaf's range", r.rk)
 				}
-				if i > 0 && compareKeys(n.recs[i-1].rk, r.rk) >= 0 {
+				if i > 0 && compareKeys(n.key(i-1), r.rk) >= 0 {
 					tb.Fatalf("leaf out of order at %q", r.rk)
 				}
 			}
 			leaves = append(leaves, n)
-			return len(n.recs)
+			return len(n.slots)
 		}
 		if len(n.kids) == 0 || len(n.keys) != len(n.kids)-1 {
 			tb.Fatalf("inner node with %d kids and %d keys", len(n.kids), len(n.keys))
@@ -109,7 +128,7 @@ func (t *rowTree) check(tb testing.TB) []string {
 		}
 	}
 	var keys []string
-	t.ascend("", func(r *record) bool { keys = append(keys, r.rk); return true })
+	t.ascend("", new(record), func(r *record) bool { keys = append(keys, r.rk); return true })
 	return keys
 }
 
@@ -119,7 +138,11 @@ func TestRowTreeAgainstAMap(t *testing.T) {
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		var tr rowTree
-		ref := map[string]*record{}
+		ref := map[string]record{}
+		same := func(a record, aok bool, b record, bok bool) bool {
+			return aok == bok && a.rk == b.rk && a.ts == b.ts && len(a.props) == len(b.props) && unsafe.SliceData(a.props) == unsafe.SliceData(b.props)
+		}
+		payloads := [][]tables.Property{nil, {tables.String("A", "a")}, {tables.Int64("B", 2)}}
 		prefix := []string{"", "job_1_7_", "tenant-42/2026-11-22T"}[seed%3] // keys sharing a prefix, as most workloads write
 		var sorted []string                                                 // ref's keys in order
 		index := func(k string) (int, bool) { return slices.BinarySearchFunc(sorted, k, compareKeys) }
@@ -145,38 +168,44 @@ func TestRowTreeAgainstAMap(t *testing.T) {
 			}
 			switch op := rng.IntN(10); {
 			case op < 5:
-				r := &record{rk: rk, ts: int64(step)}
-				keep := rng.IntN(2) == 0
-				old := tr.put(r, keep)
-				if old != ref[rk] {
-					t.Fatalf("seed %d step %d: put %q returned %v, want %v", seed, step, rk, old, ref[rk])
+				r := record{rk: rk, ts: int64(step), props: payloads[rng.IntN(len(payloads))]}
+				if seed%4 == 3 { // every write its own properties, as from the wire
+					r.props = []tables.Property{tables.Int64("C", int64(step))}
 				}
-				if old == nil {
+				keep := rng.IntN(2) == 0
+				want, had := ref[rk]
+				old, found := tr.put(&r, keep)
+				if !same(old, found, want, had) {
+					t.Fatalf("seed %d step %d: put %q returned %v %v, want %v %v", seed, step, rk, old, found, want, had)
+				}
+				if !found {
 					i, _ := index(rk)
 					sorted = slices.Insert(sorted, i, rk)
 				}
-				if old == nil || !keep {
+				if !found || !keep {
 					ref[rk] = r
 				}
 			case op < 8:
-				old := tr.remove(rk)
-				if old != ref[rk] {
-					t.Fatalf("seed %d step %d: remove %q returned %v, want %v", seed, step, rk, old, ref[rk])
+				want, had := ref[rk]
+				old, found := tr.remove(rk)
+				if !same(old, found, want, had) {
+					t.Fatalf("seed %d step %d: remove %q returned %v %v, want %v %v", seed, step, rk, old, found, want, had)
 				}
 				if i, ok := index(rk); ok {
 					sorted = slices.Delete(sorted, i, i+1)
 				}
 				delete(ref, rk)
 			default:
-				if got := tr.get(rk); got != ref[rk] {
-					t.Fatalf("seed %d step %d: get %q = %v, want %v", seed, step, rk, got, ref[rk])
+				want, had := ref[rk]
+				if got, ok := tr.get(rk); !same(got, ok, want, had) {
+					t.Fatalf("seed %d step %d: get %q = %v %v, want %v %v", seed, step, rk, got, ok, want, had)
 				}
 				var from []string
-				tr.ascend(rk, func(r *record) bool { from = append(from, r.rk); return len(from) < 5 })
+				tr.ascend(rk, new(record), func(r *record) bool { from = append(from, r.rk); return len(from) < 5 })
 				i, _ := index(rk)
-				want := sorted[i:min(i+5, len(sorted))]
-				if !slices.Equal(from, want) {
-					t.Fatalf("seed %d step %d: scan from %q = %v, want %v", seed, step, rk, from, want)
+				wantKeys := sorted[i:min(i+5, len(sorted))]
+				if !slices.Equal(from, wantKeys) {
+					t.Fatalf("seed %d step %d: scan from %q = %v, want %v", seed, step, rk, from, wantKeys)
 				}
 			}
 			if step%997 == 0 || step == 19999 {
@@ -217,12 +246,12 @@ func TestRowTreeAppendsFillNodes(t *testing.T) {
 			t.Fatalf("%s: leaves filled to %.0f%%, want at least %.0f%%", tc.name, 100*fill, 100*tc.wantFill)
 		}
 		for i := n - 1; i >= 0; i-- { // and deleting everything leaves an empty tree
-			if tr.remove(tc.key(i)) == nil {
+			if _, ok := tr.remove(tc.key(i)); !ok {
 				t.Fatalf("%s: %s missing", tc.name, tc.key(i))
 			}
 		}
 		tr.check(t)
-		if tr.n != 0 || tr.root != nil && (!tr.root.leaf() || len(tr.root.recs) != 0) {
+		if tr.n != 0 || tr.root != nil && (!tr.root.leaf() || len(tr.root.slots) != 0) {
 			t.Fatalf("%s: after deleting all: %d records", tc.name, tr.n)
 		}
 	}
@@ -251,14 +280,14 @@ func TestRowTreeNodePrefixes(t *testing.T) {
 	add("job_\u00e9") // a prefix stops before a character that is not ASCII
 	tr.check(t)
 	for _, k := range keys {
-		if r := tr.get(k); r == nil || r.rk != k {
+		if r, ok := tr.get(k); !ok || r.rk != k {
 			t.Fatalf("get %q = %v", k, r)
 		}
 	}
 	// Leaves of one writer's keys share all but the last digits.
 	short := 0
 	tr.eachLeaf(func(l *bnode) {
-		first, last := l.recs[0].rk, l.recs[len(l.recs)-1].rk
+		first, last := l.key(0), l.key(len(l.slots)-1)
 		if len(l.pfx) != asciiLCP(first, last) && len(l.pfx)+8 < len(last) {
 			short++
 		}
@@ -290,7 +319,7 @@ func BenchmarkRowTreeGet(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			b.ResetTimer()
 			for range b.N {
-				if tr.get(keys[rng.IntN(n)]) == nil {
+				if _, ok := tr.get(keys[rng.IntN(n)]); !ok {
 					b.Fatal("missing")
 				}
 			}
@@ -516,4 +545,35 @@ func BenchmarkRowTreeBatchKeys(b *testing.B) {
 	for n := stored; n < len(recs); n++ {
 		tr.put(&recs[n], true)
 	}
+}
+
+// TestRowTreeKeyLengths stores empty RowKeys and RowKeys too long for a
+// slot to hold their length, among others, and reads them back.
+func TestRowTreeKeyLengths(t *testing.T) {
+	var tr rowTree
+	keys := []string{"", "a", strings.Repeat("b", longKey-1), strings.Repeat("b", longKey), strings.Repeat("c", longKey+70_000)}
+	for i := range 200 {
+		keys = append(keys, fmt.Sprintf("m%04d", i))
+	}
+	for _, i := range rand.New(rand.NewPCG(1, 1)).Perm(len(keys)) {
+		if _, found := tr.put(&record{rk: keys[i], ts: int64(i)}, true); found {
+			t.Fatalf("%d: put found a record", i)
+		}
+	}
+	got := tr.check(t)
+	slices.SortFunc(keys, compareKeys)
+	if !slices.Equal(got, keys) {
+		t.Fatalf("tree holds %d keys, want %d", len(got), len(keys))
+	}
+	for _, k := range keys {
+		if r, ok := tr.get(k); !ok || r.rk != k {
+			t.Fatalf("get of a key of %d bytes: %v, %d bytes", len(k), ok, len(r.rk))
+		}
+	}
+	for _, k := range keys[:5] {
+		if r, ok := tr.remove(k); !ok || r.rk != k {
+			t.Fatalf("remove of a key of %d bytes: %v", len(k), ok)
+		}
+	}
+	tr.check(t)
 }
