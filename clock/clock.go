@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Clock is the engine's one source of time. Model time is what the engine and
@@ -158,13 +159,19 @@ const maxSpan = 9e9
 // result for overflow with an Add and an Equal; a simulated request
 // subtracts times several times over.
 func Sub(t, u time.Time) time.Duration {
-	if t == t.Round(0) && u == u.Round(0) { // no monotonic reading: Sub uses the wall times
+	if !monotonic(&t) || !monotonic(&u) { // Sub uses wall times when either has no monotonic reading
 		if s := t.Unix() - u.Unix(); -maxSpan < s && s < maxSpan {
 			return time.Duration(s)*time.Second + time.Duration(t.Nanosecond()-u.Nanosecond())
 		}
 	}
 	return t.Sub(u)
 }
+
+// monotonic reports whether t has a monotonic clock reading, as
+// t != t.Round(0) does, without the call: it is the top bit of a Time's
+// first word (its wall field's hasMonotonic flag), which
+// TestMonotonicIsRound holds to.
+func monotonic(t *time.Time) bool { return *(*uint64)(unsafe.Pointer(t))>>63 != 0 }
 
 // offset is model time since the clock's start.
 func (c *Virtual) offset() time.Duration { return time.Duration(c.now.Load()) }
@@ -669,13 +676,31 @@ func (q waiters) down(i int) {
 	n := len(q)
 	for {
 		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		m := c
-		for j := c + 1; j < c+4 && j < n; j++ {
-			if before(&q[j], &q[m]) {
-				m = j
+		var m int
+		if c+4 <= n {
+			// Four children, the common case: their least in three
+			// comparisons, two of them independent, and no loop.
+			ch := q[c : c+4 : c+4]
+			a, b := 0, 2
+			if before(&ch[1], &ch[0]) {
+				a = 1
+			}
+			if before(&ch[3], &ch[2]) {
+				b = 3
+			}
+			if before(&ch[b], &ch[a]) {
+				a = b
+			}
+			m = c + a
+		} else {
+			if c >= n {
+				break
+			}
+			m = c
+			for j := c + 1; j < n; j++ {
+				if before(&q[j], &q[m]) {
+					m = j
+				}
 			}
 		}
 		if !before(&q[m], &s) {
