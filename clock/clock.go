@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Clock is the engine's one source of time. Model time is what the engine and
@@ -158,13 +159,19 @@ const maxSpan = 9e9
 // result for overflow with an Add and an Equal; a simulated request
 // subtracts times several times over.
 func Sub(t, u time.Time) time.Duration {
-	if t == t.Round(0) && u == u.Round(0) { // no monotonic reading: Sub uses the wall times
+	if !monotonic(&t) || !monotonic(&u) { // Sub uses wall times when either has no monotonic reading
 		if s := t.Unix() - u.Unix(); -maxSpan < s && s < maxSpan {
 			return time.Duration(s)*time.Second + time.Duration(t.Nanosecond()-u.Nanosecond())
 		}
 	}
 	return t.Sub(u)
 }
+
+// monotonic reports whether t has a monotonic clock reading, as
+// t != t.Round(0) does, without the call: it is the top bit of a Time's
+// first word (its wall field's hasMonotonic flag), which
+// TestMonotonicIsRound holds to.
+func monotonic(t *time.Time) bool { return *(*uint64)(unsafe.Pointer(t))>>63 != 0 }
 
 // offset is model time since the clock's start.
 func (c *Virtual) offset() time.Duration { return time.Duration(c.now.Load()) }
@@ -595,11 +602,21 @@ func (q *queue) pop() *waiter {
 // as push and then ready and pop would, and returns its waiter.
 func (q *queue) pushPop(w *waiter) *waiter {
 	s := slot{at: w.at, seq: w.seq, w: w}
-	if !q.ready() || before(&s, q.first()) {
+	if !q.ready() {
+		return w
+	}
+	fromRun := q.fromRun()
+	var first *slot
+	if fromRun {
+		first = &q.run[q.head]
+	} else {
+		first = &q.h[0]
+	}
+	if before(&s, first) {
 		return w // it would wake first: no need to queue it
 	}
 	w.queued = true
-	if !q.fromRun() && !q.runs(&s) {
+	if !fromRun && !q.runs(&s) {
 		// The heap's top wakes next and w goes into the heap: in its place.
 		top := q.h[0].w
 		q.h[0] = s
@@ -669,13 +686,31 @@ func (q waiters) down(i int) {
 	n := len(q)
 	for {
 		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		m := c
-		for j := c + 1; j < c+4 && j < n; j++ {
-			if before(&q[j], &q[m]) {
-				m = j
+		var m int
+		if c+4 <= n {
+			// Four children, the common case: their least in three
+			// comparisons, two of them independent, and no loop.
+			ch := q[c : c+4 : c+4]
+			a, b := 0, 2
+			if before(&ch[1], &ch[0]) {
+				a = 1
+			}
+			if before(&ch[3], &ch[2]) {
+				b = 3
+			}
+			if before(&ch[b], &ch[a]) {
+				a = b
+			}
+			m = c + a
+		} else {
+			if c >= n {
+				break
+			}
+			m = c
+			for j := c + 1; j < n; j++ {
+				if before(&q[j], &q[m]) {
+					m = j
+				}
 			}
 		}
 		if !before(&q[m], &s) {
@@ -698,7 +733,8 @@ type Task interface {
 	// nil at its start and when its last sleep ran its course, and that
 	// sleep's context's error when the context ended it (as SleepUntil
 	// returns). It returns the model time to wake it at and the context it
-	// sleeps with, or ok false once it has ended. A time not after now
+	// sleeps with (one that == can compare, as every context of the
+	// context package is), or ok false once it has ended. A time not after now
 	// steps it again at once, with the context's error, as SleepUntil
 	// returns at once.
 	Step(err error) (at time.Time, ctx context.Context, ok bool)
@@ -807,12 +843,18 @@ func (c *Virtual) steps(w *waiter) *waiter {
 // sleepTask queues task w's sleep until offset at with ctx and wakes the next
 // participant, as advance does. Called with c.mu held.
 func (c *Virtual) sleepTask(w *waiter, at time.Duration, ctx context.Context) {
-	w.ctx, w.done, w.cancelled = ctx, ctx.Done(), false
-	if w.done != nil && !c.watching(w.done) {
-		// An end that no Cancel brings (an interrupt) wakes the tasks that
-		// sleep with the context, at once, as a goroutine's sleep ends.
-		c.watched = append(c.watched, w.done)
-		c.unwatch = append(c.unwatch, context.AfterFunc(ctx, func() { c.Cancel(func() {}) }))
+	w.cancelled = false
+	// A task sleeps with the context of its last sleep, most often: its
+	// Done, and the watch on it, are as they were. (A context's Done is
+	// the same channel every time it is asked.)
+	if ctx != w.ctx {
+		w.ctx, w.done = ctx, ctx.Done()
+		if w.done != nil && !c.watching(w.done) {
+			// An end that no Cancel brings (an interrupt) wakes the tasks that
+			// sleep with the context, at once, as a goroutine's sleep ends.
+			c.watched = append(c.watched, w.done)
+			c.unwatch = append(c.unwatch, context.AfterFunc(ctx, func() { c.Cancel(func() {}) }))
+		}
 	}
 	w.at = at
 	c.active--

@@ -61,3 +61,14 @@ func TestVirtualSinceIsSub(t *testing.T) {
 		}
 	}
 }
+
+// TestMonotonicIsRound: monotonic reads a Time's monotonic reading as
+// Round(0) strips it, for times with and without one.
+func TestMonotonicIsRound(t *testing.T) {
+	now := time.Now()
+	for _, tm := range []time.Time{now, now.Add(time.Hour), now.Round(0), now.In(time.UTC), {}, time.Date(2010, 11, 1, 0, 0, 0, 7, time.UTC), time.Unix(1<<40, 0)} {
+		if got, want := monotonic(&tm), tm != tm.Round(0); got != want {
+			t.Fatalf("monotonic(%#v) = %v, want %v", tm, got, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/tables"
 )
 
@@ -313,7 +314,7 @@ func (r *Recorder) inWindowAt(due time.Duration) bool {
 // to the measured window when it was due in it, however late it completed:
 // a request in flight at the end is recorded, not lost.
 func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
-	r.RecordAt(op, pk, n, due.Sub(r.c.start), done.Sub(r.c.start), outcome, lag, retry)
+	r.RecordAt(op, pk, n, clock.Sub(due, r.c.start), clock.Sub(done, r.c.start), outcome, lag, retry)
 }
 
 // RecordAt is Record with the times given from the run's start (the

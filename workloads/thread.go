@@ -89,21 +89,12 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 		if l.open { // free from the start: the schedule says when to send
 			l.free = l.start
 		}
-		return w.top()
+		return w.top(false)
 	case phaseFree:
 		if woke != nil {
 			return w.end()
 		}
-		l.next = l.free // when the request is due
-		if l.open {
-			due, ok := w.r.arrivals.take(l.clock.Now(), l.to, w.rec.Drop)
-			if !ok {
-				return w.end()
-			}
-			l.next = due
-			return w.wait(phaseDue, l.stop, due)
-		}
-		return w.begin()
+		return w.freed()
 	case phaseDue:
 		if woke != nil {
 			return w.end()
@@ -180,12 +171,34 @@ func (w *worker) end() (time.Time, context.Context, bool) {
 }
 
 // top is the top of the loop: the thread sends until stop is done, next
-// once it is free.
-func (w *worker) top() (time.Time, context.Context, bool) {
+// once it is free. now says it is free now, on a virtual clock: its wait
+// would end at once, as the clock steps a task whose wake-up is not after
+// now again without a turn of the loop, so it goes on without one.
+func (w *worker) top(now bool) (time.Time, context.Context, bool) {
 	if w.loop.stop.Err() != nil {
 		return w.end()
 	}
+	if now {
+		w.loop.phase = phaseFree
+		return w.freed()
+	}
 	return w.wait(phaseFree, w.loop.stop, w.loop.free)
+}
+
+// freed goes on from a thread's becoming free: it takes the open load's
+// next request and waits until it is due, or begins the next request.
+func (w *worker) freed() (time.Time, context.Context, bool) {
+	l := &w.loop
+	l.next = l.free // when the request is due
+	if l.open {
+		due, ok := w.r.arrivals.take(l.clock.Now(), l.to, w.rec.Drop)
+		if !ok {
+			return w.end()
+		}
+		l.next = due
+		return w.wait(phaseDue, l.stop, due)
+	}
+	return w.begin()
 }
 
 // begin sends the next request of the mix, at its due time.
@@ -260,23 +273,25 @@ func (w *worker) recorded() (time.Time, context.Context, bool) {
 	s := &w.r.spec
 	w.record(l.due, l.done, l.err, l.lag, l.attempt > 0)
 	if l.err == nil {
-		return w.finished(l.done)
+		// A sender's thread sleeps until done, exactly, for an answer
+		// without error (ownRead's included): it is free now.
+		return w.finished(l.done, l.send != nil)
 	}
 	if s.Retry.Policy == RetryNone {
 		if answered(w.op.Kind, l.err) {
-			return w.finished(l.done)
+			return w.finished(l.done, false)
 		}
-		return w.finished(l.done.Add(s.Retry.Pause))
+		return w.finished(l.done.Add(s.Retry.Pause), false)
 	}
 	if !retriable(l.err) || l.attempt >= s.Retry.MaxRetries {
-		return w.finished(l.done)
+		return w.finished(l.done, false)
 	}
 	wait := w.backoff(l.attempt + 1)
 	if ra := retryAfter(l.err); ra > 0 && s.Retry.Policy == RetrySDK {
 		// As azcore's retry policy: it waits what x-ms-retry-after-ms
 		// says, and gives up on a wait longer than its maximum.
 		if s.Retry.MaxBackoff > 0 && ra > s.Retry.MaxBackoff {
-			return w.finished(l.done)
+			return w.finished(l.done, false)
 		}
 		wait = ra
 	}
@@ -284,14 +299,14 @@ func (w *worker) recorded() (time.Time, context.Context, bool) {
 }
 
 // finished goes on from a request that is over, its last attempt
-// answered: the thread is free at free.
-func (w *worker) finished(free time.Time) (time.Time, context.Context, bool) {
+// answered: the thread is free at free, which is now if now says so.
+func (w *worker) finished(free time.Time, now bool) (time.Time, context.Context, bool) {
 	l := &w.loop
 	l.free = free
 	if l.kind == OpUpdate && !l.write && l.err == nil { // the read succeeded: now its write
 		return w.wait(phaseWrite, l.stop, free)
 	}
-	return w.top()
+	return w.top(now)
 }
 
 // TxnProperty is the property that carries an insert's transaction id when
