@@ -107,27 +107,42 @@ func keyUnitsOf(name, v string, maxLen int, plain bool) (int, *tables.Error) {
 
 // plainKey reports whether v is printable ASCII without a character keys
 // forbid, eight bytes at a time: what almost every key is. Anything else
-// takes keyUnits's byte loop, which names the offending character.
+// takes keyUnits's byte loop, which names the offending character. It runs
+// on every write's RowKey, most often new, so a word costs a few
+// operations: one range test for every byte outside 0x20..0x7e, and an
+// equality test for '#', for '\\', and for '/' and '?' at once.
 func plainKey(v string) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zero := func(x uint64) uint64 { return (x - ones) & ^x & highs } // a zero byte in x
-	for len(v) >= 8 {
-		w := binary.LittleEndian.Uint64([]byte(v[:8]))
-		bad := w&highs | // not ASCII
-			(w-0x20*ones)&^w&highs | // below 0x20
-			zero(w^('/'*ones)) | zero(w^('\\'*ones)) | zero(w^('#'*ones)) | zero(w^('?'*ones)) | zero(w^(0x7f*ones))
-		if bad != 0 {
-			return false
+	if len(v) < 8 {
+		for i := 0; i < len(v); i++ {
+			c := v[i]
+			if c >= 0x7f || c < 0x20 || c == '/' || c == '\\' || c == '#' || c == '?' {
+				return false
+			}
 		}
-		v = v[8:]
+		return true
 	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c >= 0x7f || c < 0x20 || c == '/' || c == '\\' || c == '#' || c == '?' {
-			return false
-		}
+	// out gathers, in its bytes' high bits, bytes outside 0x20..0x7e: y is
+	// a byte less 0x20, which sets its high bit (or borrows into the next
+	// byte from one that does) below 0x20, and y+0x21 sets it from 0x7f.
+	// Where out is clear every byte is below 0x80, so a byte equals c
+	// exactly when w^c plus 0x7f, which cannot carry, has its high bit
+	// clear: differ gathers those sums, which stay set while no byte
+	// equals a forbidden character.
+	var out uint64
+	differ := uint64(highs)
+	word := func(w uint64) {
+		y := w - 0x20*ones
+		out |= y | (y + 0x21*ones)
+		differ &= (w ^ '#'*ones) + 0x7f*ones
+		differ &= (w ^ '\\'*ones) + 0x7f*ones
+		differ &= ((w | 0x10*ones) ^ '?'*ones) + 0x7f*ones // '/' is '?' less 0x10
 	}
-	return true
+	for i := 0; i+8 < len(v); i += 8 {
+		word(binary.LittleEndian.Uint64([]byte(v[i : i+8])))
+	}
+	word(binary.LittleEndian.Uint64([]byte(v[len(v)-8:]))) // the last eight bytes, read again where they overlap
+	return out&highs == 0 && differ&highs == highs
 }
 
 func validPropertyName(name string) bool {

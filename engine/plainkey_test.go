@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -102,6 +103,35 @@ func TestPlainKeyKeptAgrees(t *testing.T) {
 			if got, want := plainKeyKept(k), plainKey(k); got != want {
 				t.Fatalf("round %d: plainKeyKept(%q) = %v, want %v", round, k, got, want)
 			}
+		}
+	}
+}
+
+// TestPlainKeyAgreesOnRandomKeys checks the word-at-a-time test against the
+// byte loop on keys of bytes near its edges, several odd bytes to a key,
+// where one byte's borrow or carry could hide another's.
+func TestPlainKeyAgreesOnRandomKeys(t *testing.T) {
+	edges := []byte{0, 0x1f, 0x20, 0x21, 0x22, '#', 0x24, 0x2e, '/', 0x30, 0x3e, '?', 0x40, 0x5b, '\\', 0x5d, 0x7e, 0x7f, 0x80, 0x9f, 0xa0, 0xdf, 0xe0, 0xff, 'a', 'A', '0', '_', '-'}
+	slow := func(v string) bool {
+		for i := 0; i < len(v); i++ {
+			c := v[i]
+			if c >= 0x7f || c < 0x20 || c == '/' || c == '\\' || c == '#' || c == '?' {
+				return false
+			}
+		}
+		return true
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		k := make([]byte, 1+r.IntN(40))
+		for i := range k {
+			k[i] = 'a'
+			if r.IntN(4) == 0 {
+				k[i] = edges[r.IntN(len(edges))]
+			}
+		}
+		if got, want := plainKey(string(k)), slow(string(k)); got != want {
+			t.Fatalf("plainKey(%q) = %v, want %v", k, got, want)
 		}
 	}
 }
