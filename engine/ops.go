@@ -21,13 +21,28 @@ func units(size int) float64 {
 // Insert stores a new entity and returns it as stored, with its Timestamp.
 // An existing entity with the same keys gives 409 EntityAlreadyExists.
 func (cl Client) Insert(ctx context.Context, tableName string, ent tables.Entity) (tables.Entity, error) {
-	return cl.write(ctx, tableName, ent, writeInsert, false, "")
+	rec, err := cl.write(ctx, tableName, &ent, writeInsert, false, "")
+	if err != nil {
+		return tables.Entity{}, err
+	}
+	return rec.view(ent.PartitionKey, nil), nil
+}
+
+// InsertOnly is Insert for a caller that does not read the entity back, a
+// simulated client: it builds no answer, and reads ent where it is.
+func (cl Client) InsertOnly(ctx context.Context, tableName string, ent *tables.Entity) error {
+	_, err := cl.write(ctx, tableName, ent, writeInsert, false, "")
+	return err
 }
 
 // Upsert inserts the entity or, if it exists, merges it into or replaces the
 // existing one, unconditionally.
 func (cl Client) Upsert(ctx context.Context, tableName string, ent tables.Entity, mode tables.UpdateMode) (tables.Entity, error) {
-	return cl.write(ctx, tableName, ent, writeUpsert, mode == tables.Merge, "")
+	rec, err := cl.write(ctx, tableName, &ent, writeUpsert, mode == tables.Merge, "")
+	if err != nil {
+		return tables.Entity{}, err
+	}
+	return rec.view(ent.PartitionKey, nil), nil
 }
 
 // Update merges into or replaces an existing entity. ifMatch is "*" (any
@@ -37,7 +52,11 @@ func (cl Client) Update(ctx context.Context, tableName string, ent tables.Entity
 	if err := checkETag(ifMatch); err != nil {
 		return tables.Entity{}, err
 	}
-	return cl.write(ctx, tableName, ent, writeUpdate, mode == tables.Merge, ifMatch)
+	rec, err := cl.write(ctx, tableName, &ent, writeUpdate, mode == tables.Merge, ifMatch)
+	if err != nil {
+		return tables.Entity{}, err
+	}
+	return rec.view(ent.PartitionKey, nil), nil
 }
 
 // writeKind is what a write does with an entity stored under its keys.
@@ -50,20 +69,21 @@ const (
 )
 
 // write validates and stores an entity, as kind says, merging its
-// properties into those stored when merge is true. Its record stays the
-// caller's, on the stack: the rows store a copy.
-func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity, kind writeKind, mergeProps bool, ifMatch string) (tables.Entity, error) {
+// properties into those stored when merge is true, and returns the record
+// stored. Its record stays the caller's, on the stack: the rows store a
+// copy.
+func (cl Client) write(ctx context.Context, tableName string, ent *tables.Entity, kind writeKind, mergeProps bool, ifMatch string) (record, error) {
 	e := cl.e
 	t, terr := e.table(tableName)
 	if terr != nil {
-		return tables.Entity{}, terr
+		return record{}, terr
 	}
-	rec, size, verr := prepare(&ent, e.cfg.MaxKeyLength)
+	rec, size, verr := prepare(ent, e.cfg.MaxKeyLength)
 	if verr == nil {
 		verr = e.tableAPIRowKey(ent.RowKey)
 	}
 	if verr != nil {
-		return tables.Entity{}, verr
+		return record{}, verr
 	}
 	pk := ent.PartitionKey
 	err := e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
@@ -87,9 +107,9 @@ func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity,
 		return 1, nil
 	})
 	if err != nil {
-		return tables.Entity{}, err
+		return record{}, err
 	}
-	return rec.view(pk, nil), nil
+	return rec, nil
 }
 
 // Get returns one entity, with only the selected properties when sel is not

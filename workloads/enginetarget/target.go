@@ -178,7 +178,7 @@ func (s *session) send(ctx context.Context, op *workloads.Op, detach bool) (time
 	var err error
 	switch op.Kind {
 	case workloads.OpInsert:
-		_, err = s.cl.Insert(ctx, op.Table, op.Entity)
+		err = s.cl.InsertOnly(ctx, op.Table, &op.Entity)
 	case workloads.OpUpsert:
 		mode := tables.Replace
 		if op.Merge {
