@@ -138,10 +138,12 @@ func plainKey(v string) bool {
 		differ &= (w ^ '\\'*ones) + 0x7f*ones
 		differ &= ((w | 0x10*ones) ^ '?'*ones) + 0x7f*ones // '/' is '?' less 0x10
 	}
-	for i := 0; i+8 < len(v); i += 8 {
-		word(binary.LittleEndian.Uint64([]byte(v[i : i+8])))
+	last := binary.LittleEndian.Uint64([]byte(v[len(v)-8:])) // the last eight bytes, read again where they overlap
+	for len(v) > 8 {
+		word(binary.LittleEndian.Uint64([]byte(v)))
+		v = v[8:]
 	}
-	word(binary.LittleEndian.Uint64([]byte(v[len(v)-8:]))) // the last eight bytes, read again where they overlap
+	word(last)
 	return out&highs == 0 && differ&highs == highs
 }
 
