@@ -179,6 +179,10 @@ func prepare(e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
 	}
 	size := 4 + 2*(pkLen+rkLen)
 	props := slices.Clip(e.Properties) // kept as it is, unless a Timestamp must go
+	if n, ok := knownPropsOf.size(props); ok {
+		return record{rk: e.RowKey, props: props}, size + n, checkSize(size + n)
+	}
+	propsStart := size
 	isTimestamp := func(p tables.Property) bool { return p.Name == "Timestamp" }
 	if slices.ContainsFunc(props, isTimestamp) {
 		props = slices.DeleteFunc(slices.Clone(props), isTimestamp)
@@ -211,10 +215,69 @@ func prepare(e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
 	if len(props) == 0 {
 		r.props = nil
 	}
-	if size > tables.MaxEntitySize {
-		return record{}, 0, tables.BadRequest(tables.CodeEntityTooLarge, fmt.Sprintf("The entity is larger than the maximum allowed size (1MB): %d bytes.", size))
+	if err := checkSize(size); err != nil {
+		return record{}, 0, err
+	}
+	if len(props) > 0 && unsafe.SliceData(props) == unsafe.SliceData(e.Properties) { // not a copy without its Timestamp
+		knownPropsOf.keep(props, size-propsStart)
 	}
 	return r, size, nil
+}
+
+// checkSize refuses an entity of size bytes larger than the service takes.
+func checkSize(size int) *tables.Error {
+	if size > tables.MaxEntitySize {
+		return tables.BadRequest(tables.CodeEntityTooLarge, fmt.Sprintf("The entity is larger than the maximum allowed size (1MB): %d bytes.", size))
+	}
+	return nil
+}
+
+// knownProps keeps Properties slices checked before, and found good, with
+// the bytes they add to an entity, by the address of their array: the
+// writers of a workload share a few generated slices, which a write would
+// check property by property again. Callers do not change a slice they
+// have written (see Client), so one at the same address and of the same
+// length is the same. As in knownStrings, a slice is kept when it comes a
+// second time, so that slices of their own, as from the wire, cost no
+// allocation, and kept is the slice itself, so that its array cannot be
+// another's while it is kept.
+type knownProps struct {
+	known [256]atomic.Pointer[keptProps]
+	seen  [256]atomic.Uintptr
+}
+
+type keptProps struct {
+	p    []tables.Property
+	size int
+}
+
+var knownPropsOf knownProps
+
+func propsSlot(p []tables.Property) (uintptr, uint64) {
+	a := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+	return a, uint64(a) >> 4 * 0x9e3779b97f4a7c15 >> 56
+}
+
+// size returns the bytes p adds to an entity if p is kept, checked good.
+func (k *knownProps) size(p []tables.Property) (int, bool) {
+	if len(p) == 0 {
+		return 0, false
+	}
+	_, i := propsSlot(p)
+	if kept := k.known[i].Load(); kept != nil && unsafe.SliceData(kept.p) == unsafe.SliceData(p) && len(kept.p) == len(p) {
+		return kept.size, true
+	}
+	return 0, false
+}
+
+// keep notes p, checked good, adding size bytes to an entity.
+func (k *knownProps) keep(p []tables.Property, size int) {
+	a, i := propsSlot(p)
+	if k.seen[i].Load() == a {
+		k.known[i].Store(&keptProps{p: p, size: size})
+	} else {
+		k.seen[i].Store(a)
+	}
 }
 
 // knownName is a property name already checked.

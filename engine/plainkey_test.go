@@ -135,3 +135,28 @@ func TestPlainKeyAgreesOnRandomKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownPropsAgree checks that a Properties slice written again, once
+// kept, gives the size a fresh copy gives, and that a slice found bad is
+// never kept.
+func TestKnownPropsAgree(t *testing.T) {
+	good := []tables.Property{tables.String("Payload", strings.Repeat("x", 100)), tables.Int64("N", 7)}
+	bad := []tables.Property{tables.String("Payload", "x"), tables.String("Payload", "y")}
+	fresh := func(p []tables.Property) []tables.Property { return append([]tables.Property(nil), p...) }
+	_, want, err := prepare(&tables.Entity{PartitionKey: "pk", RowKey: "rk", Properties: fresh(good)}, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 4 {
+		_, got, err := prepare(&tables.Entity{PartitionKey: "pk", RowKey: "rk" + strings.Repeat("r", round), Properties: good}, 1024)
+		if err != nil || got != want+2*round {
+			t.Fatalf("round %d: size %d, %v; want %d", round, got, err, want+2*round)
+		}
+		if _, _, err := prepare(&tables.Entity{PartitionKey: "pk", RowKey: "rk", Properties: bad}, 1024); err == nil {
+			t.Fatalf("round %d: a repeated property passed", round)
+		}
+	}
+	if _, ok := knownPropsOf.size(good); !ok {
+		t.Error("a slice written four times is not kept")
+	}
+}
