@@ -65,12 +65,6 @@ func keyUnits(name, v string, maxLen int) (int, *tables.Error) {
 	return keyUnitsOf(name, v, maxLen, plainKey(v))
 }
 
-// partitionKeyUnits is keyUnits for a PartitionKey, which writers send
-// again and again: plainKeyKept checks it.
-func partitionKeyUnits(v string, maxLen int) (int, *tables.Error) {
-	return keyUnitsOf("PartitionKey", v, maxLen, plainKeyKept(v))
-}
-
 // keyUnitsOf is keyUnits, given plainKey(v).
 func keyUnitsOf(name, v string, maxLen int, plain bool) (int, *tables.Error) {
 	if plain {
@@ -169,13 +163,20 @@ func validPropertyName(name string) bool {
 // so a writer's shared, generated properties are stored once: callers must
 // not change a slice they have written (see Client).
 func prepare(e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
-	pkLen, err := partitionKeyUnits(e.PartitionKey, maxKeyLen)
-	if err != nil {
-		return record{}, 0, err
+	// Keys as almost all are, plain and not too long, are measured here:
+	// keyUnitsOf takes the others, and says what is wrong with them.
+	pkLen, rkLen := len(e.PartitionKey), len(e.RowKey)
+	if plain := plainKeyKept(e.PartitionKey); !plain || pkLen > maxKeyLen {
+		var err *tables.Error
+		if pkLen, err = keyUnitsOf("PartitionKey", e.PartitionKey, maxKeyLen, plain); err != nil {
+			return record{}, 0, err
+		}
 	}
-	rkLen, err := keyUnits("RowKey", e.RowKey, maxKeyLen)
-	if err != nil {
-		return record{}, 0, err
+	if plain := plainKey(e.RowKey); !plain || rkLen > maxKeyLen {
+		var err *tables.Error
+		if rkLen, err = keyUnitsOf("RowKey", e.RowKey, maxKeyLen, plain); err != nil {
+			return record{}, 0, err
+		}
 	}
 	size := 4 + 2*(pkLen+rkLen)
 	props := slices.Clip(e.Properties) // kept as it is, unless a Timestamp must go
