@@ -168,6 +168,10 @@ type bnode struct {
 	kb    []byte
 	props [][]tables.Property // leaves only: the records' Properties, each slice once
 	mixed bool                // leaves only: some fingerprint is noPrint
+	// pnext is where in paddr a write's slice is looked for first: the
+	// one after the last found, as a writer that takes its shared slices
+	// in turn writes the next.
+	pnext uint8
 	// paddr and plen are the address and length of each of the first
 	// slices in props: a write finds its slice there, in the node, without
 	// reading the table, far from it in memory. While the table holds a
@@ -287,8 +291,14 @@ func (n *bnode) growKeys(need int) {
 func (n *bnode) propsIndex(p []tables.Property) uint16 {
 	d := unsafe.SliceData(p)
 	addr, l := uintptr(unsafe.Pointer(d)), uint16(len(p))
-	for j := range min(len(n.props), len(n.paddr)) {
+	tagged := min(len(n.props), len(n.paddr))
+	if j := int(n.pnext); j < tagged && n.paddr[j] == addr && n.plen[j] == l && int(l) == len(p) {
+		n.pnext++
+		return uint16(j)
+	}
+	for j := range tagged {
 		if n.paddr[j] == addr && n.plen[j] == l && int(l) == len(p) {
+			n.pnext = uint8(j + 1) // past the end, a miss: the loop looks from the start
 			return uint16(j)
 		}
 	}
