@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
-	"math"
 	"net/http"
 	"slices"
 	"time"
@@ -15,14 +14,17 @@ import (
 // units returns an entity's cost toward the throughput targets: its size
 // in KiB, at least one.
 func units(size int) float64 {
-	return math.Max(1, float64(size)/1024)
+	if u := float64(size) / 1024; u > 1 { // math.Max's NaN and signed zeros are no size's: it is a call
+		return u
+	}
+	return 1
 }
 
 // Insert stores a new entity and returns it as stored, with its Timestamp.
 // An existing entity with the same keys gives 409 EntityAlreadyExists.
 func (cl Client) Insert(ctx context.Context, tableName string, ent tables.Entity) (tables.Entity, error) {
-	rec, err := cl.write(ctx, tableName, &ent, writeInsert, false, "")
-	if err != nil {
+	var rec record
+	if err := cl.write(ctx, tableName, &ent, &rec, writeInsert, false, ""); err != nil {
 		return tables.Entity{}, err
 	}
 	return rec.view(ent.PartitionKey, nil), nil
@@ -31,15 +33,15 @@ func (cl Client) Insert(ctx context.Context, tableName string, ent tables.Entity
 // InsertOnly is Insert for a caller that does not read the entity back, a
 // simulated client: it builds no answer, and reads ent where it is.
 func (cl Client) InsertOnly(ctx context.Context, tableName string, ent *tables.Entity) error {
-	_, err := cl.write(ctx, tableName, ent, writeInsert, false, "")
-	return err
+	var rec record
+	return cl.write(ctx, tableName, ent, &rec, writeInsert, false, "")
 }
 
 // Upsert inserts the entity or, if it exists, merges it into or replaces the
 // existing one, unconditionally.
 func (cl Client) Upsert(ctx context.Context, tableName string, ent tables.Entity, mode tables.UpdateMode) (tables.Entity, error) {
-	rec, err := cl.write(ctx, tableName, &ent, writeUpsert, mode == tables.Merge, "")
-	if err != nil {
+	var rec record
+	if err := cl.write(ctx, tableName, &ent, &rec, writeUpsert, mode == tables.Merge, ""); err != nil {
 		return tables.Entity{}, err
 	}
 	return rec.view(ent.PartitionKey, nil), nil
@@ -52,8 +54,8 @@ func (cl Client) Update(ctx context.Context, tableName string, ent tables.Entity
 	if err := checkETag(ifMatch); err != nil {
 		return tables.Entity{}, err
 	}
-	rec, err := cl.write(ctx, tableName, &ent, writeUpdate, mode == tables.Merge, ifMatch)
-	if err != nil {
+	var rec record
+	if err := cl.write(ctx, tableName, &ent, &rec, writeUpdate, mode == tables.Merge, ifMatch); err != nil {
 		return tables.Entity{}, err
 	}
 	return rec.view(ent.PartitionKey, nil), nil
@@ -69,30 +71,34 @@ const (
 )
 
 // write validates and stores an entity, as kind says, merging its
-// properties into those stored when merge is true, and returns the record
-// stored. Its record stays the caller's, on the stack: the rows store a
+// properties into those stored when merge is true, and leaves in rec the
+// record stored. rec stays the caller's, on the stack: the rows store a
 // copy.
-func (cl Client) write(ctx context.Context, tableName string, ent *tables.Entity, kind writeKind, mergeProps bool, ifMatch string) (record, error) {
+func (cl Client) write(ctx context.Context, tableName string, ent *tables.Entity, rec *record, kind writeKind, mergeProps bool, ifMatch string) error {
 	e := cl.e
 	t, terr := e.table(tableName)
 	if terr != nil {
-		return record{}, terr
+		return terr
 	}
-	rec, size, verr := prepare(ent, e.cfg.MaxKeyLength)
+	var size int
+	var verr *tables.Error
+	*rec, size, verr = prepare(ent, e.cfg.MaxKeyLength)
 	if verr == nil {
 		verr = e.tableAPIRowKey(ent.RowKey)
 	}
 	if verr != nil {
-		return record{}, verr
+		return verr
 	}
 	pk := ent.PartitionKey
-	err := e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
-		if kind == writeInsert { // the tree's own descent finds an existing entity
-			if !rp.insert(cl.c, pk, &rec, rp.stamp(now)) {
+	if kind == writeInsert { // the tree's own descent finds an existing entity
+		return e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
+			if !rp.insert(cl.c, pk, rec, rp.stamp(now)) {
 				return 1, errEntityExists
 			}
 			return 1, nil
-		}
+		})
+	}
+	return e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		old, found := rp.get(cl.c, pk, rec.rk)
 		if kind == writeUpdate {
 			if err := matches(old, found, ifMatch); err != nil {
@@ -103,13 +109,9 @@ func (cl Client) write(ctx context.Context, tableName string, ent *tables.Entity
 			rec.props = merge(old.props, rec.props)
 		}
 		rec.ts = rp.stamp(now)
-		rp.put(cl.c, pk, &rec)
+		rp.put(cl.c, pk, rec)
 		return 1, nil
 	})
-	if err != nil {
-		return record{}, err
-	}
-	return rec, nil
 }
 
 // Get returns one entity, with only the selected properties when sel is not
