@@ -180,8 +180,8 @@ func prepare(e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
 	}
 	size := 4 + 2*(pkLen+rkLen)
 	props := slices.Clip(e.Properties) // kept as it is, unless a Timestamp must go
-	if n, ok := knownPropsOf.size(props); ok {
-		return record{rk: e.RowKey, props: props}, size + n, checkSize(size + n)
+	if n, ok := knownPropsOf.size(props); ok && size+n <= tables.MaxEntitySize {
+		return record{rk: e.RowKey, props: props}, size + n, nil
 	}
 	propsStart := size
 	isTimestamp := func(p tables.Property) bool { return p.Name == "Timestamp" }
@@ -343,16 +343,30 @@ var (
 	knownKeys   knownStrings // keys that plainKey passes
 )
 
-// units returns check(s), from k when s is kept there.
-func (k *knownStrings) units(s string, check func(string) (int, bool)) (int, bool) {
+// slot returns where s would be kept in k, and its address.
+func (k *knownStrings) slot(s string) (uintptr, uint64) {
 	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-	i := uint64(p) >> 4 * 0x9e3779b97f4a7c15 >> 54 // strings are 8 or 16 bytes apart at least
-	slot, addrs := &k.known[i], &k.addrs[i]
-	if addrs.at.Load() == p { // known[i] and at change one after the other: the string tells
-		if kept := slot.Load(); kept != nil && unsafe.StringData(kept.s) == unsafe.StringData(s) && len(kept.s) == len(s) {
+	return p, uint64(p) >> 4 * 0x9e3779b97f4a7c15 >> 54 // strings are 8 or 16 bytes apart at least
+}
+
+// kept returns s's units if s is kept in k.
+func (k *knownStrings) kept(s string) (int, bool) {
+	p, i := k.slot(s)
+	if k.addrs[i].at.Load() == p { // known[i] and at change one after the other: the string tells
+		if kept := k.known[i].Load(); kept != nil && unsafe.StringData(kept.s) == unsafe.StringData(s) && len(kept.s) == len(s) {
 			return kept.units, true
 		}
 	}
+	return 0, false
+}
+
+// units returns check(s), from k when s is kept there.
+func (k *knownStrings) units(s string, check func(string) (int, bool)) (int, bool) {
+	if n, ok := k.kept(s); ok {
+		return n, true
+	}
+	p, i := k.slot(s)
+	slot, addrs := &k.known[i], &k.addrs[i]
 	n, good := check(s)
 	if good {
 		if addrs.seen.Load() == p {
@@ -379,6 +393,9 @@ func stringUnits(s string) (int, bool) {
 func plainKeyKept(v string) bool {
 	if len(v) < 32 || len(v) > 1024 { // short ones are read as fast; long ones would be kept long
 		return plainKey(v)
+	}
+	if _, ok := knownKeys.kept(v); ok { // a call less, for the key of the writer's last request
+		return true
 	}
 	_, plain := knownKeys.units(v, func(v string) (int, bool) { return len(v), plainKey(v) })
 	return plain
