@@ -214,6 +214,19 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 // returning the extended slice (dst unchanged on an error): a caller that
 // runs batch after batch reuses one array for them.
 func (cl Client) BatchAppend(ctx context.Context, tableName string, ops []tables.BatchOp, dst []tables.Entity) ([]tables.Entity, error) {
+	return cl.batch(ctx, tableName, ops, dst, true)
+}
+
+// BatchOnly is Batch for a caller that does not read the entities back, a
+// simulated client: it builds none.
+func (cl Client) BatchOnly(ctx context.Context, tableName string, ops []tables.BatchOp) error {
+	_, err := cl.batch(ctx, tableName, ops, nil, false)
+	return err
+}
+
+// batch runs a batch as BatchAppend does, appending the entities as stored
+// to dst if views is true.
+func (cl Client) batch(ctx context.Context, tableName string, ops []tables.BatchOp, dst []tables.Entity, views bool) ([]tables.Entity, error) {
 	e := cl.e
 	if len(ops) == 0 {
 		return dst, tables.BadRequest(tables.CodeInvalidInput, "The batch request contains no operations: add 1 to 100 operations.")
@@ -230,8 +243,11 @@ func (cl Client) BatchAppend(ctx context.Context, tableName string, ops []tables
 	if verr != nil {
 		return dst, verr
 	}
-	grown := slices.Grow(dst, len(ops))[:len(dst)+len(ops)]
-	out := grown[len(dst):]
+	var grown, out []tables.Entity // out nil: no views
+	if views {
+		grown = slices.Grow(dst, len(ops))[:len(dst)+len(ops)]
+		out = grown[len(dst):]
+	}
 	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		// The key's rows are looked up once for the whole batch, and
 		// forgotten at its end if it leaves them empty.
@@ -308,7 +324,7 @@ func (e *Engine) prepareBatch(ops []tables.BatchOp) ([]record, float64, bool, *t
 }
 
 // insertAll stores a batch of inserts in the rows of its PartitionKey, g,
-// at ts, and their views in out.
+// at ts, and their views in out unless it is nil.
 func insertAll(g *pkRows, pk string, recs []record, out []tables.Entity, ts int64) *tables.Error {
 	// Inserts, as most batches are: each is stored as it is checked,
 	// one descent of the tree each, and the ones before are taken
@@ -321,13 +337,15 @@ func insertAll(g *pkRows, pk string, recs []record, out []tables.Entity, ts int6
 			}
 			return withIndex(errEntityExists, i)
 		}
-		out[i] = recs[i].view(pk, nil)
+		if out != nil {
+			out[i] = recs[i].view(pk, nil)
+		}
 	}
 	return nil
 }
 
 // applyAll checks and applies a batch of any operations to the rows of its
-// PartitionKey, g, and sets their views in out.
+// PartitionKey, g, and sets their views in out unless it is nil.
 func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []tables.Entity, rp *rangePartition, now time.Time) *tables.Error {
 	// Check every operation against the state the earlier ones leave,
 	// then apply all of them: nothing is applied if one fails.
@@ -355,7 +373,9 @@ func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []t
 		switch op.Kind {
 		case tables.BatchDelete:
 			g.rows.remove(r.rk)
-			out[i] = tables.Entity{PartitionKey: pk, RowKey: r.rk}
+			if out != nil {
+				out[i] = tables.Entity{PartitionKey: pk, RowKey: r.rk}
+			}
 			continue
 		case tables.BatchUpdateMerge, tables.BatchUpsertMerge:
 			if had[i] {
@@ -364,7 +384,9 @@ func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []t
 		}
 		r.ts = ts
 		g.rows.put(r, false)
-		out[i] = r.view(pk, nil)
+		if out != nil {
+			out[i] = r.view(pk, nil)
+		}
 	}
 	return nil
 }

@@ -481,3 +481,28 @@ func TestETagsAreOpaque(t *testing.T) {
 		t.Fatalf("the ETag itself: %v", err)
 	}
 }
+
+// TestOnlyVariants checks that InsertOnly and BatchOnly store what Insert
+// and Batch store, and refuse what they refuse.
+func TestOnlyVariants(t *testing.T) {
+	e := newRaw(t)
+	cl := e.Client(nil)
+	in := ent("p", "r1", tables.String("A", "a"))
+	wantCode(t, cl.InsertOnly(ctx, "people", &in), 0, "")
+	wantCode(t, cl.InsertOnly(ctx, "people", &in), 409, tables.CodeEntityAlreadyExists)
+	bad := ent("p", "r/2")
+	wantCode(t, cl.InsertOnly(ctx, "people", &bad), 400, tables.CodeOutOfRangeInput)
+	ops := []tables.BatchOp{{Kind: tables.BatchInsert, Entity: ent("p", "r2", tables.Int32("B", 2))}, {Kind: tables.BatchInsert, Entity: ent("p", "r3")}}
+	wantCode(t, cl.BatchOnly(ctx, "people", ops), 0, "")
+	err := cl.BatchOnly(ctx, "people", ops)
+	if te := wantCode(t, err, 409, tables.CodeEntityAlreadyExists); te.Index != 0 {
+		t.Fatalf("failed at operation %d, want 0", te.Index)
+	}
+	for rk, want := range map[string]int{"r1": 1, "r2": 1, "r3": 0} {
+		got, err := cl.Get(ctx, "people", "p", rk, nil)
+		wantCode(t, err, 0, "")
+		if len(got.Properties) != want {
+			t.Fatalf("%s holds %d properties, want %d", rk, len(got.Properties), want)
+		}
+	}
+}
