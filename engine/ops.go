@@ -61,6 +61,23 @@ func (cl Client) Update(ctx context.Context, tableName string, ent tables.Entity
 	return rec.view(ent.PartitionKey, nil), nil
 }
 
+// UpsertOnly is Upsert for a caller that does not read the entity back, as
+// InsertOnly is Insert.
+func (cl Client) UpsertOnly(ctx context.Context, tableName string, ent *tables.Entity, mode tables.UpdateMode) error {
+	var rec record
+	return cl.write(ctx, tableName, ent, &rec, writeUpsert, mode == tables.Merge, "")
+}
+
+// UpdateOnly is Update for a caller that does not read the entity back, as
+// InsertOnly is Insert.
+func (cl Client) UpdateOnly(ctx context.Context, tableName string, ent *tables.Entity, mode tables.UpdateMode, ifMatch string) error {
+	if err := checkETag(ifMatch); err != nil {
+		return err
+	}
+	var rec record
+	return cl.write(ctx, tableName, ent, &rec, writeUpdate, mode == tables.Merge, ifMatch)
+}
+
 // writeKind is what a write does with an entity stored under its keys.
 type writeKind uint8
 

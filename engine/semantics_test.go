@@ -482,8 +482,8 @@ func TestETagsAreOpaque(t *testing.T) {
 	}
 }
 
-// TestOnlyVariants checks that InsertOnly and BatchOnly store what Insert
-// and Batch store, and refuse what they refuse.
+// TestOnlyVariants checks that the writes that return nothing store what
+// their namesakes store, and refuse what they refuse.
 func TestOnlyVariants(t *testing.T) {
 	e := newRaw(t)
 	cl := e.Client(nil)
@@ -498,7 +498,14 @@ func TestOnlyVariants(t *testing.T) {
 	if te := wantCode(t, err, 409, tables.CodeEntityAlreadyExists); te.Index != 0 {
 		t.Fatalf("failed at operation %d, want 0", te.Index)
 	}
-	for rk, want := range map[string]int{"r1": 1, "r2": 1, "r3": 0} {
+	up := ent("p", "r3", tables.Int64("C", 3))
+	wantCode(t, cl.UpsertOnly(ctx, "people", &up, tables.Merge), 0, "")
+	missing := ent("p", "r4")
+	wantCode(t, cl.UpdateOnly(ctx, "people", &missing, tables.Merge, "*"), 404, tables.CodeResourceNotFound)
+	wantCode(t, cl.UpdateOnly(ctx, "people", &up, tables.Merge, "bad"), 400, tables.CodeInvalidInput)
+	upd := ent("p", "r2", tables.Int64("D", 4))
+	wantCode(t, cl.UpdateOnly(ctx, "people", &upd, tables.Merge, "*"), 0, "")
+	for rk, want := range map[string]int{"r1": 1, "r2": 2, "r3": 1} {
 		got, err := cl.Get(ctx, "people", "p", rk, nil)
 		wantCode(t, err, 0, "")
 		if len(got.Properties) != want {

@@ -181,9 +181,9 @@ func (s *session) send(ctx context.Context, op *workloads.Op, detach bool) (time
 		if op.Merge {
 			mode = tables.Merge
 		}
-		_, err = s.cl.Upsert(ctx, op.Table, op.Entity, mode)
+		err = s.cl.UpsertOnly(ctx, op.Table, &op.Entity, mode)
 	case workloads.OpUpdate:
-		_, err = s.cl.Update(ctx, op.Table, op.Entity, tables.Merge, op.IfMatch)
+		err = s.cl.UpdateOnly(ctx, op.Table, &op.Entity, tables.Merge, op.IfMatch)
 	case workloads.OpDelete:
 		err = s.cl.Delete(ctx, op.Table, op.PartitionKey, op.RowKey, op.IfMatch)
 	case workloads.OpGet:
