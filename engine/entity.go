@@ -163,13 +163,22 @@ func validPropertyName(name string) bool {
 // so a writer's shared, generated properties are stored once: callers must
 // not change a slice they have written (see Client).
 func prepare(e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
+	return prepareAfter(e, maxKeyLen, -1)
+}
+
+// prepareAfter is prepare, given pkLen, the length in UTF-16 code units of
+// e's PartitionKey when it has been checked already (a batch's), or -1.
+func prepareAfter(e *tables.Entity, maxKeyLen, pkLen int) (record, int, *tables.Error) {
 	// Keys as almost all are, plain and not too long, are measured here:
 	// keyUnitsOf takes the others, and says what is wrong with them.
-	pkLen, rkLen := len(e.PartitionKey), len(e.RowKey)
-	if plain := plainKeyKept(e.PartitionKey); !plain || pkLen > maxKeyLen {
-		var err *tables.Error
-		if pkLen, err = keyUnitsOf("PartitionKey", e.PartitionKey, maxKeyLen, plain); err != nil {
-			return record{}, 0, err
+	rkLen := len(e.RowKey)
+	if pkLen < 0 {
+		pkLen = len(e.PartitionKey)
+		if plain := plainKeyKept(e.PartitionKey); !plain || pkLen > maxKeyLen {
+			var err *tables.Error
+			if pkLen, err = keyUnitsOf("PartitionKey", e.PartitionKey, maxKeyLen, plain); err != nil {
+				return record{}, 0, err
+			}
 		}
 	}
 	if plain := plainKey(e.RowKey); !plain || rkLen > maxKeyLen {

@@ -286,6 +286,12 @@ func (cl Client) batch(ctx context.Context, tableName string, ops []tables.Batch
 // whether every operation is an insert.
 func (e *Engine) prepareBatch(ops []tables.BatchOp) ([]record, float64, bool, *tables.Error) {
 	pk := ops[0].Entity.PartitionKey
+	// Every operation's PartitionKey is pk, checked once: the first
+	// operation's check, as it would be, and for the others it passes.
+	pkLen, err := keyUnits("PartitionKey", pk, e.cfg.MaxKeyLength)
+	if err != nil {
+		return nil, 0, false, withIndex(err, 0)
+	}
 	// The batch's records share one array: the rows store copies.
 	recs := make([]record, len(ops))
 	var seen rowKeySet
@@ -302,16 +308,13 @@ func (e *Engine) prepareBatch(ops []tables.BatchOp) ([]record, float64, bool, *t
 			return nil, 0, false, withIndex(tables.BadRequest(tables.CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."), i)
 		}
 		if op.Kind == tables.BatchDelete {
-			if err := validateKey("PartitionKey", pk, e.cfg.MaxKeyLength); err != nil {
-				return nil, 0, false, withIndex(err, i)
-			}
 			if err := validateKey("RowKey", op.Entity.RowKey, e.cfg.MaxKeyLength); err != nil {
 				return nil, 0, false, withIndex(err, i)
 			}
 			recs[i] = record{rk: op.Entity.RowKey}
 			total++
 		} else {
-			r, sz, err := prepare(&op.Entity, e.cfg.MaxKeyLength)
+			r, sz, err := prepareAfter(&op.Entity, e.cfg.MaxKeyLength, pkLen)
 			if err == nil {
 				err = e.tableAPIRowKey(op.Entity.RowKey)
 			}

@@ -513,3 +513,22 @@ func TestOnlyVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchPartitionKeyErrors checks that a batch's bad PartitionKey is
+// reported at its first operation, whatever its kind, and a long one
+// counted in UTF-16 code units.
+func TestBatchPartitionKeyErrors(t *testing.T) {
+	e := newRaw(t)
+	cl := e.Client(nil)
+	for _, kind := range []tables.BatchOpKind{tables.BatchInsert, tables.BatchDelete} {
+		ops := []tables.BatchOp{{Kind: kind, Entity: ent("p/q", "r1"), IfMatch: "*"}, {Kind: tables.BatchInsert, Entity: ent("p/q", "r2")}}
+		_, err := cl.Batch(ctx, "people", ops)
+		if te := wantCode(t, err, 400, tables.CodeOutOfRangeInput); te.Index != 0 {
+			t.Fatalf("kind %d: failed at operation %d, want 0", kind, te.Index)
+		}
+	}
+	pk := strings.Repeat("é", 300) // 600 bytes, 300 code units: allowed
+	ops := []tables.BatchOp{{Kind: tables.BatchInsert, Entity: ent(pk, "r1")}, {Kind: tables.BatchInsert, Entity: ent(pk, "r2")}}
+	_, err := cl.Batch(ctx, "people", ops)
+	wantCode(t, err, 0, "")
+}
