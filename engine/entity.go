@@ -65,12 +65,6 @@ func keyUnits(name, v string, maxLen int) (int, *tables.Error) {
 	return keyUnitsOf(name, v, maxLen, plainKey(v))
 }
 
-// partitionKeyUnits is keyUnits for a PartitionKey, which writers send
-// again and again: plainKeyKept checks it.
-func partitionKeyUnits(v string, maxLen int) (int, *tables.Error) {
-	return keyUnitsOf("PartitionKey", v, maxLen, plainKeyKept(v))
-}
-
 // keyUnitsOf is keyUnits, given plainKey(v).
 func keyUnitsOf(name, v string, maxLen int, plain bool) (int, *tables.Error) {
 	if plain {
@@ -107,27 +101,44 @@ func keyUnitsOf(name, v string, maxLen int, plain bool) (int, *tables.Error) {
 
 // plainKey reports whether v is printable ASCII without a character keys
 // forbid, eight bytes at a time: what almost every key is. Anything else
-// takes keyUnits's byte loop, which names the offending character.
+// takes keyUnits's byte loop, which names the offending character. It runs
+// on every write's RowKey, most often new, so a word costs a few
+// operations: one range test for every byte outside 0x20..0x7e, and an
+// equality test for '#', for '\\', and for '/' and '?' at once.
 func plainKey(v string) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zero := func(x uint64) uint64 { return (x - ones) & ^x & highs } // a zero byte in x
-	for len(v) >= 8 {
-		w := binary.LittleEndian.Uint64([]byte(v[:8]))
-		bad := w&highs | // not ASCII
-			(w-0x20*ones)&^w&highs | // below 0x20
-			zero(w^('/'*ones)) | zero(w^('\\'*ones)) | zero(w^('#'*ones)) | zero(w^('?'*ones)) | zero(w^(0x7f*ones))
-		if bad != 0 {
-			return false
+	if len(v) < 8 {
+		for i := 0; i < len(v); i++ {
+			c := v[i]
+			if c >= 0x7f || c < 0x20 || c == '/' || c == '\\' || c == '#' || c == '?' {
+				return false
+			}
 		}
+		return true
+	}
+	// out gathers, in its bytes' high bits, bytes outside 0x20..0x7e: y is
+	// a byte less 0x20, which sets its high bit (or borrows into the next
+	// byte from one that does) below 0x20, and y+0x21 sets it from 0x7f.
+	// Where out is clear every byte is below 0x80, so a byte equals c
+	// exactly when w^c plus 0x7f, which cannot carry, has its high bit
+	// clear: differ gathers those sums, which stay set while no byte
+	// equals a forbidden character.
+	var out uint64
+	differ := uint64(highs)
+	word := func(w uint64) {
+		y := w - 0x20*ones
+		out |= y | (y + 0x21*ones)
+		differ &= (w ^ '#'*ones) + 0x7f*ones
+		differ &= (w ^ '\\'*ones) + 0x7f*ones
+		differ &= ((w | 0x10*ones) ^ '?'*ones) + 0x7f*ones // '/' is '?' less 0x10
+	}
+	last := binary.LittleEndian.Uint64([]byte(v[len(v)-8:])) // the last eight bytes, read again where they overlap
+	for len(v) > 8 {
+		word(binary.LittleEndian.Uint64([]byte(v)))
 		v = v[8:]
 	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c >= 0x7f || c < 0x20 || c == '/' || c == '\\' || c == '#' || c == '?' {
-			return false
-		}
-	}
-	return true
+	word(last)
+	return out&highs == 0 && differ&highs == highs
 }
 
 func validPropertyName(name string) bool {
@@ -152,16 +163,36 @@ func validPropertyName(name string) bool {
 // so a writer's shared, generated properties are stored once: callers must
 // not change a slice they have written (see Client).
 func prepare(e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
-	pkLen, err := partitionKeyUnits(e.PartitionKey, maxKeyLen)
-	if err != nil {
-		return record{}, 0, err
+	return prepareAfter(e, maxKeyLen, -1)
+}
+
+// prepareAfter is prepare, given pkLen, the length in UTF-16 code units of
+// e's PartitionKey when it has been checked already (a batch's), or -1.
+func prepareAfter(e *tables.Entity, maxKeyLen, pkLen int) (record, int, *tables.Error) {
+	// Keys as almost all are, plain and not too long, are measured here:
+	// keyUnitsOf takes the others, and says what is wrong with them.
+	rkLen := len(e.RowKey)
+	if pkLen < 0 {
+		pkLen = len(e.PartitionKey)
+		if plain := plainKeyKept(e.PartitionKey); !plain || pkLen > maxKeyLen {
+			var err *tables.Error
+			if pkLen, err = keyUnitsOf("PartitionKey", e.PartitionKey, maxKeyLen, plain); err != nil {
+				return record{}, 0, err
+			}
+		}
 	}
-	rkLen, err := keyUnits("RowKey", e.RowKey, maxKeyLen)
-	if err != nil {
-		return record{}, 0, err
+	if plain := plainKey(e.RowKey); !plain || rkLen > maxKeyLen {
+		var err *tables.Error
+		if rkLen, err = keyUnitsOf("RowKey", e.RowKey, maxKeyLen, plain); err != nil {
+			return record{}, 0, err
+		}
 	}
 	size := 4 + 2*(pkLen+rkLen)
 	props := slices.Clip(e.Properties) // kept as it is, unless a Timestamp must go
+	if n, ok := knownPropsOf.size(props); ok && size+n <= tables.MaxEntitySize {
+		return record{rk: e.RowKey, props: props}, size + n, nil
+	}
+	propsStart := size
 	isTimestamp := func(p tables.Property) bool { return p.Name == "Timestamp" }
 	if slices.ContainsFunc(props, isTimestamp) {
 		props = slices.DeleteFunc(slices.Clone(props), isTimestamp)
@@ -194,10 +225,69 @@ func prepare(e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
 	if len(props) == 0 {
 		r.props = nil
 	}
-	if size > tables.MaxEntitySize {
-		return record{}, 0, tables.BadRequest(tables.CodeEntityTooLarge, fmt.Sprintf("The entity is larger than the maximum allowed size (1MB): %d bytes.", size))
+	if err := checkSize(size); err != nil {
+		return record{}, 0, err
+	}
+	if len(props) > 0 && unsafe.SliceData(props) == unsafe.SliceData(e.Properties) { // not a copy without its Timestamp
+		knownPropsOf.keep(props, size-propsStart)
 	}
 	return r, size, nil
+}
+
+// checkSize refuses an entity of size bytes larger than the service takes.
+func checkSize(size int) *tables.Error {
+	if size > tables.MaxEntitySize {
+		return tables.BadRequest(tables.CodeEntityTooLarge, fmt.Sprintf("The entity is larger than the maximum allowed size (1MB): %d bytes.", size))
+	}
+	return nil
+}
+
+// knownProps keeps Properties slices checked before, and found good, with
+// the bytes they add to an entity, by the address of their array: the
+// writers of a workload share a few generated slices, which a write would
+// check property by property again. Callers do not change a slice they
+// have written (see Client), so one at the same address and of the same
+// length is the same. As in knownStrings, a slice is kept when it comes a
+// second time, so that slices of their own, as from the wire, cost no
+// allocation, and kept is the slice itself, so that its array cannot be
+// another's while it is kept.
+type knownProps struct {
+	known [256]atomic.Pointer[keptProps]
+	seen  [256]atomic.Uintptr
+}
+
+type keptProps struct {
+	p    []tables.Property
+	size int
+}
+
+var knownPropsOf knownProps
+
+func propsSlot(p []tables.Property) (uintptr, uint64) {
+	a := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+	return a, uint64(a) >> 4 * 0x9e3779b97f4a7c15 >> 56
+}
+
+// size returns the bytes p adds to an entity if p is kept, checked good.
+func (k *knownProps) size(p []tables.Property) (int, bool) {
+	if len(p) == 0 {
+		return 0, false
+	}
+	_, i := propsSlot(p)
+	if kept := k.known[i].Load(); kept != nil && unsafe.SliceData(kept.p) == unsafe.SliceData(p) && len(kept.p) == len(p) {
+		return kept.size, true
+	}
+	return 0, false
+}
+
+// keep notes p, checked good, adding size bytes to an entity.
+func (k *knownProps) keep(p []tables.Property, size int) {
+	a, i := propsSlot(p)
+	if k.seen[i].Load() == a {
+		k.known[i].Store(&keptProps{p: p, size: size})
+	} else {
+		k.seen[i].Store(a)
+	}
 }
 
 // knownName is a property name already checked.
@@ -262,16 +352,30 @@ var (
 	knownKeys   knownStrings // keys that plainKey passes
 )
 
-// units returns check(s), from k when s is kept there.
-func (k *knownStrings) units(s string, check func(string) (int, bool)) (int, bool) {
+// slot returns where s would be kept in k, and its address.
+func (k *knownStrings) slot(s string) (uintptr, uint64) {
 	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-	i := uint64(p) >> 4 * 0x9e3779b97f4a7c15 >> 54 // strings are 8 or 16 bytes apart at least
-	slot, addrs := &k.known[i], &k.addrs[i]
-	if addrs.at.Load() == p { // known[i] and at change one after the other: the string tells
-		if kept := slot.Load(); kept != nil && unsafe.StringData(kept.s) == unsafe.StringData(s) && len(kept.s) == len(s) {
+	return p, uint64(p) >> 4 * 0x9e3779b97f4a7c15 >> 54 // strings are 8 or 16 bytes apart at least
+}
+
+// kept returns s's units if s is kept in k.
+func (k *knownStrings) kept(s string) (int, bool) {
+	p, i := k.slot(s)
+	if k.addrs[i].at.Load() == p { // known[i] and at change one after the other: the string tells
+		if kept := k.known[i].Load(); kept != nil && unsafe.StringData(kept.s) == unsafe.StringData(s) && len(kept.s) == len(s) {
 			return kept.units, true
 		}
 	}
+	return 0, false
+}
+
+// units returns check(s), from k when s is kept there.
+func (k *knownStrings) units(s string, check func(string) (int, bool)) (int, bool) {
+	if n, ok := k.kept(s); ok {
+		return n, true
+	}
+	p, i := k.slot(s)
+	slot, addrs := &k.known[i], &k.addrs[i]
 	n, good := check(s)
 	if good {
 		if addrs.seen.Load() == p {
@@ -298,6 +402,9 @@ func stringUnits(s string) (int, bool) {
 func plainKeyKept(v string) bool {
 	if len(v) < 32 || len(v) > 1024 { // short ones are read as fast; long ones would be kept long
 		return plainKey(v)
+	}
+	if _, ok := knownKeys.kept(v); ok { // a call less, for the key of the writer's last request
+		return true
 	}
 	_, plain := knownKeys.units(v, func(v string) (int, bool) { return len(v), plainKey(v) })
 	return plain

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
-	"math"
 	"net/http"
 	"slices"
 	"time"
@@ -15,19 +14,37 @@ import (
 // units returns an entity's cost toward the throughput targets: its size
 // in KiB, at least one.
 func units(size int) float64 {
-	return math.Max(1, float64(size)/1024)
+	if u := float64(size) / 1024; u > 1 { // math.Max's NaN and signed zeros are no size's: it is a call
+		return u
+	}
+	return 1
 }
 
 // Insert stores a new entity and returns it as stored, with its Timestamp.
 // An existing entity with the same keys gives 409 EntityAlreadyExists.
 func (cl Client) Insert(ctx context.Context, tableName string, ent tables.Entity) (tables.Entity, error) {
-	return cl.write(ctx, tableName, ent, writeInsert, false, "")
+	var rec record
+	if err := cl.write(ctx, tableName, &ent, &rec, writeInsert, false, ""); err != nil {
+		return tables.Entity{}, err
+	}
+	return rec.view(ent.PartitionKey, nil), nil
+}
+
+// InsertOnly is Insert for a caller that does not read the entity back, a
+// simulated client: it builds no answer, and reads ent where it is.
+func (cl Client) InsertOnly(ctx context.Context, tableName string, ent *tables.Entity) error {
+	var rec record
+	return cl.write(ctx, tableName, ent, &rec, writeInsert, false, "")
 }
 
 // Upsert inserts the entity or, if it exists, merges it into or replaces the
 // existing one, unconditionally.
 func (cl Client) Upsert(ctx context.Context, tableName string, ent tables.Entity, mode tables.UpdateMode) (tables.Entity, error) {
-	return cl.write(ctx, tableName, ent, writeUpsert, mode == tables.Merge, "")
+	var rec record
+	if err := cl.write(ctx, tableName, &ent, &rec, writeUpsert, mode == tables.Merge, ""); err != nil {
+		return tables.Entity{}, err
+	}
+	return rec.view(ent.PartitionKey, nil), nil
 }
 
 // Update merges into or replaces an existing entity. ifMatch is "*" (any
@@ -37,7 +54,28 @@ func (cl Client) Update(ctx context.Context, tableName string, ent tables.Entity
 	if err := checkETag(ifMatch); err != nil {
 		return tables.Entity{}, err
 	}
-	return cl.write(ctx, tableName, ent, writeUpdate, mode == tables.Merge, ifMatch)
+	var rec record
+	if err := cl.write(ctx, tableName, &ent, &rec, writeUpdate, mode == tables.Merge, ifMatch); err != nil {
+		return tables.Entity{}, err
+	}
+	return rec.view(ent.PartitionKey, nil), nil
+}
+
+// UpsertOnly is Upsert for a caller that does not read the entity back, as
+// InsertOnly is Insert.
+func (cl Client) UpsertOnly(ctx context.Context, tableName string, ent *tables.Entity, mode tables.UpdateMode) error {
+	var rec record
+	return cl.write(ctx, tableName, ent, &rec, writeUpsert, mode == tables.Merge, "")
+}
+
+// UpdateOnly is Update for a caller that does not read the entity back, as
+// InsertOnly is Insert.
+func (cl Client) UpdateOnly(ctx context.Context, tableName string, ent *tables.Entity, mode tables.UpdateMode, ifMatch string) error {
+	if err := checkETag(ifMatch); err != nil {
+		return err
+	}
+	var rec record
+	return cl.write(ctx, tableName, ent, &rec, writeUpdate, mode == tables.Merge, ifMatch)
 }
 
 // writeKind is what a write does with an entity stored under its keys.
@@ -50,29 +88,34 @@ const (
 )
 
 // write validates and stores an entity, as kind says, merging its
-// properties into those stored when merge is true. Its record stays the
-// caller's, on the stack: the rows store a copy.
-func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity, kind writeKind, mergeProps bool, ifMatch string) (tables.Entity, error) {
+// properties into those stored when merge is true, and leaves in rec the
+// record stored. rec stays the caller's, on the stack: the rows store a
+// copy.
+func (cl Client) write(ctx context.Context, tableName string, ent *tables.Entity, rec *record, kind writeKind, mergeProps bool, ifMatch string) error {
 	e := cl.e
 	t, terr := e.table(tableName)
 	if terr != nil {
-		return tables.Entity{}, terr
+		return terr
 	}
-	rec, size, verr := prepare(&ent, e.cfg.MaxKeyLength)
+	var size int
+	var verr *tables.Error
+	*rec, size, verr = prepare(ent, e.cfg.MaxKeyLength)
 	if verr == nil {
 		verr = e.tableAPIRowKey(ent.RowKey)
 	}
 	if verr != nil {
-		return tables.Entity{}, verr
+		return verr
 	}
 	pk := ent.PartitionKey
-	err := e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
-		if kind == writeInsert { // the tree's own descent finds an existing entity
-			if !rp.insert(cl.c, pk, &rec, rp.stamp(now)) {
+	if kind == writeInsert { // the tree's own descent finds an existing entity
+		return e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
+			if !rp.insert(cl.c, pk, rec, rp.stamp(now)) {
 				return 1, errEntityExists
 			}
 			return 1, nil
-		}
+		})
+	}
+	return e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		old, found := rp.get(cl.c, pk, rec.rk)
 		if kind == writeUpdate {
 			if err := matches(old, found, ifMatch); err != nil {
@@ -83,13 +126,9 @@ func (cl Client) write(ctx context.Context, tableName string, ent tables.Entity,
 			rec.props = merge(old.props, rec.props)
 		}
 		rec.ts = rp.stamp(now)
-		rp.put(cl.c, pk, &rec)
+		rp.put(cl.c, pk, rec)
 		return 1, nil
 	})
-	if err != nil {
-		return tables.Entity{}, err
-	}
-	return rec.view(pk, nil), nil
 }
 
 // Get returns one entity, with only the selected properties when sel is not
@@ -192,6 +231,19 @@ func (cl Client) Batch(ctx context.Context, tableName string, ops []tables.Batch
 // returning the extended slice (dst unchanged on an error): a caller that
 // runs batch after batch reuses one array for them.
 func (cl Client) BatchAppend(ctx context.Context, tableName string, ops []tables.BatchOp, dst []tables.Entity) ([]tables.Entity, error) {
+	return cl.batch(ctx, tableName, ops, dst, true)
+}
+
+// BatchOnly is Batch for a caller that does not read the entities back, a
+// simulated client: it builds none.
+func (cl Client) BatchOnly(ctx context.Context, tableName string, ops []tables.BatchOp) error {
+	_, err := cl.batch(ctx, tableName, ops, nil, false)
+	return err
+}
+
+// batch runs a batch as BatchAppend does, appending the entities as stored
+// to dst if views is true.
+func (cl Client) batch(ctx context.Context, tableName string, ops []tables.BatchOp, dst []tables.Entity, views bool) ([]tables.Entity, error) {
 	e := cl.e
 	if len(ops) == 0 {
 		return dst, tables.BadRequest(tables.CodeInvalidInput, "The batch request contains no operations: add 1 to 100 operations.")
@@ -208,8 +260,11 @@ func (cl Client) BatchAppend(ctx context.Context, tableName string, ops []tables
 	if verr != nil {
 		return dst, verr
 	}
-	grown := slices.Grow(dst, len(ops))[:len(dst)+len(ops)]
-	out := grown[len(dst):]
+	var grown, out []tables.Entity // out nil: no views
+	if views {
+		grown = slices.Grow(dst, len(ops))[:len(dst)+len(ops)]
+		out = grown[len(dst):]
+	}
 	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
 		// The key's rows are looked up once for the whole batch, and
 		// forgotten at its end if it leaves them empty.
@@ -231,6 +286,12 @@ func (cl Client) BatchAppend(ctx context.Context, tableName string, ops []tables
 // whether every operation is an insert.
 func (e *Engine) prepareBatch(ops []tables.BatchOp) ([]record, float64, bool, *tables.Error) {
 	pk := ops[0].Entity.PartitionKey
+	// Every operation's PartitionKey is pk, checked once: the first
+	// operation's check, as it would be, and for the others it passes.
+	pkLen, err := keyUnits("PartitionKey", pk, e.cfg.MaxKeyLength)
+	if err != nil {
+		return nil, 0, false, withIndex(err, 0)
+	}
 	// The batch's records share one array: the rows store copies.
 	recs := make([]record, len(ops))
 	var seen rowKeySet
@@ -247,16 +308,13 @@ func (e *Engine) prepareBatch(ops []tables.BatchOp) ([]record, float64, bool, *t
 			return nil, 0, false, withIndex(tables.BadRequest(tables.CodeInvalidDuplicateRow, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."), i)
 		}
 		if op.Kind == tables.BatchDelete {
-			if err := validateKey("PartitionKey", pk, e.cfg.MaxKeyLength); err != nil {
-				return nil, 0, false, withIndex(err, i)
-			}
 			if err := validateKey("RowKey", op.Entity.RowKey, e.cfg.MaxKeyLength); err != nil {
 				return nil, 0, false, withIndex(err, i)
 			}
 			recs[i] = record{rk: op.Entity.RowKey}
 			total++
 		} else {
-			r, sz, err := prepare(&op.Entity, e.cfg.MaxKeyLength)
+			r, sz, err := prepareAfter(&op.Entity, e.cfg.MaxKeyLength, pkLen)
 			if err == nil {
 				err = e.tableAPIRowKey(op.Entity.RowKey)
 			}
@@ -286,7 +344,7 @@ func (e *Engine) prepareBatch(ops []tables.BatchOp) ([]record, float64, bool, *t
 }
 
 // insertAll stores a batch of inserts in the rows of its PartitionKey, g,
-// at ts, and their views in out.
+// at ts, and their views in out unless it is nil.
 func insertAll(g *pkRows, pk string, recs []record, out []tables.Entity, ts int64) *tables.Error {
 	// Inserts, as most batches are: each is stored as it is checked,
 	// one descent of the tree each, and the ones before are taken
@@ -299,13 +357,15 @@ func insertAll(g *pkRows, pk string, recs []record, out []tables.Entity, ts int6
 			}
 			return withIndex(errEntityExists, i)
 		}
-		out[i] = recs[i].view(pk, nil)
+		if out != nil {
+			out[i] = recs[i].view(pk, nil)
+		}
 	}
 	return nil
 }
 
 // applyAll checks and applies a batch of any operations to the rows of its
-// PartitionKey, g, and sets their views in out.
+// PartitionKey, g, and sets their views in out unless it is nil.
 func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []tables.Entity, rp *rangePartition, now time.Time) *tables.Error {
 	// Check every operation against the state the earlier ones leave,
 	// then apply all of them: nothing is applied if one fails.
@@ -333,7 +393,9 @@ func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []t
 		switch op.Kind {
 		case tables.BatchDelete:
 			g.rows.remove(r.rk)
-			out[i] = tables.Entity{PartitionKey: pk, RowKey: r.rk}
+			if out != nil {
+				out[i] = tables.Entity{PartitionKey: pk, RowKey: r.rk}
+			}
 			continue
 		case tables.BatchUpdateMerge, tables.BatchUpsertMerge:
 			if had[i] {
@@ -342,7 +404,9 @@ func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []t
 		}
 		r.ts = ts
 		g.rows.put(r, false)
-		out[i] = r.view(pk, nil)
+		if out != nil {
+			out[i] = r.view(pk, nil)
+		}
 	}
 	return nil
 }

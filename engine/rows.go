@@ -168,6 +168,10 @@ type bnode struct {
 	kb    []byte
 	props [][]tables.Property // leaves only: the records' Properties, each slice once
 	mixed bool                // leaves only: some fingerprint is noPrint
+	// pnext is where in paddr a write's slice is looked for first: the
+	// one after the last found, as a writer that takes its shared slices
+	// in turn writes the next.
+	pnext uint8
 	// paddr and plen are the address and length of each of the first
 	// slices in props: a write finds its slice there, in the node, without
 	// reading the table, far from it in memory. While the table holds a
@@ -287,8 +291,14 @@ func (n *bnode) growKeys(need int) {
 func (n *bnode) propsIndex(p []tables.Property) uint16 {
 	d := unsafe.SliceData(p)
 	addr, l := uintptr(unsafe.Pointer(d)), uint16(len(p))
-	for j := range min(len(n.props), len(n.paddr)) {
+	tagged := min(len(n.props), len(n.paddr))
+	if j := int(n.pnext); j < tagged && n.paddr[j] == addr && n.plen[j] == l && int(l) == len(p) {
+		n.pnext++
+		return uint16(j)
+	}
+	for j := range tagged {
 		if n.paddr[j] == addr && n.plen[j] == l && int(l) == len(p) {
+			n.pnext = uint8(j + 1) // past the end, a miss: the loop looks from the start
 			return uint16(j)
 		}
 	}
@@ -559,29 +569,34 @@ func (n *bnode) hasPrefix(key string) bool {
 	if len(key) < p {
 		return false
 	}
-	b := unsafe.Slice(unsafe.StringData(key), len(key)) // read only: word loads without a copy
-	i := 0
-	for ; i+8 <= p && i < 8*pwords; i += 8 {
-		if binary.LittleEndian.Uint64(b[i:i+8]) != n.pw[i/8] {
+	d := unsafe.Pointer(unsafe.StringData(key))
+	at := func(i int) uint64 { // the eight bytes from i, all key's: no bounds to check
+		return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(d, i)), 8))
+	}
+	w := 0
+	for ; w < pwords && 8*w+8 <= p; w++ {
+		if at(8*w) != n.pw[w] {
 			return false
 		}
 	}
-	if i == 8*pwords {
-		return key[i:p] == n.pfx[i:]
+	if w == pwords {
+		return key[8*pwords:p] == n.pfx[8*pwords:]
 	}
-	var w uint64 // fewer than eight bytes left: one load of eight, masked
-	switch r := p - i; {
+	i, r := 8*w, p-8*w              // fewer than eight bytes left: one load of eight, masked
+	mask := uint64(1)<<(8*r&63) - 1 // shifts below 64, which need no check
+	var x uint64
+	switch {
 	case r == 0:
-	case i+8 <= len(b):
-		w = binary.LittleEndian.Uint64(b[i:]) & (1<<(8*r) - 1)
-	case len(b) >= 8: // the key's last eight bytes, moved down to start at i
-		w = binary.LittleEndian.Uint64(b[len(b)-8:]) >> (8 * (i + 8 - len(b))) & (1<<(8*r) - 1)
+	case i+8 <= len(key):
+		x = at(i) & mask
+	case len(key) >= 8: // the key's last eight bytes, moved down to start at i
+		x = at(len(key)-8) >> (8 * (i + 8 - len(key)) & 63) & mask
 	default:
 		for j := i; j < p; j++ {
-			w |= uint64(b[j]) << (8 * (j - i))
+			x |= uint64(key[j]) << (8 * (j - i) & 63)
 		}
 	}
-	return w == n.pw[i/8]
+	return x == n.pw[w]
 }
 
 // asciiLCP returns the length of the longest prefix a and b share that is

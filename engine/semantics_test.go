@@ -481,3 +481,54 @@ func TestETagsAreOpaque(t *testing.T) {
 		t.Fatalf("the ETag itself: %v", err)
 	}
 }
+
+// TestOnlyVariants checks that the writes that return nothing store what
+// their namesakes store, and refuse what they refuse.
+func TestOnlyVariants(t *testing.T) {
+	e := newRaw(t)
+	cl := e.Client(nil)
+	in := ent("p", "r1", tables.String("A", "a"))
+	wantCode(t, cl.InsertOnly(ctx, "people", &in), 0, "")
+	wantCode(t, cl.InsertOnly(ctx, "people", &in), 409, tables.CodeEntityAlreadyExists)
+	bad := ent("p", "r/2")
+	wantCode(t, cl.InsertOnly(ctx, "people", &bad), 400, tables.CodeOutOfRangeInput)
+	ops := []tables.BatchOp{{Kind: tables.BatchInsert, Entity: ent("p", "r2", tables.Int32("B", 2))}, {Kind: tables.BatchInsert, Entity: ent("p", "r3")}}
+	wantCode(t, cl.BatchOnly(ctx, "people", ops), 0, "")
+	err := cl.BatchOnly(ctx, "people", ops)
+	if te := wantCode(t, err, 409, tables.CodeEntityAlreadyExists); te.Index != 0 {
+		t.Fatalf("failed at operation %d, want 0", te.Index)
+	}
+	up := ent("p", "r3", tables.Int64("C", 3))
+	wantCode(t, cl.UpsertOnly(ctx, "people", &up, tables.Merge), 0, "")
+	missing := ent("p", "r4")
+	wantCode(t, cl.UpdateOnly(ctx, "people", &missing, tables.Merge, "*"), 404, tables.CodeResourceNotFound)
+	wantCode(t, cl.UpdateOnly(ctx, "people", &up, tables.Merge, "bad"), 400, tables.CodeInvalidInput)
+	upd := ent("p", "r2", tables.Int64("D", 4))
+	wantCode(t, cl.UpdateOnly(ctx, "people", &upd, tables.Merge, "*"), 0, "")
+	for rk, want := range map[string]int{"r1": 1, "r2": 2, "r3": 1} {
+		got, err := cl.Get(ctx, "people", "p", rk, nil)
+		wantCode(t, err, 0, "")
+		if len(got.Properties) != want {
+			t.Fatalf("%s holds %d properties, want %d", rk, len(got.Properties), want)
+		}
+	}
+}
+
+// TestBatchPartitionKeyErrors checks that a batch's bad PartitionKey is
+// reported at its first operation, whatever its kind, and a long one
+// counted in UTF-16 code units.
+func TestBatchPartitionKeyErrors(t *testing.T) {
+	e := newRaw(t)
+	cl := e.Client(nil)
+	for _, kind := range []tables.BatchOpKind{tables.BatchInsert, tables.BatchDelete} {
+		ops := []tables.BatchOp{{Kind: kind, Entity: ent("p/q", "r1"), IfMatch: "*"}, {Kind: tables.BatchInsert, Entity: ent("p/q", "r2")}}
+		_, err := cl.Batch(ctx, "people", ops)
+		if te := wantCode(t, err, 400, tables.CodeOutOfRangeInput); te.Index != 0 {
+			t.Fatalf("kind %d: failed at operation %d, want 0", kind, te.Index)
+		}
+	}
+	pk := strings.Repeat("é", 300) // 600 bytes, 300 code units: allowed
+	ops := []tables.BatchOp{{Kind: tables.BatchInsert, Entity: ent(pk, "r1")}, {Kind: tables.BatchInsert, Entity: ent(pk, "r2")}}
+	_, err := cl.Batch(ctx, "people", ops)
+	wantCode(t, err, 0, "")
+}
