@@ -166,6 +166,22 @@ func prepare(e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
 	return prepareAfter(e, maxKeyLen, -1)
 }
 
+// prepareFor is prepare for caller c (nil for none): a PartitionKey
+// equal to the one c's last write found plain is not checked again.
+func prepareFor(c *Call, e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
+	pk := e.PartitionKey
+	switch {
+	case c == nil || len(pk) > maxKeyLen:
+		return prepareAfter(e, maxKeyLen, -1)
+	case c.plainPK == pk:
+	case plainKey(pk):
+		c.plainPK = pk
+	default:
+		return prepareAfter(e, maxKeyLen, -1)
+	}
+	return prepareAfter(e, maxKeyLen, len(pk)) // a plain key's UTF-16 length is its length
+}
+
 // prepareAfter is prepare, given pkLen, the length in UTF-16 code units of
 // e's PartitionKey when it has been checked already (a batch's), or -1.
 func prepareAfter(e *tables.Entity, maxKeyLen, pkLen int) (record, int, *tables.Error) {

@@ -38,6 +38,12 @@ type Call struct {
 	slotPK string
 	slot   int
 	key    keyCache
+	// plainPK is the caller's last PartitionKey that a write found plain
+	// and not too long: a caller's writes mostly repeat their key, and a
+	// string equal to it needs no check. (Go's strings do not change; a
+	// caller that made one over memory it reuses must not keep its Call
+	// across that reuse, as the REST server, with a Call a request, does not.)
+	plainPK string
 }
 
 // keyCache is what a caller found for its last PartitionKey in a range

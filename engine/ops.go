@@ -99,7 +99,7 @@ func (cl Client) write(ctx context.Context, tableName string, ent *tables.Entity
 	}
 	var size int
 	var verr *tables.Error
-	*rec, size, verr = prepare(ent, e.cfg.MaxKeyLength)
+	*rec, size, verr = prepareFor(cl.c, ent, e.cfg.MaxKeyLength)
 	if verr == nil {
 		verr = e.tableAPIRowKey(ent.RowKey)
 	}

@@ -160,3 +160,20 @@ func TestKnownPropsAgree(t *testing.T) {
 		t.Error("a slice written four times is not kept")
 	}
 }
+
+// TestCallerKeyMemo: a caller's write whose PartitionKey repeats its last
+// plain one skips the check, and measures as the check would; any other
+// key, a forbidden one, one with characters beyond ASCII or one too long,
+// is checked as a caller without the memo checks it.
+func TestCallerKeyMemo(t *testing.T) {
+	guid := "0f8fad5b-d9cb-469f-a165-70867728950e"
+	var c Call
+	for _, pk := range []string{guid, strings.Clone(guid), guid + "/", guid, guid + "é", guid + "é", strings.Repeat("k", 1025), guid} {
+		e := tables.Entity{PartitionKey: pk, RowKey: "r"}
+		rec, size, err := prepareFor(&c, &e, 1024)
+		wantRec, wantSize, wantErr := prepare(&e, 1024)
+		if size != wantSize || (err == nil) != (wantErr == nil) || rec.rk != wantRec.rk {
+			t.Fatalf("%.40q: size %d, err %v; without the memo %d, %v", pk, size, err, wantSize, wantErr)
+		}
+	}
+}
