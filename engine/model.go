@@ -122,7 +122,8 @@ func (b *bucket) refill(now int64) {
 		return
 	}
 	if dt := time.Duration(now - b.last); dt > 0 {
-		b.tokens = math.Min(b.burst, b.tokens+b.rate*dt.Seconds())
+		// The builtin min is math.Min's (NaN, -0) without its call.
+		b.tokens = min(b.burst, b.tokens+b.rate*dt.Seconds())
 		b.last = now
 	}
 }
