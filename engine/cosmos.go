@@ -215,7 +215,7 @@ func (c *container) advance(e *Engine, t *table, p *Profile, at time.Time) {
 // admits everything under other profiles.
 func (e *Engine) ruAdmit(rp *rangePartition, k opKind, pk string, at time.Time, units float64) *tables.Error {
 	p := &e.cfg.Profile
-	if !p.RequestUnits() {
+	if !p.requestUnits() {
 		return nil
 	}
 	c := &rp.table.ru
@@ -294,7 +294,7 @@ func (p *Profile) requestCharge(k opKind, units float64, n int) float64 {
 func (e *Engine) readCharge(t *table, pk string, at time.Time, kib float64) float64 {
 	p := &e.cfg.Profile
 	extra := p.requestCharge(opRead, kib, 1) - p.requestCharge(opRead, 1, 1)
-	if !p.RequestUnits() || extra <= 0 {
+	if !p.requestUnits() || extra <= 0 {
 		return 0
 	}
 	c := &t.ru
@@ -325,7 +325,7 @@ type Throughput struct {
 // Throughput returns a table's throughput state under the cosmos profile.
 func (e *Engine) Throughput(tableName string) (Throughput, error) {
 	p := &e.cfg.Profile
-	if !p.RequestUnits() {
+	if !p.requestUnits() {
 		return Throughput{}, fmt.Errorf("engine: profile %s provisions no request units", p.Name)
 	}
 	t, terr := e.table(tableName)

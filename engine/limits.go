@@ -38,11 +38,16 @@ func (e *Engine) SetRates(r Rates) error {
 	return nil
 }
 
-// retune sets a bucket to rate, keeping its saved tokens up to the new burst.
+// retune sets a bucket to rate, keeping its saved tokens up to the new
+// burst. Each request retunes two buckets, nearly always to their rate: that
+// check inlines, and the change is a call.
 func (b *bucket) retune(rate float64, burst time.Duration) {
-	if b.rate == rate {
-		return
+	if b.rate != rate {
+		b.setRate(rate, burst)
 	}
+}
+
+func (b *bucket) setRate(rate float64, burst time.Duration) {
 	nb := newBucket(rate, burst)
 	b.rate, b.burst, b.tokens = nb.rate, nb.burst, math.Min(b.tokens, nb.burst)
 }

@@ -128,7 +128,8 @@ func (b *bucket) refill(now int64) {
 		return
 	}
 	if dt := time.Duration(now - b.last); dt > 0 {
-		b.tokens = math.Min(b.burst, b.tokens+b.rate*dt.Seconds())
+		// The builtin min is math.Min's (NaN, -0) without its call.
+		b.tokens = min(b.burst, b.tokens+b.rate*dt.Seconds())
 		b.last = now
 	}
 }
@@ -276,9 +277,11 @@ const pruneMargin = 2 * time.Second
 // Its times are Unix nanoseconds, as the schedules keep them: each request
 // does some twenty sums and comparisons of them, which cost a fraction of
 // time.Time's. The times a caller sees are rebuilt from arrival, the
-// request's t0 as a time, so they keep its location.
+// request's t0 as a time, so they keep its location; loc is that location
+// when arrival has no monotonic reading, nil when it has one.
 type admission struct {
 	arrival                                 time.Time
+	loc                                     *time.Location
 	t0, t1, laneStart, deadline, start, now int64
 	lane                                    time.Duration
 	rng                                     *rand.Rand
@@ -286,7 +289,14 @@ type admission struct {
 }
 
 // at returns the model time t, in Unix nanoseconds, as a time.
-func (a *admission) at(t int64) time.Time { return a.arrival.Add(time.Duration(t - a.t0)) }
+func (a *admission) at(t int64) time.Time {
+	if a.loc != nil {
+		// The same Time as arrival.Add: a time without a monotonic reading
+		// is its Unix time and its location, and this costs a third of Add.
+		return time.Unix(0, t).In(a.loc)
+	}
+	return a.arrival.Add(time.Duration(t - a.t0))
+}
 
 // lognorm is the shape of a lognormal distribution of a coefficient of
 // variation, taken once: every request draws three times. It also keeps
@@ -329,12 +339,13 @@ func scaleDur(d time.Duration, x float64) time.Duration { return time.Duration(f
 
 // admit runs a request through the front end and the partition's admission
 // checks: account and key budgets, availability, the backlog throttle and the
-// deadline. It is called with rp locked and, but for a query, which is
-// charged after its scan, with the engine's stampMu held too. On refusal it
-// returns the error and the model time at which the refusal is answered.
-func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units float64) (admission, int64, *tables.Error) {
+// deadline, filling in a, which is zero. It is called with rp locked and,
+// but for a query, which is charged after its scan, with the engine's
+// stampMu held too. On refusal it returns the error and the model time at
+// which the refusal is answered.
+func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk string, units float64) (int64, *tables.Error) {
 	p := &e.cfg.Profile
-	a := admission{rng: rp.rng, units: units}
+	a.rng, a.units = rp.rng, units
 	if c != nil && c.Rand != nil {
 		a.rng = c.Rand
 	}
@@ -342,6 +353,9 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 	a.arrival = now
 	if c != nil && !c.Arrival.IsZero() {
 		a.arrival = c.Arrival
+	}
+	if l := a.arrival.Location(); a.arrival.In(l) == a.arrival { // In drops a monotonic reading
+		a.loc = l
 	}
 	a.now, a.t0 = now.UnixNano(), a.arrival.UnixNano()
 	timeout := p.ServerTimeout
@@ -358,17 +372,17 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 	a.t1 = a.t0 + int64(fe)
 	rp.win.observe(rp.rng, pk, units)
 
-	busy := func(msg string, at int64) (admission, int64, *tables.Error) {
+	busy := func(msg string, at int64) (int64, *tables.Error) {
 		rp.win.throttled++
-		return a, at, tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
+		return at, tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
 	}
-	timedOut := func() (admission, int64, *tables.Error) {
+	timedOut := func() (int64, *tables.Error) {
 		rp.win.timeouts++
-		return a, a.deadline, tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
+		return a.deadline, tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
-	if p.RequestUnits() {
+	if p.requestUnits() {
 		if err := e.ruAdmit(rp, k, pk, a.at(a.t1), units); err != nil {
-			return a, a.t1, err
+			return a.t1, err
 		}
 	}
 	if k != opQuery { // a query is charged for what it scans, after the scan
@@ -401,7 +415,7 @@ func (e *Engine) admit(c *Call, rp *rangePartition, k opKind, pk string, units f
 		return timedOut()
 	}
 	a.laneStart = start
-	return a, 0, nil
+	return 0, nil
 }
 
 // occupy draws an admitted request's lane service time and reserves it on
@@ -577,7 +591,8 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 	if k != opQuery {
 		e.stampMu.Lock()
 	}
-	a, refusedAt, err := e.admit(c, rp, k, pk, units)
+	var a admission
+	refusedAt, err := e.admit(&a, c, rp, k, pk, units)
 	// A write is reserved before it is applied, so one that times out leaves
 	// nothing behind; a query's service time depends on what it scans, and a
 	// late query's page is dropped.
@@ -589,10 +604,11 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 	}
 	// The timing is made where the caller keeps it: it is larger than
 	// the rest of the request's state, and copying it cost as much.
-	var own Timing
-	tm := &own
+	var tm *Timing
 	if c != nil {
 		tm = &c.Timing
+	} else {
+		tm = new(Timing)
 	}
 	served := false
 	if err == nil {
@@ -620,7 +636,7 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 			tm.FrontEnd = time.Duration(refusedAt - a.t0)
 		}
 	}
-	if e.cfg.Profile.RequestUnits() {
+	if e.cfg.Profile.requestUnits() {
 		tm.Charge = e.ruCharge(rp, k, pk, a.at(a.t1), a.units, entities, err)
 	}
 	rp.mu.Unlock()

@@ -209,7 +209,11 @@ func Cosmos() Profile {
 
 // RequestUnits reports whether the profile provisions throughput in
 // request units (the cosmos profile's model).
-func (p Profile) RequestUnits() bool { return p.RU > 0 || p.RUMax > 0 }
+func (p Profile) RequestUnits() bool { return p.requestUnits() }
+
+// requestUnits is RequestUnits on the profile in place: every request
+// asks, and a value receiver copied the whole profile each time.
+func (p *Profile) requestUnits() bool { return p.RU > 0 || p.RUMax > 0 }
 
 // None returns the raw engine's profile: no latency, no throttling, no load
 // balancing.
