@@ -142,6 +142,17 @@ func BenchmarkMemoryPerStoredEntity(b *testing.B) {
 	})
 }
 
+// BenchmarkMemoryPerKey reports the heap of an entity that is its
+// PartitionKey's only one, as the append and prepend schemes write them:
+// what a key's rows cost beside the entity, with a payload shared by
+// every write as a run's are.
+func BenchmarkMemoryPerKey(b *testing.B) {
+	payload := tables.String("Payload", strings.Repeat("x", 444))
+	memoryPerEntity(b, func(i int) tables.Entity {
+		return ent(fmt.Sprintf("k%019d", i), "tb_1_7_0000000001", payload)
+	})
+}
+
 // memoryPerEntity stores 200,000 entities made by mk and reports the heap
 // they take, per entity.
 func memoryPerEntity(b *testing.B, mk func(i int) tables.Entity) {

@@ -269,7 +269,7 @@ func (n *bnode) growKeys(need int) {
 	}
 	room := 2
 	if len(n.slots) == 0 {
-		room = 4 // as a new tree's first leaf starts
+		room = 1 // a new tree's first leaf starts with room for one, as its slots do
 	}
 	c := max(live, min(room*live, (live/(len(n.slots)+1)+1)*leafCap))
 	kb := make([]byte, 0, c)
@@ -311,7 +311,7 @@ func (n *bnode) propsIndex(p []tables.Property) uint16 {
 		n.compactProps()
 	}
 	if len(n.props) == cap(n.props) { // grown as a slice would, but not past maxProps
-		n.props = slices.Grow(n.props, min(max(4, len(n.props)), maxProps-len(n.props)))
+		n.props = slices.Grow(n.props, min(max(1, len(n.props)), maxProps-len(n.props)))
 	}
 	n.addProps(p)
 	return uint16(len(n.props) - 1)
@@ -702,7 +702,10 @@ func (t *rowTree) get(rk string) (record, bool) {
 // record stays and is returned instead.
 func (t *rowTree) put(r *record, keep bool) (old record, found bool) {
 	if t.root == nil {
-		t.root = newLeaf(4) // grows as a slice does, to leafCap at most
+		// Room for one: many keys keep one entity (append and prepend
+		// keys, one key a request), and the leaf grows as a slice does,
+		// to leafCap at most, for those that keep more.
+		t.root = newLeaf(1)
 		t.tail = t.root
 	}
 	if n := t.tail; len(n.slots) > 0 && len(n.slots) < maxLeaf {
