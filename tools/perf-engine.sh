@@ -10,7 +10,7 @@
 set -euo pipefail
 base=${PERF_BASE:?set PERF_BASE to the release to compare with, a tag or commit}
 count=${PERF_COUNT:-5}
-runs=${PERF_RUNS:-'Insert:1000000 Get:3000000 Batch100:10000 MemoryPerEntity:1 MemoryPerStoredEntity:1'}
+runs=${PERF_RUNS:-'Insert:1000000 Get:3000000 Batch100:10000 MemoryPerEntity:1 MemoryPerStoredEntity:1 MemoryPerKey:1'}
 if ! git rev-parse --verify --quiet "$base^{commit}" >/dev/null; then
 	echo "perf: release $base is not in this clone: fetch its tag, or set PERF_BASE to a commit" >&2
 	exit 2
