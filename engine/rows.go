@@ -139,6 +139,7 @@ const (
 	// numbers without padding: r_10, r_100, r_101 before r_11) then leaves
 	// full leaves behind it, as an appending writer does.
 	runSplit = 4
+	runMax   = 1 << 14 // a run counts up to here: only whether it reaches runSplit matters
 )
 
 // bnode is a leaf (slots) or an inner node (keys, kids): kids[i] holds the
@@ -168,6 +169,11 @@ type bnode struct {
 	kb    []byte
 	props [][]tables.Property // leaves only: the records' Properties, each slice once
 	mixed bool                // leaves only: some fingerprint is noPrint
+	// last is where the latest insert went, or -1, and run how many
+	// inserts in a row each went at most two places after the one
+	// before, up to runMax (leaves only): beside mixed and pnext they
+	// share a word, which keeps a node in the 320-byte size class.
+	last, run int16
 	// pnext is where in paddr a write's slice is looked for first: the
 	// one after the last found, as a writer that takes its shared slices
 	// in turn writes the next.
@@ -182,8 +188,6 @@ type bnode struct {
 	kfps       []kprint // fingerprint of keys[i]
 	kids       []*bnode
 	prev, next *bnode // leaves only
-	last       int32  // leaves only: where the latest insert went, or -1
-	run        int32  // leaves only: inserts in a row each at most two places after the one before
 }
 
 // slot is a record as a leaf holds it, with no pointer in it.
@@ -755,11 +759,11 @@ func (t *rowTree) put(r *record, keep bool) (old record, found bool) {
 	}
 	n.insertAt(i, r, n.admit(r.rk))
 	if n.last >= 0 && i > int(n.last) && i <= int(n.last)+2 { // just after it, or one key further on
-		n.run++
+		n.run = min(n.run+1, runMax)
 	} else {
 		n.run = 0
 	}
-	n.last = int32(i)
+	n.last = int16(i)
 	t.n++
 	t.splitUp(n, path[:depth], false)
 	return record{}, false
@@ -819,7 +823,7 @@ func (t *rowTree) splitUp(n *bnode, path []step, appended bool) {
 				n.compactProps()
 			}
 			if int(n.last) >= at {
-				right.last, right.run = n.last-int32(at), n.run
+				right.last, right.run = n.last-int16(at), n.run
 				n.last, n.run = -1, 0
 			}
 			right.prev, right.next = n, n.next
