@@ -91,7 +91,9 @@ type Timing struct {
 // A write keeps the Properties slice of the entity it stores, so that
 // writers that share one generated slice store it once: do not change a
 // slice after writing it (build a new one), and treat the Properties of
-// returned entities as read-only too.
+// returned entities as read-only too. A slice written again is known by
+// its array and not checked again, so a changed one would also pass
+// unchecked.
 type Client struct {
 	e *Engine
 	c *Call
