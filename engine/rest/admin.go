@@ -123,6 +123,7 @@ func (s *Server) adminRates(q *request) {
 			s.fail(q, tables.BadRequest(tables.CodeInvalidInput, "The rates are not valid JSON: send {\"partition_rate\": 200, \"account_rate\": 20000}, either field optional ("+err.Error()+")."))
 			return
 		}
+		s.ratesMu.Lock()
 		r := s.e.Rates()
 		if in.Partition != nil {
 			r.Partition = *in.Partition
@@ -130,7 +131,9 @@ func (s *Server) adminRates(q *request) {
 		if in.Account != nil {
 			r.Account = *in.Account
 		}
-		if err := s.e.SetRates(r); err != nil {
+		err := s.e.SetRates(r)
+		s.ratesMu.Unlock()
+		if err != nil {
 			s.fail(q, tables.BadRequest(tables.CodeInvalidInput, err.Error()))
 			return
 		}

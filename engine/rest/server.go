@@ -83,7 +83,11 @@ type Server struct {
 
 	mu    sync.Mutex
 	props serviceProperties
-	acls  map[string][]signedIdentifier // by lower-case table name
+	// ratesMu makes an admin change of one rate a read, change and write
+	// of both that no other change interleaves: two that each set one
+	// rate at once both hold.
+	ratesMu sync.Mutex
+	acls    map[string][]signedIdentifier // by lower-case table name
 
 	metrics *promMetrics
 	// macs are HMAC-SHA256 states keyed with the account key: keying one
