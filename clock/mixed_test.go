@@ -97,6 +97,9 @@ func (s *rsleeper) Step(err error) (time.Time, context.Context, bool) {
 	return s.c.Now().Add(d), ctx, true
 }
 
+// planKey is the key of the value a plan's shared context carries.
+type planKey struct{}
+
 // rschedule runs a random plan of seed: sleepers, two participants that
 // end two contexts with Cancel at random moments (one context shared, through
 // a value, with a third), and a background participant that ticks; a
@@ -107,7 +110,7 @@ func rschedule(seed uint64, asTask func(int) bool) string {
 	var log []string
 	ctx, cancel := context.WithCancel(context.Background())
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	vctx := context.WithValue(ctx, struct{}{}, 1)
+	vctx := context.WithValue(ctx, planKey{}, 1)
 	ctxs := []context.Context{context.Background(), ctx, vctx, ctx2}
 	var wg sync.WaitGroup
 	bgctx, bgcancel := context.WithCancel(context.Background())
