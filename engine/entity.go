@@ -190,7 +190,7 @@ func prepareAfter(e *tables.Entity, maxKeyLen, pkLen int) (record, int, *tables.
 	rkLen := len(e.RowKey)
 	if pkLen < 0 {
 		pkLen = len(e.PartitionKey)
-		if plain := plainKeyKept(e.PartitionKey); !plain || pkLen > maxKeyLen {
+		if plain := plainKey(e.PartitionKey); !plain || pkLen > maxKeyLen {
 			var err *tables.Error
 			if pkLen, err = keyUnitsOf("PartitionKey", e.PartitionKey, maxKeyLen, plain); err != nil {
 				return record{}, 0, err
@@ -344,29 +344,27 @@ type knownString struct {
 }
 
 // knownStrings keeps strings checked before, and found good, by their
-// address: the writers of a workload share a few payloads, and each
-// thread of a run writes its PartitionKey again and again, and each write
-// would read them whole again. A string is kept when it comes a second time
+// address: the writers of a workload share a few payloads, and each write
+// would read them whole again. (A writer's repeated PartitionKey is its
+// Call's to know: see prepareFor.) A string is kept when it comes a second time
 // (seen holds the address of the first), so that strings of their own,
 // each written once, as from the wire, cost no allocation. A kept string
 // is the string itself, not its address, so that its memory cannot be
 // another string's while it is kept.
 type knownStrings struct {
-	known [1024]atomic.Pointer[knownString] // enough that the keys of a few hundred writers seldom meet
+	known [1024]atomic.Pointer[knownString] // enough that the payloads of a few hundred writers seldom meet
 	addrs [1024]knownAddrs
 }
 
 // knownAddrs is the address of a slot's kept string, so that a miss reads
-// no kept string, and of the last string seen there; side by side, a miss,
-// as most are over thousands of PartitionKeys, reads one line of memory.
+// no kept string, and of the last string seen there; side by side, a miss
+// reads one line of memory.
 type knownAddrs struct {
 	at, seen atomic.Uintptr
 }
 
-var (
-	knownValues knownStrings // string values, with their UTF-16 lengths
-	knownKeys   knownStrings // keys that plainKey passes
-)
+// knownValues keeps string values with their UTF-16 lengths.
+var knownValues knownStrings
 
 // slot returns where s would be kept in k, and its address.
 func (k *knownStrings) slot(s string) (uintptr, uint64) {
@@ -410,20 +408,6 @@ func stringUnits(s string) (int, bool) {
 		return tables.ValidUTF16Len(s)
 	}
 	return knownValues.units(s, tables.ValidUTF16Len)
-}
-
-// plainKeyKept is plainKey, for keys as long as a GUID from knownKeys: for
-// PartitionKeys, which writers send again and again, not RowKeys, most
-// often new.
-func plainKeyKept(v string) bool {
-	if len(v) < 32 || len(v) > 1024 { // short ones are read as fast; long ones would be kept long
-		return plainKey(v)
-	}
-	if _, ok := knownKeys.kept(v); ok { // a call less, for the key of the writer's last request
-		return true
-	}
-	_, plain := knownKeys.units(v, func(v string) (int, bool) { return len(v), plainKey(v) })
-	return plain
 }
 
 // validateValue checks a property's value and returns its size by the

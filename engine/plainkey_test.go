@@ -91,22 +91,6 @@ func TestStringUnitsKeepsNoWrongAnswer(t *testing.T) {
 	}
 }
 
-// TestPlainKeyKeptAgrees checks plainKeyKept against plainKey on keys
-// written again and again, good and bad, and on keys sharing the address
-// of a longer one.
-func TestPlainKeyKeptAgrees(t *testing.T) {
-	guid := "0f8fad5b-d9cb-469f-a165-70867728950e"
-	long := guid + guid
-	keys := []string{guid, strings.Clone(guid), long[:40], long, long[:36], guid[:31], guid + "/", guid + "é", "#" + guid}
-	for round := range 5 {
-		for _, k := range keys {
-			if got, want := plainKeyKept(k), plainKey(k); got != want {
-				t.Fatalf("round %d: plainKeyKept(%q) = %v, want %v", round, k, got, want)
-			}
-		}
-	}
-}
-
 // TestPlainKeyAgreesOnRandomKeys checks the word-at-a-time test against the
 // byte loop on keys of bytes near its edges, several odd bytes to a key,
 // where one byte's borrow or carry could hide another's.
