@@ -105,6 +105,9 @@ func compareCmd(ctx context.Context, e *env, args []string) error {
 		// from the other, whatever each is named.
 		cmp.Pairs = []charts.Pair{{A: a.Set.Runs[0], B: b.Set.Runs[0]}}
 	}
+	if len(cmp.Pairs) == 0 && a.Set.Mode == runDirMode {
+		return usagef("%s holds %d run(s) and %s %d, none of one ID: give two runs' directories of one run each, or of runs with the same IDs", pos[0], len(a.Set.Runs), pos[1], len(b.Set.Runs))
+	}
 	if len(cmp.Pairs) == 0 {
 		return fmt.Errorf("%s and %s have no run in common to compare", pos[0], pos[1])
 	}

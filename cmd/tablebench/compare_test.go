@@ -191,6 +191,12 @@ func TestCompareTwoRunDirectories(t *testing.T) {
 		t.Fatalf("today's model against 2010's: exit %d, want 3 and a regression\n%s", code, out)
 	}
 	oneLineRefusal(t, []string{"compare", dirs["a"], baseSet(t)}, "is a run's directory and")
+	// A second run stored beside b's, of another ID: which of the two to
+	// compare is not for compare to guess.
+	if code, _, errOut := tb(t, context.Background(), nil, "run", "--profile", "modern", "--duration", "2s", "--warmup", "0s", "--job-id", "third", "--quiet", "--out", dirs["b"]); code != 0 {
+		t.Fatalf("a second run into b: exit %d: %s", code, errOut)
+	}
+	oneLineRefusal(t, []string{"compare", dirs["a"], dirs["b"]}, "holds 1 run(s) and "+dirs["b"]+" 2, none of one ID")
 }
 
 // TestDocsNameEveryMetric: the docs (the README and docs/commands.md) and
