@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+	"unsafe"
 
 	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/engine"
@@ -145,6 +146,12 @@ type session struct {
 	own  engine.Call
 	src  rand.PCG
 	rand rand.Rand
+}
+
+// Warm prefetches the session, with its call, which the session's next
+// request reads (clock.Warmer).
+func (s *session) Warm() {
+	clock.Prefetch(unsafe.Pointer(s), unsafe.Sizeof(*s))
 }
 
 // Do sends op to the engine and returns its modelled completion time,

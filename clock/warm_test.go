@@ -1,0 +1,106 @@
+package clock
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// warmTask sleeps through a fixed pseudo-random plan and logs its steps,
+// and, as a Warmer, the warm-ups the clock asks of it.
+type warmTask struct {
+	id    int
+	c     *Virtual
+	log   *[]string
+	left  int
+	state [4]uint64
+	done  func()
+}
+
+func (t *warmTask) Step(error) (time.Time, context.Context, bool) {
+	*t.log = append(*t.log, fmt.Sprintf("step %d", t.id))
+	if t.left == 0 {
+		t.done()
+		return time.Time{}, nil, false
+	}
+	t.left--
+	d := time.Duration(1+(t.id*7919+t.left*104729)%13) * time.Millisecond
+	return t.c.Now().Add(d), context.Background(), true
+}
+
+func (t *warmTask) Warm() {
+	*t.log = append(*t.log, fmt.Sprintf("warm %d", t.id))
+	Prefetch(unsafe.Pointer(&t.state), unsafe.Sizeof(t.state))
+}
+
+// runWarmTasks runs n warmTasks on a clock that warms them from warmAt
+// tasks on, and returns the log.
+func runWarmTasks(n, warmAt int) []string {
+	c := NewVirtual(time.Unix(0, 0))
+	c.warmAt = warmAt
+	var log []string
+	var wg sync.WaitGroup
+	c.Hold(1)
+	for i := range n {
+		wg.Add(1)
+		c.GoTask(&warmTask{id: i, c: c, log: &log, left: 20, done: wg.Done})
+	}
+	c.Release()
+	wg.Wait()
+	return log
+}
+
+// TestWarmIsForTheNextTask checks that warming changes nothing in what
+// the tasks do, and that the task warmed is the one the clock steps
+// next, unless the task stepped in between wakes first.
+func TestWarmIsForTheNextTask(t *testing.T) {
+	cold := runWarmTasks(300, 1<<30)
+	warm := runWarmTasks(300, 1)
+	steps := slices.DeleteFunc(slices.Clone(warm), func(s string) bool { return s[:4] == "warm" })
+	if !slices.Equal(cold, steps) {
+		t.Fatal("the tasks stepped in another order when warmed")
+	}
+	if slices.ContainsFunc(cold, func(s string) bool { return s[:4] == "warm" }) {
+		t.Fatal("a clock below its warmAt warmed a task")
+	}
+	warmed, hits := 0, 0
+	for i, s := range warm {
+		var id int
+		if _, err := fmt.Sscanf(s, "warm %d", &id); err != nil {
+			continue
+		}
+		warmed++
+		// warm X, step W, then the next step is X's, or W's again.
+		if i+2 >= len(warm) {
+			t.Fatalf("a warm-up at the end of the log: %q", warm[i:])
+		}
+		now := warm[i+1]
+		next := slices.IndexFunc(warm[i+2:], func(s string) bool { return s[:4] == "step" })
+		if next < 0 {
+			t.Fatalf("no step after %q", warm[i:])
+		}
+		switch warm[i+2+next] {
+		case fmt.Sprintf("step %d", id):
+			hits++
+		case now:
+		default:
+			t.Fatalf("warmed task %d, stepped %q, then %q", id, now, warm[i+2+next])
+		}
+	}
+	if warmed < len(steps)/2 || hits < warmed*9/10 {
+		t.Fatalf("%d steps, %d warm-ups, %d of them for the next task", len(steps), warmed, hits)
+	}
+}
+
+// TestPrefetchAnyAddress checks that Prefetch neither faults nor reads:
+// nil, a length of zero, and memory past an object's end.
+func TestPrefetchAnyAddress(t *testing.T) {
+	Prefetch(nil, 0)
+	Prefetch(nil, 1<<20)
+	var b [3]byte
+	Prefetch(unsafe.Pointer(&b), 1<<16)
+}
