@@ -4,7 +4,8 @@ package clock
 
 import "unsafe"
 
-// Prefetch starts bringing the n bytes at p into the processor's cache,
+// Prefetch starts bringing the n bytes at p (at most 4 KB of them) into
+// the processor's cache,
 // and returns without waiting for them: for a Warmer. Here it does
 // nothing: only amd64 has the instruction in this package.
 func Prefetch(p unsafe.Pointer, n uintptr) {}

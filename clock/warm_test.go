@@ -96,11 +96,19 @@ func TestWarmIsForTheNextTask(t *testing.T) {
 	}
 }
 
-// TestPrefetchAnyAddress checks that Prefetch neither faults nor reads:
-// nil, a length of zero, and memory past an object's end.
+// TestPrefetchAnyAddress checks that Prefetch neither faults nor runs on:
+// nil, a length of zero, memory past an object's end, a length as large
+// as can be, and addresses at the top of the address space, where the
+// next line's address wraps to zero.
 func TestPrefetchAnyAddress(t *testing.T) {
 	Prefetch(nil, 0)
 	Prefetch(nil, 1<<20)
 	var b [3]byte
 	Prefetch(unsafe.Pointer(&b), 1<<16)
+	Prefetch(unsafe.Pointer(&b), ^uintptr(0))
+	for back := range uintptr(130) {
+		for _, n := range []uintptr{1, 16, 64, 65, 200, ^uintptr(0)} {
+			Prefetch(unsafe.Add(nil, ^uintptr(0)-back), n)
+		}
+	}
 }

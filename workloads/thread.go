@@ -153,6 +153,8 @@ func (w *worker) Warm() {
 	}
 }
 
+var _ clock.Warmer = (*worker)(nil) // the clock warms a thread only if it is one
+
 // drive runs the thread's loop on its own goroutine, waiting on the
 // target's clock between steps.
 func (w *worker) drive() {
