@@ -87,10 +87,10 @@ func TestTasksRecordAsGoroutines(t *testing.T) {
 			return s, engine.Modern()
 		},
 		"warmed: more threads than a clock runs cold": func() (workloads.Spec, engine.Profile) {
-			// Past 2,048 tasks the clock warms each thread before its step
-			// (clock.Warmer); threads as goroutines are never warmed.
+			// From 3,000 tasks on the clock warms each thread before its
+			// step (clock.Warmer); threads as goroutines are never warmed.
 			s := base()
-			s.Op, s.Partition, s.VMs, s.Threads = workloads.OpInsert, workloads.PartitionGUID, 140, 15
+			s.Op, s.Partition, s.VMs, s.Threads = workloads.OpInsert, workloads.PartitionGUID, 201, 15
 			s.Warmup, s.Duration = 200*time.Millisecond, time.Second
 			return s, engine.Modern()
 		},
