@@ -220,6 +220,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"sweep", "--x=threads", "--threads=10", "--vms=1,2"}, "x axis threads has one value"},
 		{[]string{"sweep", "--op=insert", "--batch-size=1,20", "--vms=1,2"}, "batch sizes do nothing with op insert"},
 		{[]string{"sweep", "--vms=1,-2"}, "-2 VMs is out of range"},
+		{[]string{"sweep", "--vms=1,,2"}, `--vms "1,,2": an item of the list is empty`},
+		{[]string{"sweep", "--vms=1,2,"}, `--vms "1,2,": an item of the list is empty`},
+		{[]string{"sweep", "--vms=1,2", "--op=insert,,batch"}, `--op "insert,,batch": an item of the list is empty; give a list such as insert,batch`},
+		{[]string{"sweep", "--rate=100,,500"}, `--rate "100,,500": an item of the list is empty`},
 		{[]string{"serve", "--addr=0.0.0.0:0"}, "can be reached from other hosts, and with the publicly known development key"},
 		{[]string{"serve", "--addr=:0", "--auth=none"}, "with --auth none anyone there can read and write"},
 	}

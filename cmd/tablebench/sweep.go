@@ -76,7 +76,15 @@ func (s *sweepFlags) def(sf *suiteFlags) (workloads.SweepDef, error) {
 	if sf.warmup >= 0 {
 		def.Warmup = sf.warmup.String()
 	}
-	def.Ops, def.Partitions, def.VMSizes = strs(lf.op), strs(lf.partition), strs(lf.vmSize)
+	if def.Ops, err = list("--op", lf.op); err != nil {
+		return def, err
+	}
+	if def.Partitions, err = list("--partition", lf.partition); err != nil {
+		return def, err
+	}
+	if def.VMSizes, err = list("--vm-size", lf.vmSize); err != nil {
+		return def, err
+	}
 	if def.VMs, err = ints("--vms", lf.vms); err == nil {
 		if def.Threads, err = ints("--threads", lf.threads); err == nil {
 			if def.BatchSizes, err = ints("--batch-size", lf.batch); err == nil {
@@ -162,19 +170,44 @@ func readSweepWorkload(def *workloads.SweepDef) error {
 	return nil
 }
 
-func strs(s string) []string {
+// list splits a flag's comma-separated list. An empty item (1,,2 or a
+// trailing comma) is refused: it is a typo whose meaning is not clear.
+func list(flag, s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
 	var out []string
 	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
+		if p = strings.TrimSpace(p); p == "" {
+			return nil, usagef("%s %q: an item of the list is empty; give a list such as %s", flag, s, listExample(flag))
 		}
+		out = append(out, p)
 	}
-	return out
+	return out, nil
+}
+
+// listExample is an example of a list for flag, for a refusal.
+func listExample(flag string) string {
+	switch flag {
+	case "--op":
+		return "insert,batch"
+	case "--partition":
+		return "guid,shared"
+	case "--vm-size":
+		return "small,xl"
+	case "--rate":
+		return "0,100,500"
+	}
+	return "1,2,4"
 }
 
 func ints(flag, s string) ([]int, error) {
+	items, err := list(flag, s)
+	if err != nil {
+		return nil, err
+	}
 	var out []int
-	for _, p := range strs(s) {
+	for _, p := range items {
 		n, err := strconv.Atoi(p)
 		if err != nil {
 			return nil, usagef("%s: %q is not a whole number; give a list such as 1,2,4", flag, p)
@@ -185,8 +218,12 @@ func ints(flag, s string) ([]int, error) {
 }
 
 func floats(flag, s string) ([]float64, error) {
+	items, err := list(flag, s)
+	if err != nil {
+		return nil, err
+	}
 	var out []float64
-	for _, p := range strs(s) {
+	for _, p := range items {
 		n, err := strconv.ParseFloat(p, 64)
 		if err != nil {
 			return nil, usagef("%s: %q is not a number; give a list such as 0,100,500", flag, p)
