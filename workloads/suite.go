@@ -116,13 +116,17 @@ func Select(figs []Figure, ids []int) ([]Figure, error) {
 	return out, nil
 }
 
-// ParseIDs parses a comma-separated list of figure numbers.
+// ParseIDs parses a comma-separated list of figure numbers; an empty
+// string is none (every figure, to Select), an empty item a mistake.
 func ParseIDs(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
 	var ids []int
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(part)), "fig"))
-		if part == "" {
-			continue
+		if part == "" { // 3,,8 or a trailing comma: a typo whose meaning is not clear
+			return nil, fmt.Errorf("%q: an item of the list is empty: list figures as 3,8,15", s)
 		}
 		n, err := strconv.Atoi(part)
 		if err != nil {

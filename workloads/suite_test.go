@@ -112,6 +112,11 @@ func TestSelectAndParseIDs(t *testing.T) {
 	if err != nil || len(ids) != 3 || ids[1] != 8 {
 		t.Fatalf("%v %v", ids, err)
 	}
+	for _, bad := range []string{"3,,8", "3,8,", ","} {
+		if _, err := workloads.ParseIDs(bad); err == nil || !strings.Contains(err.Error(), "an item of the list is empty") {
+			t.Errorf("ParseIDs(%q) = %v; want an empty item refused", bad, err)
+		}
+	}
 	if _, err := workloads.ParseIDs("3,x"); err == nil {
 		t.Fatal("a bad figure number was taken")
 	}

@@ -224,6 +224,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"sweep", "--vms=1,2,"}, `--vms "1,2,": an item of the list is empty`},
 		{[]string{"sweep", "--vms=1,2", "--op=insert,,batch"}, `--op "insert,,batch": an item of the list is empty; give a list such as insert,batch`},
 		{[]string{"sweep", "--rate=100,,500"}, `--rate "100,,500": an item of the list is empty`},
+		{[]string{"figures", "--only=3,,8"}, `"3,,8": an item of the list is empty: list figures as 3,8,15`},
+		{[]string{"experiments", "--only=retry,"}, `--only "retry,": an item of the list is empty; give a list such as retry,append`},
 		{[]string{"serve", "--addr=0.0.0.0:0"}, "can be reached from other hosts, and with the publicly known development key"},
 		{[]string{"serve", "--addr=:0", "--auth=none"}, "with --auth none anyone there can read and write"},
 	}

@@ -379,11 +379,9 @@ func figuresCmd(ctx context.Context, e *env, args []string) error {
 func experimentsCmd(ctx context.Context, e *env, args []string) error {
 	return catalogCmd(ctx, e, args, "experiments", "comma-separated experiments to run: "+strings.Join(casestudy.ExperimentNames(), ", ")+" (default all)",
 		"name experiments, such as retry,append", func(only string) ([]workloads.Figure, error) {
-			var names []string
-			for _, n := range strings.Split(only, ",") {
-				if n = strings.TrimSpace(n); n != "" {
-					names = append(names, n)
-				}
+			names, err := list("--only", only)
+			if err != nil {
+				return nil, err
 			}
 			figs, err := casestudy.ExperimentFigures(names)
 			if err != nil {

@@ -197,6 +197,8 @@ func listExample(flag string) string {
 		return "small,xl"
 	case "--rate":
 		return "0,100,500"
+	case "--only":
+		return "retry,append"
 	}
 	return "1,2,4"
 }
