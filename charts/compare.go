@@ -28,6 +28,15 @@ type Pair struct {
 	Diffs []results.Difference // filled by the caller, from results.CompareRun
 }
 
+// Name is the pair's run ID, or both IDs, A's then B's, when two runs'
+// directories paired runs of different IDs.
+func (p Pair) Name() string {
+	if p.A.ID == p.B.ID {
+		return p.A.ID
+	}
+	return p.A.ID + " vs " + p.B.ID
+}
+
 // ClaimPair is one claim as checked in both sets.
 type ClaimPair struct {
 	ID   string
@@ -92,7 +101,7 @@ func (c *Comparison) Write(dir string, figsA, figsB []results.FigureData) error 
 		for i, d := range pr.Diffs {
 			id := ""
 			if i == 0 {
-				id = pr.A.ID
+				id = pr.Name()
 			}
 			t.Rows = append(t.Rows, []string{id, d.Metric.Name, results.FormatValue(d.A, d.Metric.Unit), results.FormatValue(d.B, d.Metric.Unit), d.ChangeText(), d.Verdict()})
 		}
@@ -119,7 +128,7 @@ func (c *Comparison) writeCSV(w io.Writer) error {
 			if !math.IsNaN(d.P) {
 				p = g(d.P)
 			}
-			cw.Write([]string{pr.A.ID, d.Metric.Name, g(d.A), g(d.B), g(d.Change()), unit, p, strconv.FormatBool(d.Beyond()), strconv.Itoa(d.N1), strconv.Itoa(d.N2)})
+			cw.Write([]string{pr.Name(), d.Metric.Name, g(d.A), g(d.B), g(d.Change()), unit, p, strconv.FormatBool(d.Beyond()), strconv.Itoa(d.N1), strconv.Itoa(d.N2)})
 		}
 	}
 	cw.Flush()

@@ -196,7 +196,7 @@ func writeComparison(w io.Writer, cmp *charts.Comparison, tol float64) int {
 		for i, d := range p.Diffs {
 			id := ""
 			if i == 0 {
-				id = p.A.ID
+				id = p.Name()
 			}
 			verdict := d.Verdict()
 			total++
@@ -209,7 +209,7 @@ func writeComparison(w io.Writer, cmp *charts.Comparison, tol float64) int {
 			if !math.IsNaN(tol) && d.Regression(tol) {
 				regressions++
 				verdict += "  REGRESSION"
-				worst = append(worst, p.A.ID+" "+d.Metric.Name+" "+d.ChangeText())
+				worst = append(worst, p.Name()+" "+d.Metric.Name+" "+d.ChangeText())
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, d.Metric.Name, results.FormatValue(d.A, d.Metric.Unit), results.FormatValue(d.B, d.Metric.Unit), d.ChangeText(), verdict)
 		}

@@ -186,6 +186,10 @@ func TestCompareTwoRunDirectories(t *testing.T) {
 	if code != 0 || errOut != "" || !strings.Contains(out, "1 runs, 5 differences") {
 		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
 	}
+	// The runs have different IDs: the table names both, not A's alone.
+	if !regexp.MustCompile(`(?m)^tb\S* vs tbother\S* `).MatchString(out) {
+		t.Errorf("the comparison's run column does not name both runs:\n%s", out)
+	}
 	code, out, _ = tb(t, context.Background(), nil, "compare", dirs["a"], dirs["2010"], "--tolerance", "5%")
 	if code != 3 || !strings.Contains(out, "entities-per-sec") || !strings.Contains(out, "REGRESSION") {
 		t.Fatalf("today's model against 2010's: exit %d, want 3 and a regression\n%s", code, out)
