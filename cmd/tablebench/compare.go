@@ -215,8 +215,8 @@ func writeComparison(w io.Writer, cmp *charts.Comparison, tol float64) int {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d runs, %d differences: %d beyond noise (%d worse in B, %d better), %d within noise or untested\n",
-		len(cmp.Pairs), total, beyond, worse, beyond-worse, total-beyond)
+	fmt.Fprintf(w, "%s, %d differences: %d beyond noise (%d worse in B, %d better), %d within noise or untested\n",
+		plural(len(cmp.Pairs), "run"), total, beyond, worse, beyond-worse, total-beyond)
 	if !math.IsNaN(tol) {
 		if regressions == 0 {
 			fmt.Fprintf(w, "no regression beyond noise and the %g%% tolerance\n", tol)
@@ -275,5 +275,13 @@ func describeSet(s *results.Set) string {
 	if profile != "" {
 		target += " " + profile
 	}
-	return fmt.Sprintf("%s, %s, %d runs", s.Mode, target, len(s.Runs))
+	return fmt.Sprintf("%s, %s, %s", s.Mode, target, plural(len(s.Runs), "run"))
+}
+
+// plural is n and noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

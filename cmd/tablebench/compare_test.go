@@ -183,7 +183,7 @@ func TestCompareTwoRunDirectories(t *testing.T) {
 		}
 	}
 	code, out, errOut := tb(t, context.Background(), nil, "compare", dirs["a"], dirs["b"])
-	if code != 0 || errOut != "" || !strings.Contains(out, "1 runs, 5 differences") {
+	if code != 0 || errOut != "" || !strings.Contains(out, "1 run, 5 differences") {
 		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
 	}
 	// The runs have different IDs: the table names both, not A's alone.
