@@ -95,11 +95,12 @@ func (c *Scaled) SleepUntil(ctx context.Context, t time.Time) error {
 type Virtual struct {
 	mu    sync.Mutex
 	start time.Time // waiters keep their time as an offset from it
-	// start in Unix seconds and nanoseconds, and whether it has no
-	// monotonic reading: Now then builds the time from them, which costs
-	// much less than start.Add.
-	startSec, startNsec int64
+	// Whether start has no monotonic reading, and then its seconds
+	// (wordsOf's ext) and nanoseconds: Now builds the time from them, and
+	// since subtracts them, at much less than the cost of start.Add and
+	// Sub.
 	plain               bool
+	startSec, startNsec int64
 	// now is model time as an offset from start: written under mu, read
 	// without it, so that reading the time (every request does, often)
 	// takes no lock.
@@ -126,25 +127,38 @@ type Virtual struct {
 
 // NewVirtual returns a virtual clock that starts at start.
 func NewVirtual(start time.Time) *Virtual {
-	return &Virtual{warmAt: warmTasks, start: start, startSec: start.Unix(), startNsec: int64(start.Nanosecond()), plain: start == start.Round(0)}
+	c := &Virtual{warmAt: warmTasks, start: start, plain: !monotonic(&start)}
+	if c.plain {
+		w := wordsOf(&start)
+		c.startSec, c.startNsec = w.ext, int64(w.wall)
+	}
+	return c
 }
 
 // Now returns the current model time.
 func (c *Virtual) Now() time.Time {
 	d := c.offset()
+	t := c.start
 	if !c.plain || d < 0 {
-		return c.start.Add(d)
+		return t.Add(d)
 	}
-	// The same Time as start.Add(d): a time without a monotonic reading
-	// is its Unix time and its location.
-	return time.Unix(c.startSec+int64(d/time.Second), c.startNsec+int64(d%time.Second)).In(c.start.Location())
+	// start.Add(d), as it adds to a time without a monotonic reading:
+	// to its seconds and nanoseconds, its location kept.
+	sec, nsec := int64(d/time.Second), c.startNsec+int64(d%time.Second)
+	if nsec >= 1e9 {
+		sec++
+		nsec -= 1e9
+	}
+	w := wordsOf(&t)
+	w.wall, w.ext = uint64(nsec), c.startSec+sec
+	return t
 }
 
 // since returns t.Sub(c.start), the offset of a sleep's wake-up.
 func (c *Virtual) since(t time.Time) time.Duration {
-	if c.plain { // Sub uses wall times when either has no monotonic reading
-		if s := t.Unix() - c.startSec; -maxSpan < s && s < maxSpan {
-			return time.Duration(s)*time.Second + time.Duration(int64(t.Nanosecond())-c.startNsec)
+	if w := wordsOf(&t); c.plain && w.wall>>63 == 0 {
+		if s := w.ext - c.startSec; -maxSpan < s && s < maxSpan {
+			return time.Duration(s)*time.Second + time.Duration(int64(w.wall)-c.startNsec)
 		}
 	}
 	return t.Sub(c.start)
@@ -158,8 +172,20 @@ const maxSpan = 9e9
 // no monotonic reading (a Virtual clock's, and every time derived from
 // them), which it subtracts as Unix times. time.Time's Sub checks its
 // result for overflow with an Add and an Equal; a simulated request
-// subtracts times several times over.
+// subtracts times several times over, so Sub is small enough to inline,
+// and leaves the rest to subSlow.
 func Sub(t, u time.Time) time.Duration {
+	if a, b := wordsOf(&t), wordsOf(&u); (a.wall|b.wall)>>63 == 0 {
+		if s := a.ext - b.ext; -maxSpan < s && s < maxSpan {
+			return time.Duration(s)*time.Second + time.Duration(int64(a.wall)-int64(b.wall))
+		}
+	}
+	return subSlow(t, u)
+}
+
+// subSlow is Sub for times that are far apart, or that have monotonic
+// readings.
+func subSlow(t, u time.Time) time.Duration {
 	if !monotonic(&t) || !monotonic(&u) { // Sub uses wall times when either has no monotonic reading
 		if s := t.Unix() - u.Unix(); -maxSpan < s && s < maxSpan {
 			return time.Duration(s)*time.Second + time.Duration(t.Nanosecond()-u.Nanosecond())
@@ -167,6 +193,19 @@ func Sub(t, u time.Time) time.Duration {
 	}
 	return t.Sub(u)
 }
+
+// words is a time.Time's layout. A Time without a monotonic reading (the
+// top bit of wall clear) has its nanoseconds in wall, and nothing else,
+// and its seconds since the year 1 in ext; Unix seconds are ext plus a
+// constant. TestTimeWords holds time.Time to this.
+type words struct {
+	wall uint64
+	ext  int64
+	loc  *time.Location
+}
+
+// wordsOf returns t's words.
+func wordsOf(t *time.Time) *words { return (*words)(unsafe.Pointer(t)) }
 
 // monotonic reports whether t has a monotonic clock reading, as
 // t != t.Round(0) does, without the call: it is the top bit of a Time's
