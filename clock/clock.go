@@ -670,30 +670,35 @@ func (q *queue) pop() *waiter {
 }
 
 // pushPop queues w, its key set, and takes out the next sleep to wake,
-// as push and then ready and pop would, and returns its waiter.
+// as push and then ready and pop would, and returns its waiter. It is a
+// task's every sleep, so it does their work in one pass: most often the
+// heap's top wakes next and w goes into the heap, in its place.
 func (q *queue) pushPop(w *waiter) *waiter {
+	for q.head < len(q.run) && !q.run[q.head].live() {
+		q.run[q.head] = slot{}
+		q.head++
+	}
+	for len(q.h) > 0 && !q.h[0].live() {
+		q.h.drop()
+	}
 	s := slot{at: w.at, seq: w.seq, w: w}
-	if !q.ready() {
+	run := q.head < len(q.run)
+	if len(q.h) > 0 && (!run || before(&q.h[0], &q.run[q.head])) {
+		if before(&s, &q.h[0]) {
+			return w // it would wake first: no need to queue it
+		}
+		w.queued = true
+		if !q.runs(&s) {
+			top := q.h[0].w
+			q.h[0] = s
+			q.h.down(0)
+			top.queued = false
+			return top
+		}
+	} else if !run || before(&s, &q.run[q.head]) {
 		return w
-	}
-	fromRun := q.fromRun()
-	var first *slot
-	if fromRun {
-		first = &q.run[q.head]
 	} else {
-		first = &q.h[0]
-	}
-	if before(&s, first) {
-		return w // it would wake first: no need to queue it
-	}
-	w.queued = true
-	if !fromRun && !q.runs(&s) {
-		// The heap's top wakes next and w goes into the heap: in its place.
-		top := q.h[0].w
-		q.h[0] = s
-		q.h.down(0)
-		top.queued = false
-		return top
+		w.queued = true
 	}
 	top := q.pop()
 	q.put(s)
@@ -949,7 +954,7 @@ func (c *Virtual) sleepTask(w *waiter, at time.Duration, ctx context.Context) {
 	// A task sleeps with the context of its last sleep, most often: its
 	// Done, and the watch on it, are as they were. (A context's Done is
 	// the same channel every time it is asked.)
-	if ctx != w.ctx {
+	if !sameContext(ctx, w.ctx) {
 		w.ctx, w.done = ctx, ctx.Done()
 		if w.done != nil && !c.watching(w.done) {
 			// An end that no Cancel brings (an interrupt) wakes the tasks that
@@ -972,6 +977,16 @@ func (c *Virtual) sleepTask(w *waiter, at time.Duration, ctx context.Context) {
 	c.seq++
 	w.seq = c.seq
 	c.wake(c.q.pushPop(w))
+}
+
+// sameContext reports whether a and b are one context, as a == b does
+// when it is true, without the runtime's call for comparing interfaces:
+// the same dynamic type and the same pointer (or box). It may report
+// false for equal contexts (two boxes of one value, which no context of
+// the context package is): sleepTask then only does more work.
+func sameContext(a, b context.Context) bool {
+	type iface struct{ tab, data unsafe.Pointer }
+	return *(*iface)(unsafe.Pointer(&a)) == *(*iface)(unsafe.Pointer(&b))
 }
 
 // watching reports whether the end of a context with done already wakes
