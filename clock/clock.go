@@ -578,12 +578,6 @@ func (q *queue) put(s slot) {
 	q.join(s)
 }
 
-// runs reports whether put would put s into the run.
-func (q *queue) runs(s *slot) bool {
-	n := len(q.run) - q.head
-	return n == 0 || !before(s, &q.run[len(q.run)-1]) || n == 1 || !before(s, &q.run[len(q.run)-2])
-}
-
 // join appends s, which wakes after every sleep in the run, to the run.
 func (q *queue) join(s slot) {
 	if q.head == len(q.run) {
@@ -688,7 +682,10 @@ func (q *queue) pushPop(w *waiter) *waiter {
 			return w // it would wake first: no need to queue it
 		}
 		w.queued = true
-		if !q.runs(&s) {
+		// Not into the run, where put would put it: the run is in
+		// order, so a sleep before its last but one is before its last
+		// too.
+		if n := len(q.run) - q.head; n >= 2 && before(&s, &q.run[len(q.run)-2]) {
 			top := q.h[0].w
 			q.h[0] = s
 			q.h.down(0)
