@@ -8,6 +8,7 @@ package clock
 
 import (
 	"context"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,11 +96,12 @@ func (c *Scaled) SleepUntil(ctx context.Context, t time.Time) error {
 type Virtual struct {
 	mu    sync.Mutex
 	start time.Time // waiters keep their time as an offset from it
-	// start in Unix seconds and nanoseconds, and whether it has no
-	// monotonic reading: Now then builds the time from them, which costs
-	// much less than start.Add.
-	startSec, startNsec int64
+	// Whether start has no monotonic reading, and then its seconds
+	// (wordsOf's ext) and nanoseconds: Now builds the time from them, and
+	// since subtracts them, at much less than the cost of start.Add and
+	// Sub.
 	plain               bool
+	startSec, startNsec int64
 	// now is model time as an offset from start: written under mu, read
 	// without it, so that reading the time (every request does, often)
 	// takes no lock.
@@ -126,25 +128,38 @@ type Virtual struct {
 
 // NewVirtual returns a virtual clock that starts at start.
 func NewVirtual(start time.Time) *Virtual {
-	return &Virtual{warmAt: warmTasks, start: start, startSec: start.Unix(), startNsec: int64(start.Nanosecond()), plain: start == start.Round(0)}
+	c := &Virtual{warmAt: warmTasks, start: start, plain: !monotonic(&start)}
+	if c.plain {
+		w := wordsOf(&start)
+		c.startSec, c.startNsec = w.ext, int64(w.wall)
+	}
+	return c
 }
 
 // Now returns the current model time.
 func (c *Virtual) Now() time.Time {
 	d := c.offset()
+	t := c.start
 	if !c.plain || d < 0 {
-		return c.start.Add(d)
+		return t.Add(d)
 	}
-	// The same Time as start.Add(d): a time without a monotonic reading
-	// is its Unix time and its location.
-	return time.Unix(c.startSec+int64(d/time.Second), c.startNsec+int64(d%time.Second)).In(c.start.Location())
+	// start.Add(d), as it adds to a time without a monotonic reading:
+	// to its seconds and nanoseconds, its location kept.
+	sec, nsec := int64(d/time.Second), c.startNsec+int64(d%time.Second)
+	if nsec >= 1e9 {
+		sec++
+		nsec -= 1e9
+	}
+	w := wordsOf(&t)
+	w.wall, w.ext = uint64(nsec), c.startSec+sec
+	return t
 }
 
 // since returns t.Sub(c.start), the offset of a sleep's wake-up.
 func (c *Virtual) since(t time.Time) time.Duration {
-	if c.plain { // Sub uses wall times when either has no monotonic reading
-		if s := t.Unix() - c.startSec; -maxSpan < s && s < maxSpan {
-			return time.Duration(s)*time.Second + time.Duration(int64(t.Nanosecond())-c.startNsec)
+	if w := wordsOf(&t); c.plain && w.wall>>63 == 0 {
+		if s := w.ext - c.startSec; -maxSpan < s && s < maxSpan {
+			return time.Duration(s)*time.Second + time.Duration(int64(w.wall)-c.startNsec)
 		}
 	}
 	return t.Sub(c.start)
@@ -158,8 +173,20 @@ const maxSpan = 9e9
 // no monotonic reading (a Virtual clock's, and every time derived from
 // them), which it subtracts as Unix times. time.Time's Sub checks its
 // result for overflow with an Add and an Equal; a simulated request
-// subtracts times several times over.
+// subtracts times several times over, so Sub is small enough to inline,
+// and leaves the rest to subSlow.
 func Sub(t, u time.Time) time.Duration {
+	if a, b := wordsOf(&t), wordsOf(&u); (a.wall|b.wall)>>63 == 0 {
+		if s := a.ext - b.ext; -maxSpan < s && s < maxSpan {
+			return time.Duration(s)*time.Second + time.Duration(int64(a.wall)-int64(b.wall))
+		}
+	}
+	return subSlow(t, u)
+}
+
+// subSlow is Sub for times that are far apart, or that have monotonic
+// readings.
+func subSlow(t, u time.Time) time.Duration {
 	if !monotonic(&t) || !monotonic(&u) { // Sub uses wall times when either has no monotonic reading
 		if s := t.Unix() - u.Unix(); -maxSpan < s && s < maxSpan {
 			return time.Duration(s)*time.Second + time.Duration(t.Nanosecond()-u.Nanosecond())
@@ -167,6 +194,19 @@ func Sub(t, u time.Time) time.Duration {
 	}
 	return t.Sub(u)
 }
+
+// words is a time.Time's layout. A Time without a monotonic reading (the
+// top bit of wall clear) has its nanoseconds in wall, and nothing else,
+// and its seconds since the year 1 in ext; Unix seconds are ext plus a
+// constant. TestTimeWords holds time.Time to this.
+type words struct {
+	wall uint64
+	ext  int64
+	loc  *time.Location
+}
+
+// wordsOf returns t's words.
+func wordsOf(t *time.Time) *words { return (*words)(unsafe.Pointer(t)) }
 
 // monotonic reports whether t has a monotonic clock reading, as
 // t != t.Round(0) does, without the call: it is the top bit of a Time's
@@ -513,6 +553,16 @@ func (s *slot) live() bool { return s.w.queued && s.w.seq == s.seq }
 // before reports whether a wakes before b.
 func before(a, b *slot) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
 
+// earlier is before as a number, 1 or 0, found without a branch: the
+// keys compare as one 128-bit number, at above seq. A queued sleep's at
+// is never negative (it is after now, which starts at zero), so it
+// compares as unsigned.
+func earlier(a, b *slot) uint64 {
+	_, borrow := bits.Sub64(a.seq, b.seq, 0)
+	_, borrow = bits.Sub64(uint64(a.at), uint64(b.at), borrow)
+	return borrow
+}
+
 // push queues w, its key set.
 func (q *queue) push(w *waiter) {
 	w.queued = true
@@ -537,12 +587,6 @@ func (q *queue) put(s slot) {
 		return
 	}
 	q.join(s)
-}
-
-// runs reports whether put would put s into the run.
-func (q *queue) runs(s *slot) bool {
-	n := len(q.run) - q.head
-	return n == 0 || !before(s, &q.run[len(q.run)-1]) || n == 1 || !before(s, &q.run[len(q.run)-2])
 }
 
 // join appends s, which wakes after every sleep in the run, to the run.
@@ -631,30 +675,38 @@ func (q *queue) pop() *waiter {
 }
 
 // pushPop queues w, its key set, and takes out the next sleep to wake,
-// as push and then ready and pop would, and returns its waiter.
+// as push and then ready and pop would, and returns its waiter. It is a
+// task's every sleep, so it does their work in one pass: most often the
+// heap's top wakes next and w goes into the heap, in its place.
 func (q *queue) pushPop(w *waiter) *waiter {
+	for q.head < len(q.run) && !q.run[q.head].live() {
+		q.run[q.head] = slot{}
+		q.head++
+	}
+	for len(q.h) > 0 && !q.h[0].live() {
+		q.h.drop()
+	}
 	s := slot{at: w.at, seq: w.seq, w: w}
-	if !q.ready() {
+	run := q.head < len(q.run)
+	if len(q.h) > 0 && (!run || before(&q.h[0], &q.run[q.head])) {
+		if before(&s, &q.h[0]) {
+			return w // it would wake first: no need to queue it
+		}
+		w.queued = true
+		// Not into the run, where put would put it: the run is in
+		// order, so a sleep before its last but one is before its last
+		// too.
+		if n := len(q.run) - q.head; n >= 2 && before(&s, &q.run[len(q.run)-2]) {
+			top := q.h[0].w
+			q.h[0] = s
+			q.h.down(0)
+			top.queued = false
+			return top
+		}
+	} else if !run || before(&s, &q.run[q.head]) {
 		return w
-	}
-	fromRun := q.fromRun()
-	var first *slot
-	if fromRun {
-		first = &q.run[q.head]
 	} else {
-		first = &q.h[0]
-	}
-	if before(&s, first) {
-		return w // it would wake first: no need to queue it
-	}
-	w.queued = true
-	if !fromRun && !q.runs(&s) {
-		// The heap's top wakes next and w goes into the heap: in its place.
-		top := q.h[0].w
-		q.h[0] = s
-		q.h.down(0)
-		top.queued = false
-		return top
+		w.queued = true
 	}
 	top := q.pop()
 	q.put(s)
@@ -712,44 +764,50 @@ func (q waiters) up(i int) {
 	q[i] = s
 }
 
-// down sifts the slot at i down.
+// down sifts the slot at i down. Which of four children is the least is
+// as good as random, so a branch on each comparison is mispredicted half
+// the time, and a sift of a few levels costs more in mispredictions than
+// in comparisons: down finds the least without a branch (earlier). And
+// as a sleep that sifts down (one just begun, or the heap's last) wakes
+// after most others, and sinks nearly to the bottom, down moves the
+// least children up all the way to a leaf without comparing them with
+// the slot, and then sifts the slot up from there, a step or two at most.
+// Measured on the simulator at 240 threads: 2.5-5.5% less CPU time a run
+// than comparing with branches, for 60 more instructions a request.
 func (q waiters) down(i int) {
 	s := q[i]
+	top := i
 	n := len(q)
 	for {
 		c := 4*i + 1
-		var m int
-		if c+4 <= n {
-			// Four children, the common case: their least in three
-			// comparisons, two of them independent, and no loop.
-			ch := q[c : c+4 : c+4]
-			a, b := 0, 2
-			if before(&ch[1], &ch[0]) {
-				a = 1
-			}
-			if before(&ch[3], &ch[2]) {
-				b = 3
-			}
-			if before(&ch[b], &ch[a]) {
-				a = b
-			}
-			m = c + a
-		} else {
-			if c >= n {
-				break
-			}
-			m = c
-			for j := c + 1; j < n; j++ {
-				if before(&q[j], &q[m]) {
-					m = j
+		if c+4 > n {
+			if c < n { // the last node with children, fewer than four
+				m := c
+				for j := c + 1; j < n; j++ {
+					if before(&q[j], &q[m]) {
+						m = j
+					}
 				}
+				q[i] = q[m]
+				i = m
 			}
-		}
-		if !before(&q[m], &s) {
 			break
 		}
+		ch := q[c : c+4 : c+4]
+		a := earlier(&ch[1], &ch[0])
+		b := 2 + earlier(&ch[3], &ch[2])
+		a ^= (a ^ b) & -earlier(&ch[b&3], &ch[a&3]) // the lesser of a and b
+		m := c + int(a)
 		q[i] = q[m]
 		i = m
+	}
+	for i > top {
+		p := (i - 1) / 4
+		if !before(&s, &q[p]) {
+			break
+		}
+		q[i] = q[p]
+		i = p
 	}
 	q[i] = s
 }
@@ -910,7 +968,7 @@ func (c *Virtual) sleepTask(w *waiter, at time.Duration, ctx context.Context) {
 	// A task sleeps with the context of its last sleep, most often: its
 	// Done, and the watch on it, are as they were. (A context's Done is
 	// the same channel every time it is asked.)
-	if ctx != w.ctx {
+	if !sameContext(ctx, w.ctx) {
 		w.ctx, w.done = ctx, ctx.Done()
 		if w.done != nil && !c.watching(w.done) {
 			// An end that no Cancel brings (an interrupt) wakes the tasks that
@@ -933,6 +991,16 @@ func (c *Virtual) sleepTask(w *waiter, at time.Duration, ctx context.Context) {
 	c.seq++
 	w.seq = c.seq
 	c.wake(c.q.pushPop(w))
+}
+
+// sameContext reports whether a and b are one context, as a == b does
+// when it is true, without the runtime's call for comparing interfaces:
+// the same dynamic type and the same pointer (or box). It may report
+// false for equal contexts (two boxes of one value, which no context of
+// the context package is): sleepTask then only does more work.
+func sameContext(a, b context.Context) bool {
+	type iface struct{ tab, data unsafe.Pointer }
+	return *(*iface)(unsafe.Pointer(&a)) == *(*iface)(unsafe.Pointer(&b))
 }
 
 // watching reports whether the end of a context with done already wakes

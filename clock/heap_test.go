@@ -161,3 +161,24 @@ func TestQueueRunWakesInOrder(t *testing.T) {
 		t.Errorf("the run holds %d slots for %d sleeps: its room is not reused", len(c.q.run), len(want))
 	}
 }
+
+// TestEarlierIsBefore: earlier, the heap's comparison without a branch,
+// is before, for the keys of queued sleeps (at never negative), equal
+// wake-ups included.
+func TestEarlierIsBefore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ats := []time.Duration{0, 1, 1 << 40, 1<<63 - 1}
+	seqs := []uint64{0, 1, 1 << 40, 1<<64 - 1}
+	key := func() slot {
+		if rng.IntN(2) == 0 {
+			return slot{at: ats[rng.IntN(len(ats))], seq: seqs[rng.IntN(len(seqs))]}
+		}
+		return slot{at: time.Duration(rng.Int64N(8)), seq: rng.Uint64N(8)}
+	}
+	for range 100000 {
+		a, b := key(), key()
+		if got, want := earlier(&a, &b) == 1, before(&a, &b); got != want {
+			t.Fatalf("earlier(%+v, %+v) = %v, before %v", a, b, got, want)
+		}
+	}
+}

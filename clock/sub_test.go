@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestSubIsTimeSub: Sub is time.Time's Sub, for times with and without
@@ -70,5 +71,27 @@ func TestMonotonicIsRound(t *testing.T) {
 		if got, want := monotonic(&tm), tm != tm.Round(0); got != want {
 			t.Fatalf("monotonic(%#v) = %v, want %v", tm, got, want)
 		}
+	}
+}
+
+// TestTimeWords: words is time.Time's layout, as Sub, since and Now
+// read and write it: a time without a monotonic reading has its
+// nanoseconds alone in wall and its seconds, Unix's plus a constant, in
+// ext; one with a reading has the top bit of wall set.
+func TestTimeWords(t *testing.T) {
+	if unsafe.Sizeof(words{}) != unsafe.Sizeof(time.Time{}) {
+		t.Fatalf("words is %d bytes, time.Time %d", unsafe.Sizeof(words{}), unsafe.Sizeof(time.Time{}))
+	}
+	zero := time.Time{}
+	offset := wordsOf(&zero).ext - zero.Unix()
+	now := time.Now()
+	for _, tm := range []time.Time{now.Round(0), now.In(time.UTC), {}, time.Date(2010, 11, 1, 0, 0, 0, 999_999_999, time.FixedZone("x", 3600)), time.Unix(1<<40, 7), time.Unix(-1<<40, 7)} {
+		w := wordsOf(&tm)
+		if w.wall != uint64(tm.Nanosecond()) || w.ext-offset != tm.Unix() || w.loc != tm.Location() && !(w.loc == nil && tm.Location() == time.UTC) {
+			t.Fatalf("%#v: words %+v, want nanoseconds %d and Unix seconds %d", tm, *w, tm.Nanosecond(), tm.Unix())
+		}
+	}
+	if w := wordsOf(&now); w.wall>>63 == 0 {
+		t.Fatalf("%#v: words %+v, want a monotonic reading's bit", now, *w)
 	}
 }

@@ -236,7 +236,11 @@ func (w *worker) begin() (time.Time, context.Context, bool) {
 	// A queued request was due before its thread was free. On a virtual
 	// clock a thread wakes exactly on time, and a wake on time counts
 	// only beside a late one: the recorder is not touched for it.
-	if late := clock.Sub(now, later(l.next, l.free)); late > 0 || !l.virtual {
+	due := l.free // a closed loop's request is due when its thread is free: freed set next to it
+	if l.open {
+		due = later(l.next, l.free)
+	}
+	if late := clock.Sub(now, due); late > 0 || !l.virtual {
 		w.rec.Wake(late)
 	}
 	l.due, l.sent, l.lag = now, now, 0
