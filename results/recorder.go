@@ -1,6 +1,7 @@
 package results
 
 import (
+	"math/bits"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -584,4 +585,46 @@ func (b *secBuf) recycle() {
 	clear(b.keys)
 	b.samples, b.keys = b.samples[:0], b.keys[:0]
 	bufs.Put(b)
+}
+
+// histCounts are a latency histogram's counts by bucket, in the layout of
+// NewHistogram's histograms: the collector counts each sample in the
+// second's histogram and its key's, and the library would find the bucket
+// for each (and check it, and count the total) again. Close makes them
+// histograms.
+type histCounts []int64
+
+// histHalfBits is the log2 of half a bucket's sub-buckets in
+// NewHistogram's layout: 2·10^histDigits values at 1 µs resolution take
+// 2^8 sub-buckets; histIndex's test holds it to the library's.
+const histHalfBits = 7
+
+// histLen is the number of NewHistogram's buckets; histIndex of every
+// uint32 is below it.
+var histLen = len(NewHistogram().Export().Counts)
+
+// histShape is NewHistogram's layout, without counts.
+var histShape = func() hdr.Snapshot {
+	s := *NewHistogram().Export()
+	s.Counts = nil
+	return s
+}()
+
+func newHistCounts() histCounts { return make(histCounts, histLen) }
+
+// histIndex is the bucket NewHistogram's histograms count v in, as the
+// library computes it for a histogram of lowest value 1.
+func histIndex(v uint32) int {
+	b := bits.Len32(v|(1<<(histHalfBits+1)-1)) - (histHalfBits + 1)
+	return b<<histHalfBits + int(v>>b)
+}
+
+// histogram returns the histogram of the counts (nil: empty).
+func (h histCounts) histogram() *hdr.Histogram {
+	if h == nil {
+		return NewHistogram()
+	}
+	s := histShape
+	s.Counts = h
+	return hdr.Import(&s)
 }

@@ -18,3 +18,52 @@ func TestSampleRangeIsTheHistograms(t *testing.T) {
 		}
 	}
 }
+
+// TestHistIndexIsTheLibrarys: the collector counts samples in buckets it
+// finds itself and makes histograms of the counts; they must be the
+// histograms the library would have recorded, for every value a sample
+// holds.
+func TestHistIndexIsTheLibrarys(t *testing.T) {
+	var vs []uint32
+	for b := 0; b < 32; b++ { // each power of two, and around it
+		for _, d := range []int64{-2, -1, 0, 1, 2, 3} {
+			if v := int64(1)<<b + d; v >= histMin && v < 1<<32 {
+				vs = append(vs, uint32(v))
+			}
+		}
+	}
+	for v := uint32(1); v < 4096; v++ {
+		vs = append(vs, v)
+	}
+	vs = append(vs, uint32(histMax), uint32(histMax)+1, 1<<32-1)
+	for x := uint64(1); x < 1<<32; x = x*3 + 7 {
+		vs = append(vs, uint32(x))
+	}
+	var all histCounts = newHistCounts()
+	want := NewHistogram()
+	for _, v := range vs {
+		one := NewHistogram()
+		if err := one.RecordValue(int64(v)); err != nil {
+			t.Fatalf("%d µs: %v", v, err)
+		}
+		want.RecordValue(int64(v))
+		i := histIndex(v)
+		if i < 0 || i >= histLen || one.Export().Counts[i] != 1 {
+			t.Fatalf("%d µs: counted in bucket %d, not the library's", v, i)
+		}
+		all[i]++
+	}
+	got := all.histogram()
+	if !got.Equals(want) || got.TotalCount() != want.TotalCount() || got.Max() != want.Max() {
+		t.Fatalf("the counts' histogram is not the one recorded")
+	}
+	var e1, e2 hlogEncoder
+	b1, err1 := e1.encode(got)
+	b2, err2 := e2.encode(want)
+	if err1 != nil || err2 != nil || string(b1) != string(b2) {
+		t.Fatalf("the counts' histogram encodes otherwise: %v %v", err1, err2)
+	}
+	if h := histCounts(nil).histogram(); !h.Equals(NewHistogram()) {
+		t.Fatalf("no counts are not an empty histogram")
+	}
+}

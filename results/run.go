@@ -220,8 +220,8 @@ type Collector struct {
 	recs            []*Recorder
 	hints           []keyHint // by recorder id
 	secs            map[int]*second
-	hists           []*hdr.Histogram // the measured window's, by histKey id
-	pks             *keyCounter      // the measured window's PartitionKeys
+	hists           []histCounts // the measured window's, by histKey id
+	pks             *keyCounter  // the measured window's PartitionKeys
 	heat            *heatBuilder
 	done            chan struct{}
 	perOp           bool // see PerOperation
@@ -230,7 +230,7 @@ type Collector struct {
 // second is what the collector gathers of one second of a run.
 type second struct {
 	counts secTotals
-	hist   *hdr.Histogram
+	lat    histCounts // every request's latency
 }
 
 // secTotals are the counts of a second of a run.
@@ -270,19 +270,31 @@ func NewCollector(start, from, to time.Time) *Collector {
 func (c *Collector) add(d *secDelta) {
 	s := c.secs[d.sec]
 	if s == nil {
-		s = &second{hist: NewHistogram()}
+		s = &second{lat: newHistCounts()}
 		c.secs[d.sec] = s
 	}
 	s.counts.add(&d.counts)
+	// A sample counts in the second's histogram and its key's, which
+	// share a bucket; and runs of samples mostly share their keys.
+	lat := s.lat
+	var key, pe uint32
+	var keyLat, peLat histCounts
 	for _, v := range d.buf.samples {
 		if v.us != 0 {
-			s.hist.RecordValue(int64(v.us))
+			i := histIndex(v.us)
+			lat[i]++
 			if v.key != 0 {
-				c.hist(v.key).RecordValue(int64(v.us))
+				if v.key != key {
+					key, keyLat = v.key, c.hist(v.key)
+				}
+				keyLat[i]++
 			}
 		}
 		if v.perEntity != 0 {
-			c.hist(v.pe).RecordValue(int64(v.perEntity))
+			if v.pe != pe {
+				pe, peLat = v.pe, c.hist(v.pe)
+			}
+			peLat[histIndex(v.perEntity)]++
 		}
 	}
 	col, h := c.heat.column(d.sec), &c.hints[d.rec]
@@ -300,14 +312,14 @@ func (c *Collector) add(d *secDelta) {
 	}
 }
 
-// hist returns the run's histogram of a key.
-func (c *Collector) hist(id uint32) *hdr.Histogram {
+// hist returns the run's histogram counts of a key.
+func (c *Collector) hist(id uint32) histCounts {
 	if int(id) >= len(c.hists) {
 		c.hists = slices.Grow(c.hists, int(id)+1-len(c.hists))[:id+1]
 	}
 	h := c.hists[id]
 	if h == nil {
-		h = NewHistogram()
+		h = newHistCounts()
 		c.hists[id] = h
 	}
 	return h
@@ -364,17 +376,19 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	for sec := 0; sec <= last; sec++ {
 		s := c.secs[sec]
 		if s == nil {
-			s = &second{hist: NewHistogram()}
+			s = &second{}
 		}
-		p := PercentilesOf(s.hist)
+		h := s.lat.histogram()
+		s.lat = nil // the histogram has its own counts
+		p := PercentilesOf(h)
 		run.Intervals = append(run.Intervals, Interval{
 			Second: sec, Warmup: sec < warmupSecs, Requests: s.counts.requests, Entities: s.counts.entities,
 			Throttled: s.counts.throttled, Errors: s.counts.errors, NoAnswer: s.counts.noAnswer,
 			P50Ms: p.P50, P99Ms: p.P99, RequestUnits: s.counts.requestUnits,
 		})
-		s.hist.SetStartTimeMs(c.start.Add(time.Duration(sec) * time.Second).UnixMilli())
-		s.hist.SetEndTimeMs(c.start.Add(time.Duration(sec+1) * time.Second).UnixMilli())
-		run.IntervalHists = append(run.IntervalHists, s.hist)
+		h.SetStartTimeMs(c.start.Add(time.Duration(sec) * time.Second).UnixMilli())
+		h.SetEndTimeMs(c.start.Add(time.Duration(sec+1) * time.Second).UnixMilli())
+		run.IntervalHists = append(run.IntervalHists, h)
 	}
 
 	var totals Counts
@@ -408,7 +422,7 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	hists := make(map[string]*hdr.Histogram, len(c.hists))
 	for id, h := range c.hists {
 		if h != nil {
-			hists[c.keys.all[id-1].name()] = h
+			hists[c.keys.all[id-1].name()] = h.histogram()
 		}
 	}
 	if err := summarize(run, totals, hists, ops); err != nil {
