@@ -67,3 +67,18 @@ func TestHistIndexIsTheLibrarys(t *testing.T) {
 		t.Fatalf("no counts are not an empty histogram")
 	}
 }
+
+// TestMedianAndP99AreThePercentiles: an interval's percentiles are those
+// PercentilesOf finds.
+func TestMedianAndP99AreThePercentiles(t *testing.T) {
+	h := NewHistogram()
+	for _, n := range []int{0, 1, 2, 3, 99, 100, 101, 1000, 12345} {
+		for i := 0; i < n; i++ {
+			h.RecordValue(int64(1 + (i*7919)%(1<<(i%24+1))))
+		}
+		p := PercentilesOf(h)
+		if p50, p99 := medianAndP99(h); p50 != p.P50 || p99 != p.P99 {
+			t.Errorf("%d values: %v %v, PercentilesOf says %v %v", h.TotalCount(), p50, p99, p.P50, p.P99)
+		}
+	}
+}
