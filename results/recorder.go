@@ -136,6 +136,10 @@ type Recorder struct {
 	wake       *hdr.Histogram // how late the thread woke for each request, in target time
 	retryAfter *hdr.Histogram // what the service's 429s asked to wait, in µs
 	id         int32          // the recorder's number in its collector
+	// spare is a buffer the collector emptied of this recorder's second,
+	// for its next: a thread's seconds are alike, so that its buffers
+	// keep the room they grew to.
+	spare atomic.Pointer[secBuf]
 }
 
 // Warm prefetches the recorder, which its next request reads: a
@@ -505,7 +509,10 @@ func (r *Recorder) flushSecond() {
 	if r.sec >= 0 && r.secCnt.requests > 0 {
 		// The collector owns the sent slices, and returns them emptied in
 		// a buffer for another second.
-		b := bufs.Get().(*secBuf)
+		b := r.spare.Swap(nil)
+		if b == nil { // the collector has yet to empty one
+			b = newSecBuf(len(r.secVals), len(r.secKeys))
+		}
 		full := secBuf{r.secVals, r.secKeys}
 		r.secVals, r.secKeys = b.samples[:0], b.keys[:0]
 		*b = full
@@ -566,25 +573,28 @@ type keyRun struct {
 	class       outcomeClass
 }
 
-// bufs are buffers a worker hands the collector with a second's requests
-// in, and takes back emptied, one pool operation a second each way.
-var bufs = sync.Pool{New: func() any {
-	// Room for a few requests, rather than grow from 1 in a thread's
-	// first requests of a second: a thread of a large simulated client
-	// sends one or two, and its requests mostly share a key.
-	return &secBuf{samples: make([]sample, 0, 4), keys: make([]keyRun, 0, 2)}
-}}
+// newSecBuf returns a buffer for a worker's second with room for
+// somewhat more than the requests and keys of the second before, which
+// the next is most often like: it need not grow from a few, request by
+// request. It has room for a few at least: a thread of a large simulated
+// client sends one or two a second, and its requests mostly share a key.
+func newSecBuf(samples, keys int) *secBuf {
+	return &secBuf{samples: make([]sample, 0, samples+samples/4+4), keys: make([]keyRun, 0, keys+keys/4+2)}
+}
 
-// recycle returns a buffer the collector is done with to the pool,
-// emptied, and cleared of keys: a pooled buffer pins no request's
-// PartitionKey. A buffer grown past reason is left to the garbage.
-func (b *secBuf) recycle() {
+// recycle gives a buffer the collector is done with back to the recorder
+// that sent it, emptied, and cleared of keys: a spare buffer pins no
+// request's PartitionKey. A buffer grown past reason is left to the
+// garbage. At most one a recorder is kept; it then holds two, as many as
+// it would hand off and take back through a shared pool, whose buffers
+// all its threads draw on at once when a second ends in virtual time.
+func (b *secBuf) recycle(r *Recorder) {
 	if cap(b.samples) > 1<<16 || cap(b.keys) > 1<<16 {
 		return
 	}
 	clear(b.keys)
 	b.samples, b.keys = b.samples[:0], b.keys[:0]
-	bufs.Put(b)
+	r.spare.Store(b)
 }
 
 // histCounts are a latency histogram's counts by bucket, in the layout of

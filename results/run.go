@@ -268,7 +268,7 @@ func NewCollector(start, from, to time.Time) *Collector {
 		defer close(c.done)
 		for d := range c.c {
 			c.add(&d)
-			d.buf.recycle()
+			d.buf.recycle(c.recs[d.rec])
 		}
 	}()
 	return c
