@@ -233,6 +233,11 @@ type Collector struct {
 	heat            *heatBuilder
 	done            chan struct{}
 	perOp           bool // see PerOperation
+	// wall says that start has no monotonic clock reading, as a virtual
+	// clock's times have none: a time's offset from it is then its wall
+	// time's, which Record finds from start's Unix time, taken once.
+	wall              bool
+	startSec, startNs int64
 }
 
 // second is what the collector gathers of one second of a run.
@@ -264,6 +269,7 @@ func NewCollector(start, from, to time.Time) *Collector {
 		c: make(chan secDelta, 4096), secs: map[int]*second{},
 		pks: newKeyCounter(), heat: newHeatBuilder(to.Sub(start)), done: make(chan struct{})}
 	c.pks.renumbered = func() { clear(c.hints) }
+	c.wall, c.startSec, c.startNs = start == start.Round(0), start.Unix(), int64(start.Nanosecond())
 	go func() {
 		defer close(c.done)
 		for d := range c.c {
