@@ -115,14 +115,15 @@ func (c *Counts) add(o *Counts) {
 type Recorder struct {
 	// What a request touches comes first, within a few cache lines: a run
 	// of many threads finds few of them in the cache.
-	c       *Collector // the run's start and window, and where seconds go
-	sec     int        // the second being recorded, from the run's start
-	secCnt  secCounts  // its counts
-	secVals []sample   // its requests' latencies
-	secKeys []keyRun   // and where they landed
-	last    *histKey   // the key of the last failed request in the window, which most often the next one shares
-	op      *opCounts  // and its operation's counts: op0's, or one of those after it
-	maxLag  time.Duration
+	c            *Collector    // the run's start and window, and where seconds go
+	sec          int           // the second being recorded, from the run's start
+	secLo, secHi time.Duration // the offsets that complete in sec, [secLo, secHi): a request compares rather than divides
+	secCnt       secCounts     // its counts
+	secVals      []sample      // its requests' latencies
+	secKeys      []keyRun      // and where they landed
+	last         *histKey      // the key of the last failed request in the window, which most often the next one shares
+	op           *opCounts     // and its operation's counts: op0's, or one of those after it
+	maxLag       time.Duration
 	// The live counters are added to every liveEvery of the run's time, of
 	// the second's counts, those up to pub already added.
 	liveAt time.Duration
@@ -362,9 +363,8 @@ func (r *Recorder) RecordAt(op, pk string, n int, dueOff, doneOff time.Duration,
 			class = classThrottled
 		}
 	}
-	if sec := int(doneOff / time.Second); sec != r.sec {
-		r.flushSecond()
-		r.sec = sec
+	if doneOff < r.secLo || doneOff >= r.secHi {
+		r.toSecond(doneOff)
 	}
 	s := &r.secCnt
 	s.requests++
@@ -387,7 +387,7 @@ func (r *Recorder) RecordAt(op, pk string, n int, dueOff, doneOff time.Duration,
 	measured := r.inWindowAt(dueOff)
 	if measured {
 		o := r.op
-		if o == nil || o.op != op {
+		if o == nil || !equalString(o.op, op) {
 			o = r.opCounts(op)
 		}
 		o.requests++
@@ -429,24 +429,59 @@ func (r *Recorder) RecordAt(op, pk string, n int, dueOff, doneOff time.Duration,
 		}
 		if ok && n > 0 {
 			sm.pe = k.pe
-			if sm.perEntity = histValue(max(us/int64(n), histMin)); sm.perEntity == 0 {
+			pe := us // a request of one entity is most common, and a division is slow
+			if n != 1 {
+				pe = max(us/int64(n), histMin)
+			}
+			if sm.perEntity = histValue(pe); sm.perEntity == 0 {
 				r.c.keys.byID(sm.pe).past.Store(true)
 			}
 		}
 	}
-	if k := len(r.secKeys) - 1; k >= 0 && r.secKeys[k].pk == pk && r.secKeys[k].class == class {
-		r.secKeys[k].n++
-		if measured {
-			r.secKeys[k].measured++
-		}
-	} else {
-		kr := keyRun{pk: pk, class: class, n: 1}
-		if measured {
-			kr.measured = 1
-		}
-		r.secKeys = append(r.secKeys, kr)
-	}
 	r.secVals = append(r.secVals, sm)
+	if k := len(r.secKeys) - 1; k >= 0 {
+		if kr := &r.secKeys[k]; kr.class == class && equalString(kr.pk, pk) {
+			kr.n++
+			if measured {
+				kr.measured++
+			}
+			return
+		}
+	}
+	kr := keyRun{pk: pk, class: class, n: 1}
+	if measured {
+		kr.measured = 1
+	}
+	r.secKeys = append(r.secKeys, kr)
+}
+
+// toSecond moves the recorder to the second a request that completed at
+// done (from the run's start) completed in, handing the last over to the
+// collector if it is another.
+func (r *Recorder) toSecond(done time.Duration) {
+	sec := int(done / time.Second)
+	if sec != r.sec {
+		r.flushSecond()
+		r.sec = sec
+	}
+	// The offsets whose second, truncated as the division truncates, is
+	// sec; an overflowing bound leaves the range empty, and each request
+	// then comes here to divide.
+	lo, hi := time.Duration(sec)*time.Second, time.Duration(sec+1)*time.Second
+	switch {
+	case sec == 0:
+		lo = -time.Second + 1
+	case sec < 0:
+		lo, hi = lo-time.Second+1, lo+1
+	}
+	r.secLo, r.secHi = lo, hi
+}
+
+// equalString is a == b, without a call when they are the same bytes in
+// memory, as a thread's operation and PartitionKey mostly are from one
+// request to the next.
+func equalString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // opCounts returns op's counts in the window, made on its first request.

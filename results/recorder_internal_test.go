@@ -1,6 +1,9 @@
 package results
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestSampleRangeIsTheHistograms: a sample holds a latency in 32 bits,
 // and 0 for one the histograms would refuse; that is right only while
@@ -79,6 +82,28 @@ func TestMedianAndP99AreThePercentiles(t *testing.T) {
 		p := PercentilesOf(h)
 		if p50, p99 := medianAndP99(h); p50 != p.P50 || p99 != p.P99 {
 			t.Errorf("%d values: %v %v, PercentilesOf says %v %v", h.TotalCount(), p50, p99, p.P50, p.P99)
+		}
+	}
+}
+
+// TestSecondBounds: a recorder tells a request's second by its bounds,
+// which must hold the offsets the division puts in the second and no
+// other, either side of zero too.
+func TestSecondBounds(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := NewCollector(start, start, start.Add(time.Hour)).Recorder(&Live{})
+	for _, s := range []time.Duration{-3, -2, -1, 0, 1, 2, 3, 3600} {
+		for _, d := range []time.Duration{-1, 0, 1, time.Second / 2, time.Second - 1} {
+			off := s*time.Second + d
+			r.toSecond(off)
+			if r.sec != int(off/time.Second) {
+				t.Fatalf("%v: second %d, want %d", off, r.sec, int(off/time.Second))
+			}
+			for _, o := range []time.Duration{off, r.secLo - 1, r.secLo, r.secHi - 1, r.secHi} {
+				if in, want := o >= r.secLo && o < r.secHi, int(o/time.Second) == r.sec; in != want {
+					t.Errorf("second %d: bounds [%v, %v) say %v of %v, the division %v", r.sec, r.secLo, r.secHi, in, o, want)
+				}
+			}
 		}
 	}
 }
