@@ -687,6 +687,16 @@ func histIndex(v uint32) int {
 	return b<<histHalfBits + int(v>>b)
 }
 
+// counted reports whether the counts count anything.
+func (h histCounts) counted() bool {
+	for _, n := range h {
+		if n != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // histogram returns the histogram of the counts (nil: empty).
 func (h histCounts) histogram() *hdr.Histogram {
 	if h == nil {

@@ -289,27 +289,18 @@ func (c *Collector) add(d *secDelta) {
 	}
 	s.counts.add(&d.counts)
 	// A sample counts in the second's histogram and its key's, which
-	// share a bucket; and runs of samples mostly share their keys.
-	lat := s.lat
-	var key, pe uint32
-	var keyLat, peLat histCounts
-	for _, v := range d.buf.samples {
-		if v.us != 0 {
-			i := histIndex(v.us)
-			lat[i]++
-			if v.key != 0 {
-				if v.key != key {
-					key, keyLat = v.key, c.hist(v.key)
-				}
-				keyLat[i]++
-			}
+	// share a bucket; and runs of samples share their keys, whose counts
+	// are found once a run.
+	for samples := d.buf.samples; len(samples) > 0; {
+		key, pe := samples[0].key, samples[0].pe
+		var keyLat, peLat histCounts
+		if key != 0 {
+			keyLat = c.hist(key)
 		}
-		if v.perEntity != 0 {
-			if v.pe != pe {
-				pe, peLat = v.pe, c.hist(v.pe)
-			}
-			peLat[histIndex(v.perEntity)]++
+		if pe != 0 {
+			peLat = c.hist(pe)
 		}
+		samples = samples[countRun(s.lat, keyLat, peLat, samples):]
 	}
 	col, h := c.heat.column(d.sec), &c.hints[d.rec]
 	for _, k := range d.buf.keys {
@@ -324,6 +315,35 @@ func (c *Collector) add(d *secDelta) {
 			c.pks.add(id, k.class == classThrottled, int64(k.measured))
 		}
 	}
+}
+
+// countRun counts the latencies of the samples up to the first of
+// another key or per-entity key than the first's: each in lat, and in
+// keyLat and peLat, the counts of their keys (nil for none). It returns
+// how many it counted. It calls nothing, so that its loop keeps its
+// values in registers.
+func countRun(lat, keyLat, peLat histCounts, samples []sample) int {
+	key, pe := samples[0].key, samples[0].pe
+	for n, v := range samples {
+		if v.key != key || v.pe != pe {
+			return n
+		}
+		i := 0
+		if v.us != 0 {
+			i = histIndex(v.us)
+			lat[i]++
+			if key != 0 {
+				keyLat[i]++
+			}
+		}
+		if v.perEntity != 0 {
+			if v.perEntity != v.us { // else a request of one entity, in the same bucket
+				i = histIndex(v.perEntity)
+			}
+			peLat[i]++
+		}
+	}
+	return len(samples)
 }
 
 // hist returns the run's histogram counts of a key.
@@ -435,8 +455,14 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	}
 	hists := make(map[string]*hdr.Histogram, len(c.hists))
 	for id, h := range c.hists {
-		if h != nil {
-			hists[c.keys.all[id-1].name()] = h.histogram()
+		// add makes the counts of a run of samples' keys whether or not a
+		// sample counts in them: a key has its histogram when one did, or
+		// one was past the histograms' range.
+		if h == nil {
+			continue
+		}
+		if k := c.keys.all[id-1]; h.counted() || k.past.Load() {
+			hists[k.name()] = h.histogram()
 		}
 	}
 	if err := summarize(run, totals, hists, ops); err != nil {
