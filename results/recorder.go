@@ -328,16 +328,26 @@ func (r *Recorder) inWindowAt(due time.Duration) bool {
 // to the measured window when it was due in it, however late it completed:
 // a request in flight at the end is recorded, not lost.
 func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
-	// The times' offsets from the start, as Sub finds them, at a fraction
-	// of its cost when the start has no monotonic clock reading (a virtual
-	// clock's has none): their wall times' differences.
+	dueOff, doneOff := r.Offsets(due, done)
+	r.RecordAt(op, pk, n, dueOff, doneOff, outcome, lag, retry)
+}
+
+// Offsets returns due's and done's offsets from the run's start, as
+// RecordAt takes them: Sub's, at a fraction of its cost when the start
+// has no monotonic clock reading (a virtual clock's has none), their wall
+// times' differences.
+func (r *Recorder) Offsets(due, done time.Time) (dueOff, doneOff time.Duration) {
 	c := r.c
 	dueSec, doneSec := due.Unix()-c.startSec, done.Unix()-c.startSec
 	if c.wall && -maxSpan < dueSec && dueSec < maxSpan && -maxSpan < doneSec && doneSec < maxSpan {
-		r.RecordAt(op, pk, n, c.wallOffset(dueSec, due.Nanosecond()), c.wallOffset(doneSec, done.Nanosecond()), outcome, lag, retry)
-		return
+		return c.wallOffset(dueSec, due.Nanosecond()), c.wallOffset(doneSec, done.Nanosecond())
 	}
-	r.RecordAt(op, pk, n, clock.Sub(due, c.start), clock.Sub(done, c.start), outcome, lag, retry)
+	return c.offsets(due, done)
+}
+
+// offsets is Offsets the long way, by Sub.
+func (c *Collector) offsets(due, done time.Time) (dueOff, doneOff time.Duration) {
+	return clock.Sub(due, c.start), clock.Sub(done, c.start)
 }
 
 // maxSpan is how many seconds from the run's start a time may be for

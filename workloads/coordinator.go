@@ -718,7 +718,8 @@ func (w *worker) record(due, done time.Time, err error, lag time.Duration, retry
 	if err != nil {
 		outcome, ra = Outcome(err), retryAfter(err)
 	}
-	w.rec.Record(string(op.Kind), pk, n, due, done, outcome, lag, retry)
+	dueOff, doneOff := w.rec.Offsets(due, done)
+	w.rec.RecordAt(string(op.Kind), pk, n, dueOff, doneOff, outcome, lag, retry)
 	w.rec.Charge(due, op.Charge, ra)
 }
 
