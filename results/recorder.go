@@ -351,7 +351,7 @@ func (c *Collector) offsets(due, done time.Time) (dueOff, doneOff time.Duration)
 }
 
 // maxSpan is how many seconds from the run's start a time may be for
-// Record's shortcut: its offset in nanoseconds then fits in a Duration.
+// Offsets' shortcut: its offset in nanoseconds then fits in a Duration.
 const maxSpan = 9e9
 
 // wallOffset is the offset from the start of a time sec seconds after
@@ -539,6 +539,7 @@ func (r *Recorder) Charge(due time.Time, ru float64, retryAfter time.Duration) {
 	r.charge(due, ru, retryAfter)
 }
 
+// charge is Charge of something to say.
 func (r *Recorder) charge(due time.Time, ru float64, retryAfter time.Duration) {
 	r.ChargeAt(due.Sub(r.c.start), ru, retryAfter)
 }
@@ -653,9 +654,10 @@ func newSecBuf(samples, keys int) *secBuf {
 // recycle gives a buffer the collector is done with back to the recorder
 // that sent it, emptied, and cleared of keys: a spare buffer pins no
 // request's PartitionKey. A buffer grown past reason is left to the
-// garbage. At most one a recorder is kept; it then holds two, as many as
-// it would hand off and take back through a shared pool, whose buffers
-// all its threads draw on at once when a second ends in virtual time.
+// garbage. A recorder keeps at most one spare, and so holds two buffers,
+// as it did with a shared pool; from a pool, in virtual time, every
+// thread drew at once when a second ended, before the collector had
+// emptied any.
 func (b *secBuf) recycle(r *Recorder) {
 	if cap(b.samples) > 1<<16 || cap(b.keys) > 1<<16 {
 		return

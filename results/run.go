@@ -235,7 +235,7 @@ type Collector struct {
 	perOp           bool // see PerOperation
 	// wall says that start has no monotonic clock reading, as a virtual
 	// clock's times have none: a time's offset from it is then its wall
-	// time's, which Record finds from start's Unix time, taken once.
+	// time's, which Offsets finds from start's Unix time, taken once.
 	wall              bool
 	startSec, startNs int64
 }
