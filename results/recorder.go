@@ -1,6 +1,7 @@
 package results
 
 import (
+	"math/bits"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,14 +115,15 @@ func (c *Counts) add(o *Counts) {
 type Recorder struct {
 	// What a request touches comes first, within a few cache lines: a run
 	// of many threads finds few of them in the cache.
-	c       *Collector // the run's start and window, and where seconds go
-	sec     int        // the second being recorded, from the run's start
-	secCnt  secCounts  // its counts
-	secVals []sample   // its requests' latencies
-	secKeys []keyRun   // and where they landed
-	last    *histKey   // the key of the last failed request in the window, which most often the next one shares
-	op      *opCounts  // and its operation's counts: op0's, or one of those after it
-	maxLag  time.Duration
+	c            *Collector    // the run's start and window, and where seconds go
+	sec          int           // the second being recorded, from the run's start
+	secLo, secHi time.Duration // the offsets that complete in sec, [secLo, secHi): a request compares rather than divides
+	secCnt       secCounts     // its counts
+	secVals      []sample      // its requests' latencies
+	secKeys      []keyRun      // and where they landed
+	last         *histKey      // the key of the last failed request in the window, which most often the next one shares
+	op           *opCounts     // and its operation's counts: op0's, or one of those after it
+	maxLag       time.Duration
 	// The live counters are added to every liveEvery of the run's time, of
 	// the second's counts, those up to pub already added.
 	liveAt time.Duration
@@ -135,6 +137,10 @@ type Recorder struct {
 	wake       *hdr.Histogram // how late the thread woke for each request, in target time
 	retryAfter *hdr.Histogram // what the service's 429s asked to wait, in µs
 	id         int32          // the recorder's number in its collector
+	// spare is a buffer the collector emptied of this recorder's second,
+	// for its next: a thread's seconds are alike, so that its buffers
+	// keep the room they grew to.
+	spare atomic.Pointer[secBuf]
 }
 
 // Warm prefetches the recorder, which its next request reads: a
@@ -322,7 +328,36 @@ func (r *Recorder) inWindowAt(due time.Duration) bool {
 // to the measured window when it was due in it, however late it completed:
 // a request in flight at the end is recorded, not lost.
 func (r *Recorder) Record(op, pk string, n int, due, done time.Time, outcome string, lag time.Duration, retry bool) {
-	r.RecordAt(op, pk, n, clock.Sub(due, r.c.start), clock.Sub(done, r.c.start), outcome, lag, retry)
+	dueOff, doneOff := r.Offsets(due, done)
+	r.RecordAt(op, pk, n, dueOff, doneOff, outcome, lag, retry)
+}
+
+// Offsets returns due's and done's offsets from the run's start, as
+// RecordAt takes them: Sub's, at a fraction of its cost when the start
+// has no monotonic clock reading (a virtual clock's has none), their wall
+// times' differences.
+func (r *Recorder) Offsets(due, done time.Time) (dueOff, doneOff time.Duration) {
+	c := r.c
+	dueSec, doneSec := due.Unix()-c.startSec, done.Unix()-c.startSec
+	if c.wall && -maxSpan < dueSec && dueSec < maxSpan && -maxSpan < doneSec && doneSec < maxSpan {
+		return c.wallOffset(dueSec, due.Nanosecond()), c.wallOffset(doneSec, done.Nanosecond())
+	}
+	return c.offsets(due, done)
+}
+
+// offsets is Offsets the long way, by Sub.
+func (c *Collector) offsets(due, done time.Time) (dueOff, doneOff time.Duration) {
+	return clock.Sub(due, c.start), clock.Sub(done, c.start)
+}
+
+// maxSpan is how many seconds from the run's start a time may be for
+// Offsets' shortcut: its offset in nanoseconds then fits in a Duration.
+const maxSpan = 9e9
+
+// wallOffset is the offset from the start of a time sec seconds after
+// the start's second (in Unix time) and ns nanoseconds into its own.
+func (c *Collector) wallOffset(sec int64, ns int) time.Duration {
+	return time.Duration(sec)*time.Second + time.Duration(int64(ns)-c.startNs)
 }
 
 // RecordAt is Record with the times given from the run's start (the
@@ -338,9 +373,8 @@ func (r *Recorder) RecordAt(op, pk string, n int, dueOff, doneOff time.Duration,
 			class = classThrottled
 		}
 	}
-	if sec := int(doneOff / time.Second); sec != r.sec {
-		r.flushSecond()
-		r.sec = sec
+	if doneOff < r.secLo || doneOff >= r.secHi {
+		r.toSecond(doneOff)
 	}
 	s := &r.secCnt
 	s.requests++
@@ -363,7 +397,7 @@ func (r *Recorder) RecordAt(op, pk string, n int, dueOff, doneOff time.Duration,
 	measured := r.inWindowAt(dueOff)
 	if measured {
 		o := r.op
-		if o == nil || o.op != op {
+		if o == nil || !equalString(o.op, op) {
 			o = r.opCounts(op)
 		}
 		o.requests++
@@ -405,24 +439,59 @@ func (r *Recorder) RecordAt(op, pk string, n int, dueOff, doneOff time.Duration,
 		}
 		if ok && n > 0 {
 			sm.pe = k.pe
-			if sm.perEntity = histValue(max(us/int64(n), histMin)); sm.perEntity == 0 {
+			pe := us // a request of one entity is most common, and a division is slow
+			if n != 1 {
+				pe = max(us/int64(n), histMin)
+			}
+			if sm.perEntity = histValue(pe); sm.perEntity == 0 {
 				r.c.keys.byID(sm.pe).past.Store(true)
 			}
 		}
 	}
-	if k := len(r.secKeys) - 1; k >= 0 && r.secKeys[k].pk == pk && r.secKeys[k].class == class {
-		r.secKeys[k].n++
-		if measured {
-			r.secKeys[k].measured++
-		}
-	} else {
-		kr := keyRun{pk: pk, class: class, n: 1}
-		if measured {
-			kr.measured = 1
-		}
-		r.secKeys = append(r.secKeys, kr)
-	}
 	r.secVals = append(r.secVals, sm)
+	if k := len(r.secKeys) - 1; k >= 0 {
+		if kr := &r.secKeys[k]; kr.class == class && equalString(kr.pk, pk) {
+			kr.n++
+			if measured {
+				kr.measured++
+			}
+			return
+		}
+	}
+	kr := keyRun{pk: pk, class: class, n: 1}
+	if measured {
+		kr.measured = 1
+	}
+	r.secKeys = append(r.secKeys, kr)
+}
+
+// toSecond moves the recorder to the second a request that completed at
+// done (from the run's start) completed in, handing the last over to the
+// collector if it is another.
+func (r *Recorder) toSecond(done time.Duration) {
+	sec := int(done / time.Second)
+	if sec != r.sec {
+		r.flushSecond()
+		r.sec = sec
+	}
+	// The offsets whose second, truncated as the division truncates, is
+	// sec; an overflowing bound leaves the range empty, and each request
+	// then comes here to divide.
+	lo, hi := time.Duration(sec)*time.Second, time.Duration(sec+1)*time.Second
+	switch {
+	case sec == 0:
+		lo = -time.Second + 1
+	case sec < 0:
+		lo, hi = lo-time.Second+1, lo+1
+	}
+	r.secLo, r.secHi = lo, hi
+}
+
+// equalString is a == b, without a call when they are the same bytes in
+// memory, as a thread's operation and PartitionKey mostly are from one
+// request to the next.
+func equalString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // opCounts returns op's counts in the window, made on its first request.
@@ -464,9 +533,14 @@ func (o *opCounts) countError(code string) {
 // did not say) and, for a throttled answer, how long it asked the client
 // to wait (0 when it did not say). Call it right after Record.
 func (r *Recorder) Charge(due time.Time, ru float64, retryAfter time.Duration) {
-	if ru == 0 && retryAfter <= 0 {
+	if ru == 0 && retryAfter <= 0 { // inlined: most requests have nothing to say
 		return
 	}
+	r.charge(due, ru, retryAfter)
+}
+
+// charge is Charge of something to say.
+func (r *Recorder) charge(due time.Time, ru float64, retryAfter time.Duration) {
 	r.ChargeAt(due.Sub(r.c.start), ru, retryAfter)
 }
 
@@ -504,7 +578,10 @@ func (r *Recorder) flushSecond() {
 	if r.sec >= 0 && r.secCnt.requests > 0 {
 		// The collector owns the sent slices, and returns them emptied in
 		// a buffer for another second.
-		b := bufs.Get().(*secBuf)
+		b := r.spare.Swap(nil)
+		if b == nil { // the collector has yet to empty one
+			b = newSecBuf(len(r.secVals), len(r.secKeys))
+		}
 		full := secBuf{r.secVals, r.secKeys}
 		r.secVals, r.secKeys = b.samples[:0], b.keys[:0]
 		*b = full
@@ -565,23 +642,79 @@ type keyRun struct {
 	class       outcomeClass
 }
 
-// bufs are buffers a worker hands the collector with a second's requests
-// in, and takes back emptied, one pool operation a second each way.
-var bufs = sync.Pool{New: func() any {
-	// Room for a few requests, rather than grow from 1 in a thread's
-	// first requests of a second: a thread of a large simulated client
-	// sends one or two, and its requests mostly share a key.
-	return &secBuf{samples: make([]sample, 0, 4), keys: make([]keyRun, 0, 2)}
-}}
+// newSecBuf returns a buffer for a worker's second with room for
+// somewhat more than the requests and keys of the second before, which
+// the next is most often like: it need not grow from a few, request by
+// request. It has room for a few at least: a thread of a large simulated
+// client sends one or two a second, and its requests mostly share a key.
+func newSecBuf(samples, keys int) *secBuf {
+	return &secBuf{samples: make([]sample, 0, samples+samples/4+4), keys: make([]keyRun, 0, keys+keys/4+2)}
+}
 
-// recycle returns a buffer the collector is done with to the pool,
-// emptied, and cleared of keys: a pooled buffer pins no request's
-// PartitionKey. A buffer grown past reason is left to the garbage.
-func (b *secBuf) recycle() {
+// recycle gives a buffer the collector is done with back to the recorder
+// that sent it, emptied, and cleared of keys: a spare buffer pins no
+// request's PartitionKey. A buffer grown past reason is left to the
+// garbage. A recorder keeps at most one spare, and so holds two buffers,
+// as it did with a shared pool; from a pool, in virtual time, every
+// thread drew at once when a second ended, before the collector had
+// emptied any.
+func (b *secBuf) recycle(r *Recorder) {
 	if cap(b.samples) > 1<<16 || cap(b.keys) > 1<<16 {
 		return
 	}
 	clear(b.keys)
 	b.samples, b.keys = b.samples[:0], b.keys[:0]
-	bufs.Put(b)
+	r.spare.Store(b)
+}
+
+// histCounts are a latency histogram's counts by bucket, in the layout of
+// NewHistogram's histograms: the collector counts each sample in the
+// second's histogram and its key's, and the library would find the bucket
+// for each (and check it, and count the total) again. Close makes them
+// histograms.
+type histCounts []int64
+
+// histHalfBits is the log2 of half a bucket's sub-buckets in
+// NewHistogram's layout: 2·10^histDigits values at 1 µs resolution take
+// 2^8 sub-buckets; histIndex's test holds it to the library's.
+const histHalfBits = 7
+
+// histLen is the number of NewHistogram's buckets; histIndex of every
+// uint32 is below it.
+var histLen = len(NewHistogram().Export().Counts)
+
+// histShape is NewHistogram's layout, without counts.
+var histShape = func() hdr.Snapshot {
+	s := *NewHistogram().Export()
+	s.Counts = nil
+	return s
+}()
+
+func newHistCounts() histCounts { return make(histCounts, histLen) }
+
+// histIndex is the bucket NewHistogram's histograms count v in, as the
+// library computes it for a histogram of lowest value 1.
+func histIndex(v uint32) int {
+	b := bits.Len32(v|(1<<(histHalfBits+1)-1)) - (histHalfBits + 1)
+	return b<<histHalfBits + int(v>>b)
+}
+
+// counted reports whether the counts count anything.
+func (h histCounts) counted() bool {
+	for _, n := range h {
+		if n != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// histogram returns the histogram of the counts (nil: empty).
+func (h histCounts) histogram() *hdr.Histogram {
+	if h == nil {
+		return NewHistogram()
+	}
+	s := histShape
+	s.Counts = h
+	return hdr.Import(&s)
 }

@@ -1,6 +1,9 @@
 package results
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestSampleRangeIsTheHistograms: a sample holds a latency in 32 bits,
 // and 0 for one the histograms would refuse; that is right only while
@@ -15,6 +18,92 @@ func TestSampleRangeIsTheHistograms(t *testing.T) {
 	for _, v := range []int64{1 << 32, 1 << 40} {
 		if err := h.RecordValue(v); err == nil || histValue(v) != 0 {
 			t.Errorf("%d µs: the histogram says %v, the sample holds %d; want it left out by both", v, err, histValue(v))
+		}
+	}
+}
+
+// TestHistIndexIsTheLibrarys: the collector counts samples in buckets it
+// finds itself and makes histograms of the counts; they must be the
+// histograms the library would have recorded, for every value a sample
+// holds.
+func TestHistIndexIsTheLibrarys(t *testing.T) {
+	var vs []uint32
+	for b := 0; b < 32; b++ { // each power of two, and around it
+		for _, d := range []int64{-2, -1, 0, 1, 2, 3} {
+			if v := int64(1)<<b + d; v >= histMin && v < 1<<32 {
+				vs = append(vs, uint32(v))
+			}
+		}
+	}
+	for v := uint32(1); v < 4096; v++ {
+		vs = append(vs, v)
+	}
+	vs = append(vs, uint32(histMax), uint32(histMax)+1, 1<<32-1)
+	for x := uint64(1); x < 1<<32; x = x*3 + 7 {
+		vs = append(vs, uint32(x))
+	}
+	var all histCounts = newHistCounts()
+	want := NewHistogram()
+	for _, v := range vs {
+		one := NewHistogram()
+		if err := one.RecordValue(int64(v)); err != nil {
+			t.Fatalf("%d µs: %v", v, err)
+		}
+		want.RecordValue(int64(v))
+		i := histIndex(v)
+		if i < 0 || i >= histLen || one.Export().Counts[i] != 1 {
+			t.Fatalf("%d µs: counted in bucket %d, not the library's", v, i)
+		}
+		all[i]++
+	}
+	got := all.histogram()
+	if !got.Equals(want) || got.TotalCount() != want.TotalCount() || got.Max() != want.Max() {
+		t.Fatalf("the counts' histogram is not the one recorded")
+	}
+	var e1, e2 hlogEncoder
+	b1, err1 := e1.encode(got)
+	b2, err2 := e2.encode(want)
+	if err1 != nil || err2 != nil || string(b1) != string(b2) {
+		t.Fatalf("the counts' histogram encodes otherwise: %v %v", err1, err2)
+	}
+	if h := histCounts(nil).histogram(); !h.Equals(NewHistogram()) {
+		t.Fatalf("no counts are not an empty histogram")
+	}
+}
+
+// TestMedianAndP99AreThePercentiles: an interval's percentiles are those
+// PercentilesOf finds.
+func TestMedianAndP99AreThePercentiles(t *testing.T) {
+	h := NewHistogram()
+	for _, n := range []int{0, 1, 2, 3, 99, 100, 101, 1000, 12345} {
+		for i := 0; i < n; i++ {
+			h.RecordValue(int64(1 + (i*7919)%(1<<(i%24+1))))
+		}
+		p := PercentilesOf(h)
+		if p50, p99 := medianAndP99(h); p50 != p.P50 || p99 != p.P99 {
+			t.Errorf("%d values: %v %v, PercentilesOf says %v %v", h.TotalCount(), p50, p99, p.P50, p.P99)
+		}
+	}
+}
+
+// TestSecondBounds: a recorder tells a request's second by its bounds,
+// which must hold the offsets the division puts in the second and no
+// other, either side of zero too.
+func TestSecondBounds(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := NewCollector(start, start, start.Add(time.Hour)).Recorder(&Live{})
+	for _, s := range []time.Duration{-3, -2, -1, 0, 1, 2, 3, 3600} {
+		for _, d := range []time.Duration{-1, 0, 1, time.Second / 2, time.Second - 1} {
+			off := s*time.Second + d
+			r.toSecond(off)
+			if r.sec != int(off/time.Second) {
+				t.Fatalf("%v: second %d, want %d", off, r.sec, int(off/time.Second))
+			}
+			for _, o := range []time.Duration{off, r.secLo - 1, r.secLo, r.secHi - 1, r.secHi} {
+				if in, want := o >= r.secLo && o < r.secHi, int(o/time.Second) == r.sec; in != want {
+					t.Errorf("second %d: bounds [%v, %v) say %v of %v, the division %v", r.sec, r.secLo, r.secHi, in, o, want)
+				}
+			}
 		}
 	}
 }

@@ -256,3 +256,59 @@ func TestLatencyPastTheHistograms(t *testing.T) {
 		t.Errorf("latency %+v, want none", p)
 	}
 }
+
+// TestRecordIsRecordAtOfSub: Record takes a time's offset from the start
+// the short way when it can; it must be Sub's to the nanosecond, for a
+// start with or without a monotonic clock reading, times with or without
+// one, and times a nanosecond either side of a second, of the window's
+// edges and of a latency's microsecond.
+func TestRecordIsRecordAtOfSub(t *testing.T) {
+	now := time.Now()
+	for _, start := range []time.Time{
+		time.Date(2010, 1, 1, 0, 0, 0, 999_999_999, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 1, time.UTC),
+		now,
+		now.Round(0),
+	} {
+		from, to := start.Add(time.Second), start.Add(3*time.Second)
+		var offs []time.Duration
+		for s := time.Duration(0); s <= 4; s++ {
+			for _, d := range []time.Duration{-1001, -1000, -999, -1, 0, 1, 999, 1000, 1001} {
+				offs = append(offs, s*time.Second+d)
+			}
+		}
+		var out [2][]byte
+		for i := range out {
+			col := results.NewCollector(start, from, to)
+			rec := col.Recorder(&results.Live{})
+			for j, due := range offs {
+				for k, done := range offs[j:] {
+					dueT, doneT := start.Add(due), start.Add(done)
+					if (j+k)%2 == 1 {
+						dueT, doneT = dueT.Round(0), doneT.Round(0)
+					}
+					if i == 0 {
+						rec.Record("insert", "pk", 1, dueT, doneT, results.OutcomeOK, 0, false)
+					} else {
+						rec.RecordAt("insert", "pk", 1, dueT.Sub(start), doneT.Sub(start), results.OutcomeOK, 0, false)
+					}
+				}
+			}
+			run, err := col.Close(to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			if err := results.Write(&b, run); err != nil {
+				t.Fatal(err)
+			}
+			if err := run.WriteHlog(&b); err != nil {
+				t.Fatal(err)
+			}
+			out[i] = b.Bytes()
+		}
+		if !bytes.Equal(out[0], out[1]) {
+			t.Errorf("start %v: Record's record differs from RecordAt's of Sub", start)
+		}
+	}
+}

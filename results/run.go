@@ -206,6 +206,14 @@ func PercentilesOf(h *hdr.Histogram) Percentiles {
 	return Percentiles{Count: h.TotalCount(), P50: ms(v[50]), P90: ms(v[90]), P95: ms(v[95]), P99: ms(v[99]), P999: ms(v[99.9]), Max: ms(h.Max()), Mean: h.Mean() / 1000}
 }
 
+// medianAndP99 are PercentilesOf(h)'s P50 and P99, all an interval
+// needs, without its mean and maximum, which walk the histogram's buckets
+// each: a run has an interval a second.
+func medianAndP99(h *hdr.Histogram) (p50, p99 float64) {
+	v := h.ValueAtPercentilesSlice([]float64{50, 99})
+	return float64(v[0]) / 1000, float64(v[1]) / 1000
+}
+
 // Collector gathers a run's measurements: it makes each worker's
 // Recorder, merges the seconds they hand off, and, once the workers are
 // done, Close computes the run's record from them. As vegeta's Metrics,
@@ -220,17 +228,22 @@ type Collector struct {
 	recs            []*Recorder
 	hints           []keyHint // by recorder id
 	secs            map[int]*second
-	hists           []*hdr.Histogram // the measured window's, by histKey id
-	pks             *keyCounter      // the measured window's PartitionKeys
+	hists           []histCounts // the measured window's, by histKey id
+	pks             *keyCounter  // the measured window's PartitionKeys
 	heat            *heatBuilder
 	done            chan struct{}
 	perOp           bool // see PerOperation
+	// wall says that start has no monotonic clock reading, as a virtual
+	// clock's times have none: a time's offset from it is then its wall
+	// time's, which Offsets finds from start's Unix time, taken once.
+	wall              bool
+	startSec, startNs int64
 }
 
 // second is what the collector gathers of one second of a run.
 type second struct {
 	counts secTotals
-	hist   *hdr.Histogram
+	lat    histCounts // every request's latency
 }
 
 // secTotals are the counts of a second of a run.
@@ -256,11 +269,12 @@ func NewCollector(start, from, to time.Time) *Collector {
 		c: make(chan secDelta, 4096), secs: map[int]*second{},
 		pks: newKeyCounter(), heat: newHeatBuilder(to.Sub(start)), done: make(chan struct{})}
 	c.pks.renumbered = func() { clear(c.hints) }
+	c.wall, c.startSec, c.startNs = start == start.Round(0), start.Unix(), int64(start.Nanosecond())
 	go func() {
 		defer close(c.done)
 		for d := range c.c {
 			c.add(&d)
-			d.buf.recycle()
+			d.buf.recycle(c.recs[d.rec])
 		}
 	}()
 	return c
@@ -270,20 +284,23 @@ func NewCollector(start, from, to time.Time) *Collector {
 func (c *Collector) add(d *secDelta) {
 	s := c.secs[d.sec]
 	if s == nil {
-		s = &second{hist: NewHistogram()}
+		s = &second{lat: newHistCounts()}
 		c.secs[d.sec] = s
 	}
 	s.counts.add(&d.counts)
-	for _, v := range d.buf.samples {
-		if v.us != 0 {
-			s.hist.RecordValue(int64(v.us))
-			if v.key != 0 {
-				c.hist(v.key).RecordValue(int64(v.us))
-			}
+	// A sample counts in the second's histogram and its key's, which
+	// share a bucket; and runs of samples share their keys, whose counts
+	// are found once a run.
+	for samples := d.buf.samples; len(samples) > 0; {
+		key, pe := samples[0].key, samples[0].pe
+		var keyLat, peLat histCounts
+		if key != 0 {
+			keyLat = c.hist(key)
 		}
-		if v.perEntity != 0 {
-			c.hist(v.pe).RecordValue(int64(v.perEntity))
+		if pe != 0 {
+			peLat = c.hist(pe)
 		}
+		samples = samples[countRun(s.lat, keyLat, peLat, samples):]
 	}
 	col, h := c.heat.column(d.sec), &c.hints[d.rec]
 	for _, k := range d.buf.keys {
@@ -300,14 +317,43 @@ func (c *Collector) add(d *secDelta) {
 	}
 }
 
-// hist returns the run's histogram of a key.
-func (c *Collector) hist(id uint32) *hdr.Histogram {
+// countRun counts the latencies of the samples up to the first of
+// another key or per-entity key than the first's: each in lat, and in
+// keyLat and peLat, the counts of their keys (nil for none). It returns
+// how many it counted. It calls nothing, so that its loop keeps its
+// values in registers.
+func countRun(lat, keyLat, peLat histCounts, samples []sample) int {
+	key, pe := samples[0].key, samples[0].pe
+	for n, v := range samples {
+		if v.key != key || v.pe != pe {
+			return n
+		}
+		i := 0
+		if v.us != 0 {
+			i = histIndex(v.us)
+			lat[i]++
+			if key != 0 {
+				keyLat[i]++
+			}
+		}
+		if v.perEntity != 0 {
+			if v.perEntity != v.us { // else a request of one entity, in the same bucket
+				i = histIndex(v.perEntity)
+			}
+			peLat[i]++
+		}
+	}
+	return len(samples)
+}
+
+// hist returns the run's histogram counts of a key.
+func (c *Collector) hist(id uint32) histCounts {
 	if int(id) >= len(c.hists) {
 		c.hists = slices.Grow(c.hists, int(id)+1-len(c.hists))[:id+1]
 	}
 	h := c.hists[id]
 	if h == nil {
-		h = NewHistogram()
+		h = newHistCounts()
 		c.hists[id] = h
 	}
 	return h
@@ -364,17 +410,19 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	for sec := 0; sec <= last; sec++ {
 		s := c.secs[sec]
 		if s == nil {
-			s = &second{hist: NewHistogram()}
+			s = &second{}
 		}
-		p := PercentilesOf(s.hist)
+		h := s.lat.histogram()
+		s.lat = nil // the histogram has its own counts
+		p50, p99 := medianAndP99(h)
 		run.Intervals = append(run.Intervals, Interval{
 			Second: sec, Warmup: sec < warmupSecs, Requests: s.counts.requests, Entities: s.counts.entities,
 			Throttled: s.counts.throttled, Errors: s.counts.errors, NoAnswer: s.counts.noAnswer,
-			P50Ms: p.P50, P99Ms: p.P99, RequestUnits: s.counts.requestUnits,
+			P50Ms: p50, P99Ms: p99, RequestUnits: s.counts.requestUnits,
 		})
-		s.hist.SetStartTimeMs(c.start.Add(time.Duration(sec) * time.Second).UnixMilli())
-		s.hist.SetEndTimeMs(c.start.Add(time.Duration(sec+1) * time.Second).UnixMilli())
-		run.IntervalHists = append(run.IntervalHists, s.hist)
+		h.SetStartTimeMs(c.start.Add(time.Duration(sec) * time.Second).UnixMilli())
+		h.SetEndTimeMs(c.start.Add(time.Duration(sec+1) * time.Second).UnixMilli())
+		run.IntervalHists = append(run.IntervalHists, h)
 	}
 
 	var totals Counts
@@ -407,8 +455,14 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	}
 	hists := make(map[string]*hdr.Histogram, len(c.hists))
 	for id, h := range c.hists {
-		if h != nil {
-			hists[c.keys.all[id-1].name()] = h
+		// add makes the counts of a run of samples' keys whether or not a
+		// sample counts in them: a key has its histogram when one did, or
+		// one was past the histograms' range.
+		if h == nil {
+			continue
+		}
+		if k := c.keys.all[id-1]; h.counted() || k.past.Load() {
+			hists[k.name()] = h.histogram()
 		}
 	}
 	if err := summarize(run, totals, hists, ops); err != nil {

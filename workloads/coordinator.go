@@ -697,33 +697,30 @@ func (w *worker) clientWork() time.Duration {
 }
 
 // record records an attempt of the worker's Op: the entities it carried,
-// or a page the entities it returned.
+// or a page the entities it returned, at the PartitionKey where the heat
+// map and the hottest keys count it; a scan, which crosses partitions,
+// counts at the one it starts from.
 func (w *worker) record(due, done time.Time, err error, lag time.Duration, retry bool) {
-	n := 1
-	switch w.op.Kind {
-	case OpBatch:
-		n = len(w.op.Batch)
-	case OpQuery, OpRange, OpScan:
-		n = w.op.Returned
-	}
-	w.rec.Record(string(w.op.Kind), w.partitionKey(), n, due, done, Outcome(err), lag, retry)
-	w.rec.Charge(due, w.op.Charge, retryAfter(err))
-}
-
-// partitionKey is the PartitionKey of the prepared request, where the
-// heat map and the hottest keys count it; a scan, which crosses
-// partitions, counts at the one it starts from.
-func (w *worker) partitionKey() string {
-	switch w.op.Kind {
+	op := &w.op
+	n, pk := 1, op.PartitionKey
+	switch op.Kind {
 	case OpInsert, OpUpsert, OpUpdate:
-		return w.op.Entity.PartitionKey
+		pk = op.Entity.PartitionKey
 	case OpBatch:
-		if len(w.op.Batch) > 0 {
-			return w.op.Batch[0].Entity.PartitionKey
+		n, pk = len(op.Batch), ""
+		if n > 0 {
+			pk = op.Batch[0].Entity.PartitionKey
 		}
-		return ""
+	case OpQuery, OpRange, OpScan:
+		n = op.Returned
 	}
-	return w.op.PartitionKey
+	outcome, ra := results.OutcomeOK, time.Duration(0)
+	if err != nil {
+		outcome, ra = Outcome(err), retryAfter(err)
+	}
+	dueOff, doneOff := w.rec.Offsets(due, done)
+	w.rec.RecordAt(string(op.Kind), pk, n, dueOff, doneOff, outcome, lag, retry)
+	w.rec.Charge(due, op.Charge, ra)
 }
 
 // backoff returns the delay before retry number try (1-based).
