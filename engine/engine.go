@@ -598,8 +598,9 @@ func (rp *rangePartition) contains(pk string) bool {
 
 // stamp returns the next write timestamp of the partition: model time at
 // 100 ns precision, strictly increasing so two writes never share an ETag.
-func (rp *rangePartition) stamp(now time.Time) int64 {
-	ts := now.UnixNano() / 100 * 100
+// now is in Unix nanoseconds, as the model's times are.
+func (rp *rangePartition) stamp(now int64) int64 {
+	ts := now / 100 * 100
 	if ts <= rp.lastTS {
 		ts = rp.lastTS + 100
 	}

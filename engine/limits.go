@@ -125,7 +125,7 @@ func (p Profile) ScaleLatency(f float64) Profile {
 // doBudgeted is do under the profile without a model once budgets apply:
 // no latency, but the partition's availability and the budgets are checked
 // first, and a refusal is at once.
-func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn func(rp *rangePartition, now time.Time) (int, *tables.Error)) error {
+func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn func(rp *rangePartition, now int64) (int, *tables.Error)) error {
 	rp := t.lock(pk, false)
 	defer rp.mu.Unlock()
 	now := e.clock.Now()
@@ -140,7 +140,7 @@ func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn fun
 			return tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
 		}
 	}
-	scanned, err := fn(rp, now)
+	scanned, err := fn(rp, now.UnixNano())
 	if k == opQuery {
 		e.stampMu.Lock()
 		e.charged(rp, pk, now.UnixNano(), math.Max(1, float64(scanned)))

@@ -546,8 +546,10 @@ func (e *Engine) serve(a *admission, k opKind, entities int, tm *Timing) {
 
 // do runs fn on the live range partition of t holding pk, through the model
 // when the profile has one, and sleeps once until the modelled response time.
-// fn returns the number of entities it scanned (queries) or touched.
-func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind, entities int, units float64, fn func(rp *rangePartition, now time.Time) (int, *tables.Error)) error {
+// fn runs at now, in Unix nanoseconds (zero for a read, which has no use
+// for it, outside the model), and returns the number of entities it
+// scanned (queries) or touched.
+func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind, entities int, units float64, fn func(rp *rangePartition, now int64) (int, *tables.Error)) error {
 	if !e.cfg.Profile.Model {
 		if r := e.rates.Load(); r.Partition > 0 || r.Account > 0 {
 			return e.doBudgeted(t, pk, k, units, fn)
@@ -560,16 +562,16 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 			rp = t.lock(pk, false)
 		}
 		if rp == nil { // a read of a range no request has used: it holds nothing, and is not made to say so
-			if _, err := fn(t.vacant(pk), time.Time{}); err != nil {
+			if _, err := fn(t.vacant(pk), 0); err != nil {
 				return err
 			}
 			return nil
 		}
-		var now time.Time
+		var now int64 // Unix nanoseconds; a read's fn does not read it
 		var err *tables.Error
 		if k != opRead || !rp.unavailableUntil.IsZero() { // a point read uses no time unless the partition was ever made unavailable
-			now = e.clock.Now()
-			err = unavailableNow(rp, now)
+			t := e.clock.Now()
+			now, err = t.UnixNano(), unavailableNow(rp, t)
 		}
 		if err == nil {
 			_, err = fn(rp, now)
@@ -618,7 +620,7 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		if k == opQuery {
 			at = a.laneStart
 		}
-		scanned, ferr := fn(rp, a.at(at))
+		scanned, ferr := fn(rp, at)
 		if k == opQuery {
 			e.stampMu.Lock()
 			err, refusedAt = e.occupy(&a, rp, k, pk, scanned), a.deadline
