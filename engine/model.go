@@ -308,13 +308,29 @@ type lognorm struct {
 	cv, half, sd float64 // sd is σ, half σ²/2, for σ² = ln(1+cv²)
 	means        [4]time.Duration
 	logs         [4]float64 // math.Log(float64(means[i]))
+	mus          [4]float64 // logs[i] - half, the μ of means[i]
 }
+
+// The kept means of the engine's draws, by what they are the mean of, for
+// lognorm.drawKept: e.stage's, then e.laneDist's.
+const (
+	keptFEWrite = iota // the front end's stage of a write
+	keptFERead
+	keptPostWrite
+	keptPostRead
+)
+
+const (
+	keptWrite = iota // a write's time on the lane
+	keptGet
+)
 
 func newLognorm(cv float64, means ...time.Duration) lognorm {
 	s2 := math.Log(1 + cv*cv)
 	l := lognorm{cv: cv, half: s2 / 2, sd: math.Sqrt(s2)}
 	for i, m := range means[:min(len(means), len(l.means))] {
 		l.means[i], l.logs[i] = m, math.Log(float64(m))
+		l.mus[i] = l.logs[i] - l.half
 	}
 	return l
 }
@@ -335,6 +351,19 @@ func (s *lognorm) draw(rng *rand.Rand, mean time.Duration) time.Duration {
 	}
 	mu := lm - s.half
 	return time.Duration(math.Exp(mu + s.sd*rng.NormFloat64()))
+}
+
+// drawKept is draw(rng, s.means[i]), for a caller that knows its mean is
+// the kept one: it need not be searched for, and its μ is kept too.
+func (s *lognorm) drawKept(rng *rand.Rand, i int) time.Duration {
+	mean := s.means[i]
+	if mean <= 0 {
+		return 0
+	}
+	if s.cv <= 0 {
+		return mean
+	}
+	return time.Duration(math.Exp(s.mus[i] + s.sd*rng.NormFloat64()))
 }
 
 func scaleDur(d time.Duration, x float64) time.Duration { return time.Duration(float64(d) * x) }
@@ -366,10 +395,13 @@ func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk s
 	}
 	a.deadline = a.t0 + int64(timeout)
 	var fe time.Duration
-	if k == opWrite {
+	switch {
+	case k != opWrite:
+		fe = e.stage.drawKept(a.rng, keptFERead)
+	case units == 1:
+		fe = e.stage.drawKept(a.rng, keptFEWrite)
+	default:
 		fe = e.stage.draw(a.rng, p.FEWrite+scaleDur(p.FEWriteUnit, units))
-	} else {
-		fe = e.stage.draw(a.rng, p.FERead)
 	}
 	a.t1 = a.t0 + int64(fe)
 	rp.win.observe(rp.rng, pk, units)
@@ -428,18 +460,19 @@ func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk s
 // called with rp locked and the engine's stampMu held.
 func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, scanned int) *tables.Error {
 	p := &e.cfg.Profile
-	var mean time.Duration
-	switch k {
-	case opWrite:
-		mean = p.WriteA + scaleDur(p.WriteB, a.units)
-	case opRead:
-		mean = p.Get
-	case opQuery:
-		mean = p.Get + time.Duration(scanned)*p.Scan
+	var s time.Duration
+	switch {
+	case k == opRead:
+		s = e.laneDist.drawKept(a.rng, keptGet)
+	case k == opQuery:
 		a.units = math.Max(1, float64(scanned))
 		e.charged(rp, pk, a.t1, a.units)
+		s = e.laneDist.draw(a.rng, p.Get+time.Duration(scanned)*p.Scan)
+	case a.units == 1:
+		s = e.laneDist.drawKept(a.rng, keptWrite)
+	default:
+		s = e.laneDist.draw(a.rng, p.WriteA+scaleDur(p.WriteB, a.units))
 	}
-	s := e.laneDist.draw(a.rng, mean)
 	start, ok := rp.srv.reserve(&rp.sched, a.laneStart, a.now, a.deadline, s)
 	if !ok {
 		rp.win.timeouts++
@@ -529,10 +562,13 @@ func (l *lane) setBucket(pk string, b *bucket) {
 func (e *Engine) serve(a *admission, k opKind, entities int, tm *Timing) {
 	p := &e.cfg.Profile
 	var post time.Duration
-	if k == opWrite {
+	switch {
+	case k != opWrite:
+		post = e.stage.drawKept(a.rng, keptPostRead)
+	case entities == 1:
+		post = e.stage.drawKept(a.rng, keptPostWrite)
+	default:
 		post = e.stage.draw(a.rng, p.PostWrite+time.Duration(entities)*p.PostUnit)
-	} else {
-		post = e.stage.draw(a.rng, p.PostRead)
 	}
 	if p.HiccupP > 0 && a.rng.Float64() < p.HiccupP {
 		post += p.HiccupMin + time.Duration(a.rng.Int64N(int64(p.HiccupMax-p.HiccupMin)+1))
