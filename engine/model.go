@@ -72,7 +72,8 @@ func (c *Call) keys(rp *rangePartition, pk string) *keyCache {
 	return k
 }
 
-// Timing is how the model spent a request's time.
+// Timing is how the model spent a request's time: Done is Arrival plus
+// FrontEnd, Wait, Lane and Post.
 type Timing struct {
 	Arrival  time.Time     // the request left the client
 	Done     time.Time     // the response was sent
