@@ -531,7 +531,7 @@ func (t *table) lockFor(c *Call, pk string) *rangePartition {
 	}
 	for {
 		m := t.parts.Load()
-		if c.slots != m || c.slotPK != pk {
+		if c.slots != m || !sameKey(c.slotPK, pk) {
 			c.slots, c.slotPK, c.slot = m, pk, m.find(pk)
 		}
 		rp := m.parts[c.slot].Load()
