@@ -216,8 +216,12 @@ func (s *server) reserve(l *schedule, at, now, deadline int64, d time.Duration) 
 			}
 		}
 		if best == st {
-			s.cores[core].add(st, dn)
-			l.add(st, dn)
+			if c := &s.cores[core]; !c.push(st, dn) {
+				c.add(st, dn)
+			}
+			if !l.push(st, dn) {
+				l.add(st, dn)
+			}
 			s.busy += d
 			return st, true
 		}

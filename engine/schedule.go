@@ -136,6 +136,20 @@ func (s *schedule) add(start, d int64) {
 	}
 }
 
+// push is add for a reservation that starts after the last one ends, into
+// an array with room for it, as most do: written to inline, it adds
+// nothing otherwise, and reports whether it added.
+func (s *schedule) push(start, d int64) bool {
+	n := len(s.iv)
+	if d <= 0 || s.end >= start || n == cap(s.iv) {
+		return false
+	}
+	s.iv = s.iv[:n+1]
+	s.iv[n] = interval{start, start + d}
+	s.end = start + d
+	return true
+}
+
 // prune forgets intervals that ended before t; no request can arrive
 // before now, so they can no longer matter. It steps from the front: each
 // interval is stepped over once in its life, where a search would cost
