@@ -492,7 +492,9 @@ func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, s
 		return tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
 	rp.win.busy += s
-	rp.queue.add(start + int64(s))
+	if e := start + int64(s); !rp.queue.push(e) {
+		rp.queue.add(e)
+	}
 	a.start, a.lane = start, s
 	return nil
 }

@@ -221,6 +221,19 @@ func (q *queue) add(e int64) {
 	q.ends, q.base = insertAt(q.ends, q.base, i, e)
 }
 
+// push is add for a request that leaves the lane last, into an array with
+// room for it, as most do: as schedule.push, it reports whether it added.
+func (q *queue) push(e int64) bool {
+	n := len(q.ends)
+	if q.last > e || n == cap(q.ends) {
+		return false
+	}
+	q.ends = q.ends[:n+1]
+	q.ends[n] = e
+	q.last = e
+	return true
+}
+
 // ahead returns how many requests are still on the lane at t, in service
 // or waiting.
 func (q *queue) ahead(t int64) int {

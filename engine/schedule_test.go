@@ -102,7 +102,9 @@ func TestScheduleFastPaths(t *testing.T) {
 			if !slices.Equal(s.iv, iv) {
 				t.Fatalf("intervals %v, want %v", s.iv, iv)
 			}
-			q.add(want + d)
+			if rng.IntN(2) == 0 || !q.push(want+d) {
+				q.add(want + d)
+			}
 			ends = append(ends, want+d)
 			slices.Sort(ends)
 			if !slices.Equal(q.ends, ends) {
