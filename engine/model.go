@@ -204,20 +204,22 @@ func (s *server) reserve(l *schedule, at, now, deadline int64, d time.Duration) 
 	past := now - int64(pruneMargin)
 	dn := int64(d)
 	st := l.fitAt(at, dn)
+	cores := s.cores
 	for st <= deadline {
-		best, core := int64(0), -1
-		for i := range s.cores {
-			s.cores[i].prune(past)
-			if t := s.cores[i].fitAt(st, dn); core < 0 || t < best {
-				best, core = t, i
+		best, core := int64(0), (*schedule)(nil)
+		for i := range cores {
+			c := &cores[i]
+			c.prune(past)
+			if t := c.fitAt(st, dn); core == nil || t < best {
+				best, core = t, c
 				if t == st { // no core can start sooner: the first free one takes it
 					break
 				}
 			}
 		}
 		if best == st {
-			if c := &s.cores[core]; !c.push(st, dn) {
-				c.add(st, dn)
+			if !core.push(st, dn) {
+				core.add(st, dn)
 			}
 			if !l.push(st, dn) {
 				l.add(st, dn)
