@@ -93,9 +93,11 @@ type Engine struct {
 	lb       *balancer
 	// stage and laneDist are the profile's CV and LaneCV, taken once.
 	stage, laneDist lognorm
-	closeLB         context.CancelFunc
-	lbDone          chan struct{}
-	closeErr        sync.Once
+	// ru is the profile's requestUnits, which every request asks twice.
+	ru       bool
+	closeLB  context.CancelFunc
+	lbDone   chan struct{}
+	closeErr sync.Once
 }
 
 // New returns an engine configured by cfg. Close it to stop its load
@@ -117,6 +119,7 @@ func New(cfg Config) (*Engine, error) {
 	pr := &cfg.Profile // the means of the draws of a request of one entity of up to 1 KiB
 	e.stage = newLognorm(pr.CV, pr.FEWrite+scaleDur(pr.FEWriteUnit, 1), pr.FERead, pr.PostWrite+pr.PostUnit, pr.PostRead)
 	e.laneDist = newLognorm(pr.LaneCV, pr.WriteA+scaleDur(pr.WriteB, 1), pr.Get)
+	e.ru = pr.requestUnits()
 	if e.clock == nil {
 		e.clock = clock.NewScaled(cfg.TimeScale)
 	}

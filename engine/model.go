@@ -429,7 +429,7 @@ func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk s
 		rp.win.timeouts++
 		return a.deadline, tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
-	if p.requestUnits() {
+	if e.ru {
 		if err := e.ruAdmit(rp, k, pk, a.at(a.t1), units); err != nil {
 			return a.t1, err
 		}
@@ -693,7 +693,7 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 			tm.FrontEnd = time.Duration(refusedAt - a.t0)
 		}
 	}
-	if e.cfg.Profile.requestUnits() {
+	if e.ru {
 		tm.Charge = e.ruCharge(rp, k, pk, a.at(a.t1), a.units, entities, err)
 	}
 	rp.mu.Unlock()
