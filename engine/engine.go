@@ -324,7 +324,7 @@ func (e *Engine) table(name string) (*table, *tables.Error) {
 	// writes one. The name need not be lowered nor hashed again while
 	// no table has been made or deleted since.
 	n := e.named.Load()
-	if n != nil && n.m == m && n.name == name {
+	if n != nil && n.m == m && sameKey(n.name, name) {
 		return n.t, nil
 	}
 	t, ok := (*m)[strings.ToLower(name)]
