@@ -391,19 +391,22 @@ func scaleDur(d time.Duration, x float64) time.Duration { return time.Duration(f
 // which the refusal is answered.
 func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk string, units float64) (int64, *tables.Error) {
 	p := &e.cfg.Profile
-	a.rng, a.units = rp.rng, units
+	// The caller's choices are made in locals and stored once, not stored
+	// and stored over.
+	rng := rp.rng
 	if c != nil && c.Rand != nil {
-		a.rng = c.Rand
+		rng = c.Rand
 	}
 	now := e.clock.Now() // one reading: the clock is shared, and each costs its lock
-	a.arrival = now
+	arrival := now
 	if c != nil && !c.Arrival.IsZero() {
-		a.arrival = c.Arrival
+		arrival = c.Arrival
 	}
-	if l := a.arrival.Location(); a.arrival.In(l) == a.arrival { // In drops a monotonic reading
+	if l := arrival.Location(); arrival.In(l) == arrival { // In drops a monotonic reading
 		a.loc = l
 	}
-	a.now, a.t0 = now.UnixNano(), a.arrival.UnixNano()
+	a.rng, a.units, a.arrival = rng, units, arrival
+	a.now, a.t0 = now.UnixNano(), arrival.UnixNano()
 	timeout := p.ServerTimeout
 	if c != nil && c.Timeout > 0 && c.Timeout < timeout {
 		timeout = c.Timeout
