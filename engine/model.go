@@ -593,11 +593,11 @@ func (e *Engine) serve(a *admission, k opKind, entities int, tm *Timing) {
 	if p.HiccupP > 0 && a.rng.Float64() < p.HiccupP {
 		post += p.HiccupMin + time.Duration(a.rng.Int64N(int64(p.HiccupMax-p.HiccupMin)+1))
 	}
-	*tm = Timing{
-		Arrival: a.arrival, Done: a.at(a.start + int64(a.lane) + int64(post)),
-		FrontEnd: time.Duration(a.t1 - a.t0), Wait: time.Duration(a.start - a.t1), Lane: a.lane, Post: post,
-		Units: a.units,
-	}
+	// Field by field: a whole Timing was built on the stack, then copied.
+	done := a.at(a.start + int64(a.lane) + int64(post))
+	tm.Arrival, tm.Done = a.arrival, done
+	tm.FrontEnd, tm.Wait, tm.Lane, tm.Post = time.Duration(a.t1-a.t0), time.Duration(a.start-a.t1), a.lane, post
+	tm.Units, tm.Charge = a.units, 0
 }
 
 // do runs fn on the live range partition of t holding pk, through the model
