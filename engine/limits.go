@@ -64,8 +64,17 @@ func (e *Engine) budgeted(c *Call, rp *rangePartition, pk string, at int64, cost
 			return false, tables.MsgAccountOverLimit
 		}
 	}
-	if r.Partition > 0 && !rp.keyBucket(c, pk, r.Partition, p.Burst).take(at, cost) {
-		return false, tables.MsgServerBusy
+	if r.Partition > 0 {
+		var b *bucket
+		if k := c.keys(rp, pk); k != nil && k.bucket != nil && k.bgen == rp.bucketGen { // keyBucket's common case, without its call
+			b = k.bucket
+			b.retune(r.Partition, p.Burst)
+		} else {
+			b = rp.keyBucket(c, pk, r.Partition, p.Burst)
+		}
+		if !b.take(at, cost) {
+			return false, tables.MsgServerBusy
+		}
 	}
 	return true, ""
 }
