@@ -623,14 +623,22 @@ func (rp *rangePartition) get(c *Call, pk, rk string) (record, bool) {
 // put stores r under PartitionKey pk, replacing any record with its keys;
 // c is the caller, nil for none.
 func (rp *rangePartition) put(c *Call, pk string, r *record) {
-	rp.rowsFor(c, pk).rows.put(r, false)
+	g := rp.keptRows(c, pk)
+	if g == nil {
+		g = rp.rowsFor(c, pk)
+	}
+	g.rows.put(r, false)
 }
 
 // insert stores r under PartitionKey pk with timestamp ts unless its keys
 // are taken, and reports whether it did; c is the caller, nil for none.
 func (rp *rangePartition) insert(c *Call, pk string, r *record, ts int64) bool {
 	r.ts = ts
-	_, found := rp.rowsFor(c, pk).rows.put(r, true)
+	g := rp.keptRows(c, pk)
+	if g == nil {
+		g = rp.rowsFor(c, pk)
+	}
+	_, found := g.rows.put(r, true)
 	return !found
 }
 

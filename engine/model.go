@@ -569,6 +569,18 @@ func (rp *rangePartition) rowsFor(c *Call, pk string) *pkRows {
 	return k.rows
 }
 
+// keptRows returns the rows of pk in rp that caller c keeps, nil if it
+// keeps none that still hold: rowsFor's common case, written to inline.
+func (rp *rangePartition) keptRows(c *Call, pk string) *pkRows {
+	if c == nil {
+		return nil
+	}
+	if k := &c.key; k.rp == rp && k.rgen == rp.data.gen && sameKey(k.pk, pk) {
+		return k.rows
+	}
+	return nil
+}
+
 // setBucket keeps b as pk's budget.
 func (l *lane) setBucket(pk string, b *bucket) {
 	if l.buckets == nil {
