@@ -614,9 +614,9 @@ func (e *Engine) serve(a *admission, k opKind, entities int, tm *Timing) {
 
 // do runs fn on the live range partition of t holding pk, through the model
 // when the profile has one, and sleeps once until the modelled response time.
-// fn runs at now, in Unix nanoseconds (zero for a read, which has no use
-// for it, outside the model), and returns the number of entities it
-// scanned (queries) or touched.
+// fn runs at model time now, in Unix nanoseconds, and returns the number
+// of entities it scanned (queries) or touched. Without the model, a point
+// read, which has no use for the time, is given zero rather than the clock.
 func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind, entities int, units float64, fn func(rp *rangePartition, now int64) (int, *tables.Error)) error {
 	if !e.cfg.Profile.Model {
 		if r := e.rates.Load(); r.Partition > 0 || r.Account > 0 {
