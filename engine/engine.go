@@ -93,9 +93,11 @@ type Engine struct {
 	lb       *balancer
 	// stage and laneDist are the profile's CV and LaneCV, taken once.
 	stage, laneDist lognorm
-	closeLB         context.CancelFunc
-	lbDone          chan struct{}
-	closeErr        sync.Once
+	// ru is the profile's requestUnits, which every request asks twice.
+	ru       bool
+	closeLB  context.CancelFunc
+	lbDone   chan struct{}
+	closeErr sync.Once
 }
 
 // New returns an engine configured by cfg. Close it to stop its load
@@ -117,6 +119,7 @@ func New(cfg Config) (*Engine, error) {
 	pr := &cfg.Profile // the means of the draws of a request of one entity of up to 1 KiB
 	e.stage = newLognorm(pr.CV, pr.FEWrite+scaleDur(pr.FEWriteUnit, 1), pr.FERead, pr.PostWrite+pr.PostUnit, pr.PostRead)
 	e.laneDist = newLognorm(pr.LaneCV, pr.WriteA+scaleDur(pr.WriteB, 1), pr.Get)
+	e.ru = pr.requestUnits()
 	if e.clock == nil {
 		e.clock = clock.NewScaled(cfg.TimeScale)
 	}
@@ -321,7 +324,7 @@ func (e *Engine) table(name string) (*table, *tables.Error) {
 	// writes one. The name need not be lowered nor hashed again while
 	// no table has been made or deleted since.
 	n := e.named.Load()
-	if n != nil && n.m == m && n.name == name {
+	if n != nil && n.m == m && sameKey(n.name, name) {
 		return n.t, nil
 	}
 	t, ok := (*m)[strings.ToLower(name)]
@@ -531,7 +534,7 @@ func (t *table) lockFor(c *Call, pk string) *rangePartition {
 	}
 	for {
 		m := t.parts.Load()
-		if c.slots != m || c.slotPK != pk {
+		if c.slots != m || !sameKey(c.slotPK, pk) {
 			c.slots, c.slotPK, c.slot = m, pk, m.find(pk)
 		}
 		rp := m.parts[c.slot].Load()
@@ -598,8 +601,9 @@ func (rp *rangePartition) contains(pk string) bool {
 
 // stamp returns the next write timestamp of the partition: model time at
 // 100 ns precision, strictly increasing so two writes never share an ETag.
-func (rp *rangePartition) stamp(now time.Time) int64 {
-	ts := now.UnixNano() / 100 * 100
+// now is in Unix nanoseconds, as the model's times are.
+func (rp *rangePartition) stamp(now int64) int64 {
+	ts := now / 100 * 100
 	if ts <= rp.lastTS {
 		ts = rp.lastTS + 100
 	}
@@ -619,14 +623,22 @@ func (rp *rangePartition) get(c *Call, pk, rk string) (record, bool) {
 // put stores r under PartitionKey pk, replacing any record with its keys;
 // c is the caller, nil for none.
 func (rp *rangePartition) put(c *Call, pk string, r *record) {
-	rp.rowsFor(c, pk).rows.put(r, false)
+	g := rp.keptRows(c, pk)
+	if g == nil {
+		g = rp.rowsFor(c, pk)
+	}
+	g.rows.put(r, false)
 }
 
 // insert stores r under PartitionKey pk with timestamp ts unless its keys
 // are taken, and reports whether it did; c is the caller, nil for none.
 func (rp *rangePartition) insert(c *Call, pk string, r *record, ts int64) bool {
 	r.ts = ts
-	_, found := rp.rowsFor(c, pk).rows.put(r, true)
+	g := rp.keptRows(c, pk)
+	if g == nil {
+		g = rp.rowsFor(c, pk)
+	}
+	_, found := g.rows.put(r, true)
 	return !found
 }
 

@@ -64,8 +64,17 @@ func (e *Engine) budgeted(c *Call, rp *rangePartition, pk string, at int64, cost
 			return false, tables.MsgAccountOverLimit
 		}
 	}
-	if r.Partition > 0 && !rp.keyBucket(c, pk, r.Partition, p.Burst).take(at, cost) {
-		return false, tables.MsgServerBusy
+	if r.Partition > 0 {
+		var b *bucket
+		if k := c.keys(rp, pk); k != nil && k.bucket != nil && k.bgen == rp.bucketGen { // keyBucket's common case, without its call
+			b = k.bucket
+			b.retune(r.Partition, p.Burst)
+		} else {
+			b = rp.keyBucket(c, pk, r.Partition, p.Burst)
+		}
+		if !b.take(at, cost) {
+			return false, tables.MsgServerBusy
+		}
 	}
 	return true, ""
 }
@@ -125,7 +134,7 @@ func (p Profile) ScaleLatency(f float64) Profile {
 // doBudgeted is do under the profile without a model once budgets apply:
 // no latency, but the partition's availability and the budgets are checked
 // first, and a refusal is at once.
-func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn func(rp *rangePartition, now time.Time) (int, *tables.Error)) error {
+func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn func(rp *rangePartition, now int64) (int, *tables.Error)) error {
 	rp := t.lock(pk, false)
 	defer rp.mu.Unlock()
 	now := e.clock.Now()
@@ -140,7 +149,7 @@ func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn fun
 			return tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
 		}
 	}
-	scanned, err := fn(rp, now)
+	scanned, err := fn(rp, now.UnixNano())
 	if k == opQuery {
 		e.stampMu.Lock()
 		e.charged(rp, pk, now.UnixNano(), math.Max(1, float64(scanned)))

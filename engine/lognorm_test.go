@@ -26,3 +26,24 @@ func TestLognormKeptLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestLognormDrawKept: a draw by a kept mean's index is the draw of that
+// mean, bit for bit, for the engine's own draws and for a CV of zero.
+func TestLognormDrawKept(t *testing.T) {
+	for _, p := range []Profile{WA2010(), Modern(), Cosmos(), None()} {
+		e, err := New(Config{Profile: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+		for _, d := range []*lognorm{&e.stage, &e.laneDist} {
+			r1, r2 := rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
+			for i := range 1000 {
+				k := i % len(d.means)
+				if a, b := d.drawKept(r1, k), d.draw(r2, d.means[k]); a != b {
+					t.Fatalf("%s: kept mean %d (%v): drew %v by its index, %v by its value", p.Name, k, d.means[k], a, b)
+				}
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"time"
+	"unsafe"
 )
 
 // Call is one caller's state in the engine. A worker that issues requests in
@@ -66,13 +67,21 @@ func (c *Call) keys(rp *rangePartition, pk string) *keyCache {
 		return nil
 	}
 	k := &c.key
-	if k.rp != rp || k.pk != pk {
+	if k.rp != rp || !sameKey(k.pk, pk) {
 		*k = keyCache{rp: rp, pk: pk}
 	}
 	return k
 }
 
-// Timing is how the model spent a request's time.
+// sameKey reports whether a == b, comparing their bytes only when they are
+// not one string: a caller's requests mostly repeat the very string of its
+// last one, and == calls memequal even then.
+func sameKey(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
+}
+
+// Timing is how the model spent a request's time: Done is Arrival plus
+// FrontEnd, Wait, Lane and Post.
 type Timing struct {
 	Arrival  time.Time     // the request left the client
 	Done     time.Time     // the response was sent
@@ -195,20 +204,26 @@ func (s *server) reserve(l *schedule, at, now, deadline int64, d time.Duration) 
 	past := now - int64(pruneMargin)
 	dn := int64(d)
 	st := l.fitAt(at, dn)
+	cores := s.cores
 	for st <= deadline {
-		best, core := int64(0), -1
-		for i := range s.cores {
-			s.cores[i].prune(past)
-			if t := s.cores[i].fitAt(st, dn); core < 0 || t < best {
-				best, core = t, i
+		best, core := int64(0), (*schedule)(nil)
+		for i := range cores {
+			c := &cores[i]
+			c.prune(past)
+			if t := c.fitAt(st, dn); core == nil || t < best {
+				best, core = t, c
 				if t == st { // no core can start sooner: the first free one takes it
 					break
 				}
 			}
 		}
 		if best == st {
-			s.cores[core].add(st, dn)
-			l.add(st, dn)
+			if !core.push(st, dn) {
+				core.add(st, dn)
+			}
+			if !l.push(st, dn) {
+				l.add(st, dn)
+			}
 			s.busy += d
 			return st, true
 		}
@@ -308,13 +323,29 @@ type lognorm struct {
 	cv, half, sd float64 // sd is σ, half σ²/2, for σ² = ln(1+cv²)
 	means        [4]time.Duration
 	logs         [4]float64 // math.Log(float64(means[i]))
+	mus          [4]float64 // logs[i] - half, the μ of means[i]
 }
+
+// The kept means of the engine's draws, by what they are the mean of, for
+// lognorm.drawKept: e.stage's, then e.laneDist's.
+const (
+	keptFEWrite = iota // the front end's stage of a write
+	keptFERead
+	keptPostWrite
+	keptPostRead
+)
+
+const (
+	keptWrite = iota // a write's time on the lane
+	keptGet
+)
 
 func newLognorm(cv float64, means ...time.Duration) lognorm {
 	s2 := math.Log(1 + cv*cv)
 	l := lognorm{cv: cv, half: s2 / 2, sd: math.Sqrt(s2)}
 	for i, m := range means[:min(len(means), len(l.means))] {
 		l.means[i], l.logs[i] = m, math.Log(float64(m))
+		l.mus[i] = l.logs[i] - l.half
 	}
 	return l
 }
@@ -337,6 +368,19 @@ func (s *lognorm) draw(rng *rand.Rand, mean time.Duration) time.Duration {
 	return time.Duration(math.Exp(mu + s.sd*rng.NormFloat64()))
 }
 
+// drawKept is draw(rng, s.means[i]), for a caller that knows its mean is
+// the kept one: it need not be searched for, and its μ is kept too.
+func (s *lognorm) drawKept(rng *rand.Rand, i int) time.Duration {
+	mean := s.means[i]
+	if mean <= 0 {
+		return 0
+	}
+	if s.cv <= 0 {
+		return mean
+	}
+	return time.Duration(math.Exp(s.mus[i] + s.sd*rng.NormFloat64()))
+}
+
 func scaleDur(d time.Duration, x float64) time.Duration { return time.Duration(float64(d) * x) }
 
 // admit runs a request through the front end and the partition's admission
@@ -347,29 +391,35 @@ func scaleDur(d time.Duration, x float64) time.Duration { return time.Duration(f
 // which the refusal is answered.
 func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk string, units float64) (int64, *tables.Error) {
 	p := &e.cfg.Profile
-	a.rng, a.units = rp.rng, units
+	// The caller's choices are made in locals and stored once, not stored
+	// and stored over.
+	rng := rp.rng
 	if c != nil && c.Rand != nil {
-		a.rng = c.Rand
+		rng = c.Rand
 	}
 	now := e.clock.Now() // one reading: the clock is shared, and each costs its lock
-	a.arrival = now
+	arrival := now
 	if c != nil && !c.Arrival.IsZero() {
-		a.arrival = c.Arrival
+		arrival = c.Arrival
 	}
-	if l := a.arrival.Location(); a.arrival.In(l) == a.arrival { // In drops a monotonic reading
+	if l := arrival.Location(); arrival.In(l) == arrival { // In drops a monotonic reading
 		a.loc = l
 	}
-	a.now, a.t0 = now.UnixNano(), a.arrival.UnixNano()
+	a.rng, a.units, a.arrival = rng, units, arrival
+	a.now, a.t0 = now.UnixNano(), arrival.UnixNano()
 	timeout := p.ServerTimeout
 	if c != nil && c.Timeout > 0 && c.Timeout < timeout {
 		timeout = c.Timeout
 	}
 	a.deadline = a.t0 + int64(timeout)
 	var fe time.Duration
-	if k == opWrite {
+	switch {
+	case k != opWrite:
+		fe = e.stage.drawKept(a.rng, keptFERead)
+	case units == 1:
+		fe = e.stage.drawKept(a.rng, keptFEWrite)
+	default:
 		fe = e.stage.draw(a.rng, p.FEWrite+scaleDur(p.FEWriteUnit, units))
-	} else {
-		fe = e.stage.draw(a.rng, p.FERead)
 	}
 	a.t1 = a.t0 + int64(fe)
 	rp.win.observe(rp.rng, pk, units)
@@ -382,7 +432,7 @@ func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk s
 		rp.win.timeouts++
 		return a.deadline, tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
-	if p.requestUnits() {
+	if e.ru {
 		if err := e.ruAdmit(rp, k, pk, a.at(a.t1), units); err != nil {
 			return a.t1, err
 		}
@@ -428,25 +478,28 @@ func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk s
 // called with rp locked and the engine's stampMu held.
 func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, scanned int) *tables.Error {
 	p := &e.cfg.Profile
-	var mean time.Duration
-	switch k {
-	case opWrite:
-		mean = p.WriteA + scaleDur(p.WriteB, a.units)
-	case opRead:
-		mean = p.Get
-	case opQuery:
-		mean = p.Get + time.Duration(scanned)*p.Scan
+	var s time.Duration
+	switch {
+	case k == opRead:
+		s = e.laneDist.drawKept(a.rng, keptGet)
+	case k == opQuery:
 		a.units = math.Max(1, float64(scanned))
 		e.charged(rp, pk, a.t1, a.units)
+		s = e.laneDist.draw(a.rng, p.Get+time.Duration(scanned)*p.Scan)
+	case a.units == 1:
+		s = e.laneDist.drawKept(a.rng, keptWrite)
+	default:
+		s = e.laneDist.draw(a.rng, p.WriteA+scaleDur(p.WriteB, a.units))
 	}
-	s := e.laneDist.draw(a.rng, mean)
 	start, ok := rp.srv.reserve(&rp.sched, a.laneStart, a.now, a.deadline, s)
 	if !ok {
 		rp.win.timeouts++
 		return tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
 	}
 	rp.win.busy += s
-	rp.queue.add(start + int64(s))
+	if e := start + int64(s); !rp.queue.push(e) {
+		rp.queue.add(e)
+	}
 	a.start, a.lane = start, s
 	return nil
 }
@@ -516,6 +569,18 @@ func (rp *rangePartition) rowsFor(c *Call, pk string) *pkRows {
 	return k.rows
 }
 
+// keptRows returns the rows of pk in rp that caller c keeps, nil if it
+// keeps none that still hold: rowsFor's common case, written to inline.
+func (rp *rangePartition) keptRows(c *Call, pk string) *pkRows {
+	if c == nil {
+		return nil
+	}
+	if k := &c.key; k.rp == rp && k.rgen == rp.data.gen && sameKey(k.pk, pk) {
+		return k.rows
+	}
+	return nil
+}
+
 // setBucket keeps b as pk's budget.
 func (l *lane) setBucket(pk string, b *bucket) {
 	if l.buckets == nil {
@@ -529,25 +594,30 @@ func (l *lane) setBucket(pk string, b *bucket) {
 func (e *Engine) serve(a *admission, k opKind, entities int, tm *Timing) {
 	p := &e.cfg.Profile
 	var post time.Duration
-	if k == opWrite {
+	switch {
+	case k != opWrite:
+		post = e.stage.drawKept(a.rng, keptPostRead)
+	case entities == 1:
+		post = e.stage.drawKept(a.rng, keptPostWrite)
+	default:
 		post = e.stage.draw(a.rng, p.PostWrite+time.Duration(entities)*p.PostUnit)
-	} else {
-		post = e.stage.draw(a.rng, p.PostRead)
 	}
 	if p.HiccupP > 0 && a.rng.Float64() < p.HiccupP {
 		post += p.HiccupMin + time.Duration(a.rng.Int64N(int64(p.HiccupMax-p.HiccupMin)+1))
 	}
-	*tm = Timing{
-		Arrival: a.arrival, Done: a.at(a.start + int64(a.lane) + int64(post)),
-		FrontEnd: time.Duration(a.t1 - a.t0), Wait: time.Duration(a.start - a.t1), Lane: a.lane, Post: post,
-		Units: a.units,
-	}
+	// Field by field: a whole Timing was built on the stack, then copied.
+	done := a.at(a.start + int64(a.lane) + int64(post))
+	tm.Arrival, tm.Done = a.arrival, done
+	tm.FrontEnd, tm.Wait, tm.Lane, tm.Post = time.Duration(a.t1-a.t0), time.Duration(a.start-a.t1), a.lane, post
+	tm.Units, tm.Charge = a.units, 0
 }
 
 // do runs fn on the live range partition of t holding pk, through the model
 // when the profile has one, and sleeps once until the modelled response time.
-// fn returns the number of entities it scanned (queries) or touched.
-func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind, entities int, units float64, fn func(rp *rangePartition, now time.Time) (int, *tables.Error)) error {
+// fn runs at model time now, in Unix nanoseconds, and returns the number
+// of entities it scanned (queries) or touched. Without the model, a point
+// read, which has no use for the time, is given zero rather than the clock.
+func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind, entities int, units float64, fn func(rp *rangePartition, now int64) (int, *tables.Error)) error {
 	if !e.cfg.Profile.Model {
 		if r := e.rates.Load(); r.Partition > 0 || r.Account > 0 {
 			return e.doBudgeted(t, pk, k, units, fn)
@@ -560,16 +630,16 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 			rp = t.lock(pk, false)
 		}
 		if rp == nil { // a read of a range no request has used: it holds nothing, and is not made to say so
-			if _, err := fn(t.vacant(pk), time.Time{}); err != nil {
+			if _, err := fn(t.vacant(pk), 0); err != nil {
 				return err
 			}
 			return nil
 		}
-		var now time.Time
+		var now int64 // Unix nanoseconds; a read's fn does not read it
 		var err *tables.Error
 		if k != opRead || !rp.unavailableUntil.IsZero() { // a point read uses no time unless the partition was ever made unavailable
-			now = e.clock.Now()
-			err = unavailableNow(rp, now)
+			t := e.clock.Now()
+			now, err = t.UnixNano(), unavailableNow(rp, t)
 		}
 		if err == nil {
 			_, err = fn(rp, now)
@@ -618,7 +688,7 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		if k == opQuery {
 			at = a.laneStart
 		}
-		scanned, ferr := fn(rp, a.at(at))
+		scanned, ferr := fn(rp, at)
 		if k == opQuery {
 			e.stampMu.Lock()
 			err, refusedAt = e.occupy(&a, rp, k, pk, scanned), a.deadline
@@ -638,7 +708,7 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 			tm.FrontEnd = time.Duration(refusedAt - a.t0)
 		}
 	}
-	if e.cfg.Profile.requestUnits() {
+	if e.ru {
 		tm.Charge = e.ruCharge(rp, k, pk, a.at(a.t1), a.units, entities, err)
 	}
 	rp.mu.Unlock()

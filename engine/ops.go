@@ -108,14 +108,14 @@ func (cl Client) write(ctx context.Context, tableName string, ent *tables.Entity
 	}
 	pk := ent.PartitionKey
 	if kind == writeInsert { // the tree's own descent finds an existing entity
-		return e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
+		return e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now int64) (int, *tables.Error) {
 			if !rp.insert(cl.c, pk, rec, rp.stamp(now)) {
 				return 1, errEntityExists
 			}
 			return 1, nil
 		})
 	}
-	return e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now time.Time) (int, *tables.Error) {
+	return e.do(ctx, cl.c, t, pk, opWrite, 1, units(size), func(rp *rangePartition, now int64) (int, *tables.Error) {
 		old, found := rp.get(cl.c, pk, rec.rk)
 		if kind == writeUpdate {
 			if err := matches(old, found, ifMatch); err != nil {
@@ -141,7 +141,7 @@ func (cl Client) Get(ctx context.Context, tableName, pk, rk string, sel []string
 	}
 	var out tables.Entity
 	var kib float64 // the cosmos profile charges a read by the size read
-	err := e.do(ctx, cl.c, t, pk, opRead, 1, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
+	err := e.do(ctx, cl.c, t, pk, opRead, 1, 1, func(rp *rangePartition, now int64) (int, *tables.Error) {
 		r, ok := rp.get(cl.c, pk, rk)
 		if !ok {
 			return 1, errEntityNotFound
@@ -168,7 +168,7 @@ func (cl Client) Delete(ctx context.Context, tableName, pk, rk, ifMatch string) 
 	if terr != nil {
 		return terr
 	}
-	return e.do(ctx, cl.c, t, pk, opWrite, 1, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
+	return e.do(ctx, cl.c, t, pk, opWrite, 1, 1, func(rp *rangePartition, now int64) (int, *tables.Error) {
 		old, found := rp.get(nil, pk, rk)
 		if err := matches(old, found, ifMatch); err != nil {
 			return 1, err
@@ -265,7 +265,7 @@ func (cl Client) batch(ctx context.Context, tableName string, ops []tables.Batch
 		grown = slices.Grow(dst, len(ops))[:len(dst)+len(ops)]
 		out = grown[len(dst):]
 	}
-	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
+	err := e.do(ctx, cl.c, t, pk, opWrite, len(ops), total, func(rp *rangePartition, now int64) (int, *tables.Error) {
 		// The key's rows are looked up once for the whole batch, and
 		// forgotten at its end if it leaves them empty.
 		g := rp.data.rowsFor(pk)
@@ -366,7 +366,7 @@ func insertAll(g *pkRows, pk string, recs []record, out []tables.Entity, ts int6
 
 // applyAll checks and applies a batch of any operations to the rows of its
 // PartitionKey, g, and sets their views in out unless it is nil.
-func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []tables.Entity, rp *rangePartition, now time.Time) *tables.Error {
+func applyAll(g *pkRows, pk string, ops []tables.BatchOp, recs []record, out []tables.Entity, rp *rangePartition, now int64) *tables.Error {
 	// Check every operation against the state the earlier ones leave,
 	// then apply all of them: nothing is applied if one fails.
 	var olds [tables.MaxBatchOps]record
@@ -426,7 +426,7 @@ func (e *Engine) Load(ctx context.Context, tableName string, entities []tables.E
 		}
 		pk := entities[i].PartitionKey
 		rp := t.lock(pk, false)
-		rec.ts = rp.stamp(e.clock.Now())
+		rec.ts = rp.stamp(e.clock.Now().UnixNano())
 		rp.put(nil, pk, &rec)
 		rp.mu.Unlock()
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"github.com/tablebench/tablebench/tables"
-	"time"
 )
 
 // QueryEntities runs one page of a query. Every entity the page examines
@@ -41,7 +40,7 @@ func (cl Client) QueryEntities(ctx context.Context, tableName string, q tables.Q
 	if p := e.cfg.Profile; p.Model && p.Scan > 0 {
 		budget = int(p.ScanLimit / p.Scan)
 	}
-	qerr := e.do(ctx, cl.c, t, startPK, opQuery, 0, 1, func(rp *rangePartition, now time.Time) (int, *tables.Error) {
+	qerr := e.do(ctx, cl.c, t, startPK, opQuery, 0, 1, func(rp *rangePartition, now int64) (int, *tables.Error) {
 		var next *tables.Continuation
 		rp.data.ascend(startPK, startRK, func(pk string, r *record) bool {
 			if rng.past(pk, r.rk) || q.Within.Past(pk, r.rk) {

@@ -17,6 +17,10 @@ import (
 type schedule struct {
 	iv   []interval // sorted, disjoint, touching intervals merged
 	base []interval // iv's array from its start: see insertAt
+	// end is the latest end of a reservation ever added: none in iv ends
+	// after it. fitAt's test of it inlines where the last interval's did
+	// not, and most requests find the schedule free by it.
+	end int64
 }
 
 type interval struct{ start, end int64 }
@@ -81,10 +85,10 @@ func firstFromEnd[T any](x []T, after func(*T) bool) int {
 
 // fitAt returns the earliest start at or after t when d of work fits.
 func (s *schedule) fitAt(t, d int64) int64 {
-	if n := len(s.iv); n == 0 || s.iv[n-1].end <= t { // free from t on, as most requests find it
-		return t
+	if s.end > t {
+		return s.fitBefore(t, d)
 	}
-	return s.fitBefore(t, d)
+	return t // free from t on, as most requests find it
 }
 
 // fitBefore is fitAt for a t before the end of the last reservation.
@@ -106,6 +110,7 @@ func (s *schedule) add(start, d int64) {
 		return
 	}
 	iv := interval{start, start + d}
+	s.end = max(s.end, iv.end)
 	n := len(s.iv)
 	if n == 0 || s.iv[n-1].start <= start { // after the last, as most are: no search
 		if n > 0 && s.iv[n-1].end >= start {
@@ -131,6 +136,20 @@ func (s *schedule) add(start, d int64) {
 	}
 }
 
+// push is add for a reservation that starts after the last one ends, into
+// an array with room for it, as most do: written to inline, it adds
+// nothing otherwise, and reports whether it added.
+func (s *schedule) push(start, d int64) bool {
+	n := len(s.iv)
+	if d <= 0 || s.end >= start || n == cap(s.iv) {
+		return false
+	}
+	s.iv = s.iv[:n+1]
+	s.iv[n] = interval{start, start + d}
+	s.end = start + d
+	return true
+}
+
 // prune forgets intervals that ended before t; no request can arrive
 // before now, so they can no longer matter. It steps from the front: each
 // interval is stepped over once in its life, where a search would cost
@@ -147,7 +166,7 @@ func (s *schedule) prune(t int64) {
 
 func (s *schedule) clone() schedule {
 	iv := slices.Clone(s.iv)
-	return schedule{iv: iv, base: iv}
+	return schedule{iv: iv, base: iv, end: s.end}
 }
 
 // insertAt inserts v at x[i], x being a slice whose front is pruned away
@@ -182,10 +201,12 @@ func room[T any](x, base []T) ([]T, []T) {
 type queue struct {
 	ends []int64 // Unix nanoseconds
 	base []int64 // ends's array from its start: see insertAt
+	last int64   // the latest end ever added, as schedule.end
 }
 
 // add records a request that leaves the lane at e, in Unix nanoseconds.
 func (q *queue) add(e int64) {
+	q.last = max(q.last, e)
 	if n := len(q.ends); n == 0 || q.ends[n-1] <= e { // after the last, as most are: equal ends are alike
 		if n == cap(q.ends) {
 			q.ends, q.base = room(q.ends, q.base)
@@ -200,12 +221,30 @@ func (q *queue) add(e int64) {
 	q.ends, q.base = insertAt(q.ends, q.base, i, e)
 }
 
+// push is add for a request that leaves the lane last, into an array with
+// room for it, as most do: as schedule.push, it reports whether it added.
+func (q *queue) push(e int64) bool {
+	n := len(q.ends)
+	if q.last > e || n == cap(q.ends) {
+		return false
+	}
+	q.ends = q.ends[:n+1]
+	q.ends[n] = e
+	q.last = e
+	return true
+}
+
 // ahead returns how many requests are still on the lane at t, in service
 // or waiting.
 func (q *queue) ahead(t int64) int {
-	if n := len(q.ends); n == 0 || q.ends[n-1] <= t { // all gone, as most requests find them
+	if q.last <= t { // all gone, as most requests find them
 		return 0
 	}
+	return q.behind(t)
+}
+
+// behind is ahead for a t before the last request leaves.
+func (q *queue) behind(t int64) int {
 	return len(q.ends) - q.leftBy(t)
 }
 
@@ -228,5 +267,5 @@ func (q *queue) prune(t int64) {
 
 func (q *queue) clone() queue {
 	ends := slices.Clone(q.ends)
-	return queue{ends: ends, base: ends}
+	return queue{ends: ends, base: ends, last: q.last}
 }

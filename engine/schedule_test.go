@@ -79,7 +79,9 @@ func TestScheduleFastPaths(t *testing.T) {
 			if got := s.fitAt(at, d); got != want {
 				t.Fatalf("fit %d at %d in %v: got %d, want %d", d, at, s.iv, got, want)
 			}
-			s.add(want, d)
+			if rng.IntN(2) == 0 || !s.push(want, d) { // push, as the engine reserves, adds or leaves it to add
+				s.add(want, d)
+			}
 			for int64(len(busy)) < want+d {
 				busy = append(busy, false)
 			}
@@ -100,7 +102,9 @@ func TestScheduleFastPaths(t *testing.T) {
 			if !slices.Equal(s.iv, iv) {
 				t.Fatalf("intervals %v, want %v", s.iv, iv)
 			}
-			q.add(want + d)
+			if rng.IntN(2) == 0 || !q.push(want+d) {
+				q.add(want + d)
+			}
 			ends = append(ends, want+d)
 			slices.Sort(ends)
 			if !slices.Equal(q.ends, ends) {

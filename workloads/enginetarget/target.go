@@ -211,17 +211,27 @@ func (s *session) send(ctx context.Context, op *workloads.Op, detach bool) (time
 	default:
 		return time.Time{}, fmt.Errorf("operation %q is not known", op.Kind)
 	}
-	op.Charge = s.call.Timing.Charge
-	done := s.call.Timing.Done
-	if done.IsZero() { // no model, or refused before it: now
+	tm := &s.call.Timing
+	op.Charge = tm.Charge
+	done := tm.Done
+	modelled := !done.IsZero()
+	if !modelled { // no model, or refused before it: now
 		done = s.e.Clock().Now()
 	}
 	if detach && op.ClientTimeout > 0 { // the client waits at most its timeout
-		sent := s.call.Timing.Arrival
-		if sent.IsZero() {
-			sent = s.e.Clock().Now()
+		sent := tm.Arrival
+		var took time.Duration
+		if modelled {
+			// The model's Done is its Arrival and its stages: their sum
+			// is clock.Sub(done, sent), without taking the times apart.
+			took = tm.FrontEnd + tm.Wait + tm.Lane + tm.Post
+		} else {
+			if sent.IsZero() {
+				sent = s.e.Clock().Now()
+			}
+			took = clock.Sub(done, sent)
 		}
-		if clock.Sub(done, sent) > op.ClientTimeout { // done.After(sent.Add(op.ClientTimeout)), for less
+		if took > op.ClientTimeout { // done.After(sent.Add(op.ClientTimeout)), for less
 			done, err = sent.Add(op.ClientTimeout), errClientTimeout
 		}
 	}

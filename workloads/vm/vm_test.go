@@ -62,6 +62,36 @@ func TestSpend(t *testing.T) {
 	}
 }
 
+// TestSpendKeepsNow: the time Spend returns is now.Add of the time spent,
+// the same Time, whether now has a monotonic reading or not, in any
+// location; and a four-core VM takes its first free core, as others do.
+func TestSpendKeepsNow(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		paris = time.FixedZone("CET", 3600)
+	}
+	wall := time.Now()
+	for name, t0 := range map[string]time.Time{
+		"utc":       time.Date(2010, 1, 1, 0, 0, 0, 999_999_000, time.UTC),
+		"local":     time.Date(2010, 1, 1, 0, 0, 0, 1, time.Local),
+		"paris":     time.Date(2010, 1, 1, 0, 0, 0, 0, paris),
+		"monotonic": wall,
+		"before":    time.Unix(-5, 3),
+	} {
+		four, many := vm.New(vm.Modern), vm.New(vm.Size{Name: "cores:5", Cores: 5, SerialFraction: 0.05})
+		for i := range 100 {
+			now := t0.Add(time.Duration(i*i%37) * 7 * time.Microsecond) // some at once, some not
+			got, other := four.Spend(now, 85*time.Microsecond), many.Spend(now, 85*time.Microsecond)
+			if want := now.Add(got.Sub(now)); got != want || got.Location() != now.Location() {
+				t.Fatalf("%s: request %d: Spend gave %#v, not now.Add of it, %#v", name, i, got, want)
+			}
+			if got.Before(now) || other.After(got) {
+				t.Fatalf("%s: request %d: done at %v on four cores, %v on five, from %v", name, i, got, other, now)
+			}
+		}
+	}
+}
+
 // TestUtilizationOfTheLimit: an XL VM whose serial section is always busy
 // is saturated, though most of its cores idle.
 func TestUtilizationOfTheLimit(t *testing.T) {
