@@ -575,32 +575,37 @@ func (n *bnode) hasPrefix(key string) bool {
 	}
 	d := unsafe.Pointer(unsafe.StringData(key))
 	at := func(i int) uint64 { // the eight bytes from i, all key's: no bounds to check
-		return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(d, i)), 8))
+		return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(d, i))[:])
 	}
-	w := 0
-	for ; w < pwords && 8*w+8 <= p; w++ {
-		if at(8*w) != n.pw[w] {
-			return false
+	full := p / 8 // the prefix's whole words
+	if full >= pwords {
+		for w := range pwords {
+			if at(8*w) != n.pw[w] {
+				return false
+			}
 		}
-	}
-	if w == pwords {
 		return key[8*pwords:p] == n.pfx[8*pwords:]
 	}
-	i, r := 8*w, p-8*w              // fewer than eight bytes left: one load of eight, masked
-	mask := uint64(1)<<(8*r&63) - 1 // shifts below 64, which need no check
-	var x uint64
-	switch {
-	case r == 0:
-	case i+8 <= len(key):
-		x = at(i) & mask
-	case len(key) >= 8: // the key's last eight bytes, moved down to start at i
-		x = at(len(key)-8) >> (8 * (i + 8 - len(key)) & 63) & mask
-	default:
-		for j := i; j < p; j++ {
-			x |= uint64(key[j]) << (8 * (j - i) & 63)
-		}
+	var differ uint64
+	for w := range full {
+		differ |= at(8*w) ^ n.pw[w]
 	}
-	return x == n.pw[w]
+	if r := p % 8; r > 0 { // fewer than eight bytes left: one load of eight, masked
+		i, mask := 8*full, uint64(1)<<(8*r)-1
+		var x uint64
+		switch {
+		case i+8 <= len(key):
+			x = at(i) & mask
+		case len(key) >= 8: // the key's last eight bytes, moved down to start at i
+			x = at(len(key)-8) >> (8 * (i + 8 - len(key)) & 63) & mask
+		default:
+			for j := i; j < p; j++ {
+				x |= uint64(key[j]) << (8 * (j - i) & 63)
+			}
+		}
+		differ |= x ^ n.pw[full]
+	}
+	return differ == 0
 }
 
 // asciiLCP returns the length of the longest prefix a and b share that is
@@ -623,12 +628,10 @@ func fingerprintAt(rk string, at int) uint64 {
 		return 0
 	}
 	if len(rk) >= 8 { // one load: every lookup takes three or four of these
-		var w uint64
-		if len(rk)-at >= 8 {
-			w = binary.BigEndian.Uint64(unsafe.Slice(unsafe.StringData(rk[at:]), 8))
-		} else { // the key's last eight bytes, those before at shifted out, zeros in
-			w = binary.BigEndian.Uint64(unsafe.Slice(unsafe.StringData(rk[len(rk)-8:]), 8)) << (8 * (at - len(rk) + 8))
-		}
+		// The eight bytes from at, or the key's last eight, those before
+		// at shifted out and zeros in.
+		from := min(at, len(rk)-8)
+		w := binary.BigEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(rk)), from))[:]) << (8 * (at - from) & 63)
 		if w&0x8080808080808080 != 0 {
 			return noPrint
 		}

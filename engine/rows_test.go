@@ -341,11 +341,13 @@ func TestHasPrefix(t *testing.T) {
 					t.Fatalf("prefix %q, key %q: %v, want %v", base[:p], key, got, want)
 				}
 			}
-			if k < p { // one byte changed inside the prefix
-				key := []byte(base[:p])
+			if k < p { // one byte changed inside the prefix, of a key as long or longer
+				key := []byte(base)
 				key[k] ^= 1
-				if n.hasPrefix(string(key)) {
-					t.Fatalf("prefix %q matched %q", base[:p], key)
+				for _, l := range []int{p, p + 1, p + 7, p + 8, len(base)} {
+					if l <= len(key) && n.hasPrefix(string(key[:l])) {
+						t.Fatalf("prefix %q matched %q", base[:p], key[:l])
+					}
 				}
 			}
 		}
