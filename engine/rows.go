@@ -521,18 +521,64 @@ func (n *bnode) admit(key string) uint64 {
 	case len(n.slots) == 0 && len(n.keys) == 0:
 		n.setPrefix(key[:asciiLCP(key, key)])
 	case !n.hasPrefix(key):
-		n.setPrefix(n.pfx[:asciiLCP(n.pfx, key)])
+		n.shorten(asciiLCP(n.pfx, key))
 	}
 	return n.fingerprint(key)
+}
+
+// shorten makes the first l bytes of n's prefix its prefix. A leaf's
+// fingerprints are then the bytes cut from the prefix, which every key
+// has, followed by their own first bytes: they are taken from them, not
+// from the keys, each in a record elsewhere in memory. An appending
+// writer's leaf shortens its prefix each time a carry reaches a digit it
+// held.
+func (n *bnode) shorten(l int) {
+	if !n.leaf() {
+		n.setPrefix(n.pfx[:l])
+		return
+	}
+	cut := n.pfx[l:] // ASCII, as the whole prefix
+	var head uint64  // its first eight bytes, big-endian, from the top
+	for i := 0; i < len(cut) && i < 8; i++ {
+		head |= uint64(cut[i]) << (56 - 8*i)
+	}
+	n.pfx, n.pw = n.pfx[:l], prefixWords(n.pfx[:l])
+	n.mixed = false
+	for i, f := range n.fps {
+		switch {
+		case f == noPrint: // a byte beyond ASCII, which may be past the new fingerprint's end
+			f = n.fingerprint(n.key(i))
+		case len(cut) >= 8:
+			f = head
+		default:
+			f = head | f>>(8*len(cut))
+		}
+		n.fps[i] = f
+		n.mixed = n.mixed || f == noPrint
+	}
+	n.noteTop()
+}
+
+// prefixWords returns the first bytes of p, as a node holds them (pw).
+func prefixWords(p string) [pwords]uint64 {
+	var pw [pwords]uint64
+	for w := range pw {
+		if len(p) >= 8 {
+			pw[w], p = binary.LittleEndian.Uint64([]byte(p[:8])), p[8:]
+			continue
+		}
+		for i := len(p) - 1; i >= 0; i-- { // the last bytes, zero-padded
+			pw[w] = pw[w]<<8 | uint64(p[i])
+		}
+		break
+	}
+	return pw
 }
 
 // setPrefix makes p n's prefix, which every key of n must start with, and
 // takes n's fingerprints after it.
 func (n *bnode) setPrefix(p string) {
-	var pw [pwords]uint64
-	for i := 0; i < len(p) && i < 8*pwords; i++ {
-		pw[i/8] |= uint64(p[i]) << (8 * (i % 8))
-	}
+	pw := prefixWords(p)
 	// A split most often leaves a node the prefix it had: then its
 	// fingerprints hold, and are not taken again from every key, each
 	// read from a record elsewhere in memory. The words the node holds
@@ -540,12 +586,12 @@ func (n *bnode) setPrefix(p string) {
 	same := len(p) == len(n.pfx) && pw == n.pw && (len(p) <= 8*pwords || p == n.pfx)
 	n.pfx, n.pw = p, pw
 	if n.leaf() {
-		n.mixed = false
-		if same {
-			n.mixed = slices.Contains(n.fps, noPrint)
+		if same { // none is noPrint where none was (search depends on it)
+			n.mixed = n.mixed && slices.Contains(n.fps, noPrint)
 			n.noteTop()
 			return
 		}
+		n.mixed = false
 		for i := range n.slots {
 			n.fps[i] = n.fingerprint(n.key(i))
 			n.mixed = n.mixed || n.fps[i] == noPrint
