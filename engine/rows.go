@@ -365,10 +365,21 @@ func (n *bnode) noteTop() {
 // insertAt stores r as record i of leaf n, whose prefix r's RowKey has
 // (see admit), with fp its fingerprint.
 func (n *bnode) insertAt(i int, r *record, fp uint64) {
-	off, kl := n.addKey(r.rk)
+	var off uint32
+	var kl uint16
+	if k, l := r.rk, len(n.kb); len(k) < longKey && cap(n.kb)-l >= len(k) { // addKey, as most take it, without the call
+		off, kl = uint32(l), uint16(len(k))
+		n.kb = append(n.kb, k...)
+	} else {
+		off, kl = n.addKey(k)
+	}
 	s := slot{ts: r.ts, off: off, kl: kl, pi: n.propsIndex(r.props)}
 	if i == len(n.slots) { // an append, as most are
-		n.slots, n.fps, n.top = append(n.slots, s), append(n.fps, fp), fp
+		// One statement each: an append within capacity then writes just
+		// the length, with no write barrier for the array.
+		n.slots = append(n.slots, s)
+		n.fps = append(n.fps, fp)
+		n.top = fp
 	} else {
 		n.slots, n.fps = slices.Insert(n.slots, i, s), slices.Insert(n.fps, i, fp)
 	}
