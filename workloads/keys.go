@@ -154,11 +154,12 @@ func (k *keys) spell() {
 		span := min((len(b)-at)/l, 100-i%100)
 		end := at + span*l
 		appendIndex(append(b[at:at], k.prefix...), int64(i))
-		for done := l; at+done < end; done *= 2 {
-			copy(b[at+done:end], b[at:at+done])
+		seg := b[at:end]
+		for done := l; done < len(seg); done *= 2 {
+			copy(seg[done:], seg[:done])
 		}
-		for p, d := at+l, 2*(i%100); p <= end; p, d = p+l, d+2 {
-			b[p-2], b[p-1] = digitPairs[d], digitPairs[d+1]
+		for p, d := at+l, i%100; p <= end; p, d = p+l, d+1 {
+			*(*[2]byte)(b[p-2 : p]) = digitPairs[d]
 		}
 		at, i = end, i+span
 	}
@@ -166,17 +167,13 @@ func (k *keys) spell() {
 	k.spelled, k.next, k.rkLen = unsafe.String(unsafe.SliceData(b), len(b)), 0, l
 }
 
-// digitPairs spells 00 to 99, two bytes each.
-const digitPairs = "00010203040506070809" +
-	"10111213141516171819" +
-	"20212223242526272829" +
-	"30313233343536373839" +
-	"40414243444546474849" +
-	"50515253545556575859" +
-	"60616263646566676869" +
-	"70717273747576777879" +
-	"80818283848586878889" +
-	"90919293949596979899"
+// digitPairs spells 00 to 99, two digits each.
+var digitPairs = func() (t [100][2]byte) {
+	for i := range t {
+		t[i] = [2]byte{'0' + byte(i/10), '0' + byte(i%10)}
+	}
+	return t
+}()
 
 // rowKeys appends the next n RowKeys to dst. They are cut from one string:
 // a batch's keys cost one allocation, and stored together they take less
