@@ -43,10 +43,10 @@ type keys struct {
 	prefix  string // JobID_VMID_WorkerID_
 	index   int
 	rowBuf  []byte
-	// spelled holds the next RowKeys, each rkLen bytes long: those from
-	// next on are yet to be handed out, index the first of them.
-	spelled     string
-	next, rkLen int
+	// spelled holds the next RowKeys, each rkLen bytes long, yet to be
+	// handed out: index is the first of them.
+	spelled string
+	rkLen   int
 	// spread, with more than one bucket, spreads every key over its
 	// buckets, taken in turn: the synthetic-key fix for a shared or
 	// time-ordered key.
@@ -117,11 +117,11 @@ func (k *keys) partitionKeyAt(c clock.Clock) string {
 // of the next keys, spelled together (see spell): a request then costs no
 // allocation, and no conversion of its index to digits.
 func (k *keys) rowKey() string {
-	if k.next == len(k.spelled) {
+	if k.spelled == "" {
 		k.spell()
 	}
-	rk := k.spelled[k.next : k.next+k.rkLen]
-	k.next += k.rkLen
+	rk := k.spelled[:k.rkLen]
+	k.spelled = k.spelled[k.rkLen:]
 	k.index++
 	return rk
 }
@@ -164,7 +164,7 @@ func (k *keys) spell() {
 		at, i = end, i+span
 	}
 	// b is never written again: the string is its bytes, with no copy.
-	k.spelled, k.next, k.rkLen = unsafe.String(unsafe.SliceData(b), len(b)), 0, l
+	k.spelled, k.rkLen = unsafe.String(unsafe.SliceData(b), len(b)), l
 }
 
 // digitPairs spells 00 to 99, two digits each.
@@ -179,7 +179,7 @@ var digitPairs = func() (t [100][2]byte) {
 // a batch's keys cost one allocation, and stored together they take less
 // memory than a hundred small strings.
 func (k *keys) rowKeys(dst []string, n int) []string {
-	k.spelled, k.next = "", 0 // spelled from an index these move past
+	k.spelled = "" // spelled from an index these move past
 	k.rowBuf = k.rowBuf[:0]
 	k.ends = k.ends[:0]
 	for range n {
