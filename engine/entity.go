@@ -103,10 +103,8 @@ func keyUnitsOf(name, v string, maxLen int, plain bool) (int, *tables.Error) {
 // forbid, eight bytes at a time: what almost every key is. Anything else
 // takes keyUnits's byte loop, which names the offending character. It runs
 // on every write's RowKey, most often new, so a word costs a few
-// operations: two for the range test of every byte, 0x20..0x7e, and one
-// or two for each forbidden character's equality test.
+// operations (see plainBits).
 func plainKey(v string) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	n := len(v)
 	if n < 8 {
 		for i := 0; i < n; i++ {
@@ -117,37 +115,49 @@ func plainKey(v string) bool {
 		}
 		return true
 	}
-	d := unsafe.Pointer(unsafe.StringData(v))
-	at := func(i int) uint64 { // the eight bytes from i, all v's: no bounds to check
-		return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(d, i))[:])
+	if n <= 24 {
+		return plainWords(v)
 	}
-	// out gathers, in its bytes' high bits, bytes outside 0x20..0x7e: w
-	// less 0x20 sets a byte's high bit (or borrows into the next byte from
-	// one that does) below 0x20, and w+1 sets it from 0x7f. Where out is
-	// clear every byte is below 0x80, and so is every byte of t, w^'#': a
-	// byte of t plus 0x7f, which cannot carry, has its high bit clear
-	// where t is 0, w '#'; 0xfe less it, which cannot borrow, where t is
-	// 0x7f, w '\\' ('#'^0x7f); and t|0x10, plus 0x7f after it is xored
-	// with 0x1c, where w is '?' or '/' ('#'^0x1c and '#'^0x0c). differ
-	// gathers those high bits, which stay set while no byte is forbidden.
-	var out uint64
-	differ := uint64(highs)
-	word := func(w uint64) {
-		out |= (w - 0x20*ones) | (w + ones)
-		t := w ^ '#'*ones
-		differ &= (t + 0x7f*ones) & (0xfe*ones - t) & (((t | 0x10*ones) ^ 0x1c*ones) + 0x7f*ones)
-	}
+	var bad uint64
 	i := 0
-	for ; i+24 < n; i += 8 {
-		word(at(i))
+	for ; i+8 < n; i += 8 {
+		bad |= plainBits(wordAt(v, i))
 	}
-	// Nine to twenty-four bytes left: the words at their start, eight on
-	// (the last one again, where it is that), and their end, which
-	// overlap.
-	word(at(i))
-	word(at(min(i+8, n-8)))
-	word(at(n - 8))
-	return (out|^differ)&highs == 0
+	bad |= plainBits(wordAt(v, n-8)) // the last eight bytes, which may overlap the last word
+	return bad&highBits == 0
+}
+
+// plainWords is plainKey for a key of 8 to 24 bytes: the words at its
+// start, eight on (its end, where that is less) and its end, which
+// overlap. prepareFor has it inlined.
+func plainWords(v string) bool {
+	n := len(v)
+	return (plainBits(wordAt(v, 0))|plainBits(wordAt(v, min(8, n-8)))|plainBits(wordAt(v, n-8)))&highBits == 0
+}
+
+// wordAt returns the eight bytes of v from i, which v must hold: no
+// bounds are checked. Their order is the machine's; plainBits's tests are
+// of each byte alone.
+func wordAt(v string, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(v)), i))[:])
+}
+
+const highBits = 0x8080808080808080
+
+// plainBits returns, in the high bits of its bytes, the bytes of w a
+// plain key may not hold; it may also set the high bit of a byte after
+// one that it sets. w less 0x20 sets a byte's high bit (or borrows into
+// the next byte from one that does) below 0x20, and w+1 sets it from 0x7f.
+// Where neither does, every byte is below 0x80, and so is every byte of
+// t, w^'#': a byte of t plus 0x7f, which cannot carry, has its high bit
+// clear where t is 0, w '#'; 0xfe less it, which cannot borrow, where t is
+// 0x7f, w '\\' ('#'^0x7f); and t|0x10, plus 0x7f after it is xored with
+// 0x1c, where w is '?' or '/' ('#'^0x1c and '#'^0x0c). Their product has
+// a byte's high bit clear where it is forbidden.
+func plainBits(w uint64) uint64 {
+	const ones = 0x0101010101010101
+	t := w ^ '#'*ones
+	return (w - 0x20*ones) | (w + ones) | ^((t + 0x7f*ones) & (0xfe*ones - t) & (((t | 0x10*ones) ^ 0x1c*ones) + 0x7f*ones))
 }
 
 func validPropertyName(name string) bool {
@@ -184,7 +194,13 @@ func prepareFor(c *Call, e *tables.Entity, maxKeyLen int, rec *record) (int, *ta
 	pk, rk := e.PartitionKey, e.RowKey
 	if c != nil && len(pk) <= maxKeyLen && len(c.plainPK) == len(pk) && (unsafe.StringData(c.plainPK) == unsafe.StringData(pk) || c.plainPK == pk) {
 		// A plain key's UTF-16 length is its length.
-		if len(rk) <= maxKeyLen && plainKey(rk) {
+		var plain bool
+		if n := len(rk); n >= 8 && n <= 24 { // plainWords, as most take it, without the call
+			plain = (plainBits(wordAt(rk, 0))|plainBits(wordAt(rk, min(8, n-8)))|plainBits(wordAt(rk, n-8)))&highBits == 0
+		} else {
+			plain = plainKey(rk)
+		}
+		if plain && len(rk) <= maxKeyLen {
 			props := slices.Clip(e.Properties)
 			if n, ok := knownPropsOf.size(props); ok {
 				if size := 4 + 2*(len(pk)+len(rk)) + n; size <= tables.MaxEntitySize {

@@ -208,7 +208,8 @@ func TestPrepareForAgrees(t *testing.T) {
 	const maxKey = 64
 	guid := "0f8fad5b-d9cb-469f-a165-70867728950e"
 	pks := []string{guid, strings.Clone(guid), guid + "/", "é" + guid, "", strings.Repeat("k", maxKey), strings.Repeat("k", maxKey+1)}
-	rks := []string{"tb_1_2_0000000001", "r", "", "a#b", "tb_é", "\x00", strings.Repeat("r", maxKey), strings.Repeat("r", maxKey+1)}
+	rks := []string{"tb_1_2_0000000001", "r", "", "a#b", "tb_é", "\x00", strings.Repeat("r", maxKey), strings.Repeat("r", maxKey+1),
+		"tb_1_2_000000000#", "tb/1_2_0000000001", "tb_1_2_00000\x7f00001", "abcdefgh", "abcdefg?", "abcdefghijklmnopqrstuvw\\", "tb_é_2_0000000001"}
 	known := []tables.Property{tables.String("Payload", strings.Repeat("x", 100))}
 	var big, near []tables.Property // larger than an entity may be; as large, with guid and the first RowKey
 	for i := range 17 {
@@ -231,6 +232,21 @@ func TestPrepareForAgrees(t *testing.T) {
 	propSets := [][]tables.Property{known, nil, {tables.String("A", "x"), tables.String("A", "y")}, big, near,
 		{tables.String("Timestamp", "x"), tables.Int64("N", 1)}, slices.Clone(known)}
 	var c Call
+	for _, n := range []int{8, 9, 16, 17, 24, 25} { // every byte at every place of a key the inlined test takes, and the lengths beyond it
+		for at := range n {
+			for b := range 256 {
+				k := []byte(strings.Repeat("k", n))
+				k[at] = byte(b)
+				e := tables.Entity{PartitionKey: guid, RowKey: string(k), Properties: known}
+				var rec record
+				size, err := prepareFor(&c, &e, maxKey, &rec)
+				wantRec, wantSize, wantErr := prepare(&e, maxKey)
+				if size != wantSize || fmt.Sprint(err) != fmt.Sprint(wantErr) || rec.rk != wantRec.rk {
+					t.Fatalf("RowKey %q: %d, %v; prepare gives %d, %v", k, size, err, wantSize, wantErr)
+				}
+			}
+		}
+	}
 	for round := range 2 {
 		for _, pk := range pks {
 			for _, rk := range rks {
