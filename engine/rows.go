@@ -321,6 +321,16 @@ func (n *bnode) propsIndex(p []tables.Property) uint16 {
 	return uint16(len(n.props) - 1)
 }
 
+// nextProps is propsIndex where p is the slice after the last found, as
+// a writer that takes its shared slices in turn writes it: it is inlined.
+func (n *bnode) nextProps(p []tables.Property) (uint16, bool) {
+	if j := int(n.pnext); j < min(len(n.props), len(n.paddr)) && n.paddr[j] == uintptr(unsafe.Pointer(unsafe.SliceData(p))) && int(n.plen[j]) == len(p) {
+		n.pnext++
+		return uint16(j), true
+	}
+	return 0, false
+}
+
 // addProps appends p to leaf n's table of Properties.
 func (n *bnode) addProps(p []tables.Property) {
 	n.tagProps(len(n.props), p)
@@ -373,7 +383,11 @@ func (n *bnode) insertAt(i int, r *record, fp uint64) {
 	} else {
 		off, kl = n.addKey(k)
 	}
-	s := slot{ts: r.ts, off: off, kl: kl, pi: n.propsIndex(r.props)}
+	pi, ok := n.nextProps(r.props)
+	if !ok {
+		pi = n.propsIndex(r.props)
+	}
+	s := slot{ts: r.ts, off: off, kl: kl, pi: pi}
 	if i == len(n.slots) { // an append, as most are
 		// One statement each: an append within capacity then writes just
 		// the length, with no write barrier for the array.
