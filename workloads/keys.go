@@ -128,10 +128,11 @@ func (k *keys) rowKey() string {
 
 // spelledBytes is about how many bytes of RowKeys a thread spells at once:
 // a size class of its own, which holds 15 keys of the usual 17 bytes and
-// costs a run of 15,000 threads some 4 MB. Spelling a key costs about 75
-// instructions (twice as many bytes: 57, for twice the memory). A kept
-// RowKey keeps its string's other keys, which a thread's loaded rows
-// (time-ordered keys) are.
+// costs a run of 15,000 threads some 4 MB. Spelling a key costs about 70
+// instructions, its share of the allocation among them (twice as many
+// bytes saved 19 more, for twice the memory). A kept RowKey keeps its
+// string's other keys, which a thread's loaded rows (time-ordered keys)
+// are.
 const spelledBytes = 256
 
 // spell spells the next RowKeys, from index on, into one string: as many
