@@ -103,12 +103,11 @@ func keyUnitsOf(name, v string, maxLen int, plain bool) (int, *tables.Error) {
 // forbid, eight bytes at a time: what almost every key is. Anything else
 // takes keyUnits's byte loop, which names the offending character. It runs
 // on every write's RowKey, most often new, so a word costs a few
-// operations: one range test for every byte outside 0x20..0x7e, and an
-// equality test for '#', for '\\', and for '/' and '?' at once.
+// operations (see plainBits).
 func plainKey(v string) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	if len(v) < 8 {
-		for i := 0; i < len(v); i++ {
+	n := len(v)
+	if n < 8 {
+		for i := 0; i < n; i++ {
 			c := v[i]
 			if c >= 0x7f || c < 0x20 || c == '/' || c == '\\' || c == '#' || c == '?' {
 				return false
@@ -116,29 +115,49 @@ func plainKey(v string) bool {
 		}
 		return true
 	}
-	// out gathers, in its bytes' high bits, bytes outside 0x20..0x7e: y is
-	// a byte less 0x20, which sets its high bit (or borrows into the next
-	// byte from one that does) below 0x20, and y+0x21 sets it from 0x7f.
-	// Where out is clear every byte is below 0x80, so a byte equals c
-	// exactly when w^c plus 0x7f, which cannot carry, has its high bit
-	// clear: differ gathers those sums, which stay set while no byte
-	// equals a forbidden character.
-	var out uint64
-	differ := uint64(highs)
-	word := func(w uint64) {
-		y := w - 0x20*ones
-		out |= y | (y + 0x21*ones)
-		differ &= (w ^ '#'*ones) + 0x7f*ones
-		differ &= (w ^ '\\'*ones) + 0x7f*ones
-		differ &= ((w | 0x10*ones) ^ '?'*ones) + 0x7f*ones // '/' is '?' less 0x10
+	if n <= 24 {
+		return plainWords(v)
 	}
-	last := binary.LittleEndian.Uint64([]byte(v[len(v)-8:])) // the last eight bytes, read again where they overlap
-	for len(v) > 8 {
-		word(binary.LittleEndian.Uint64([]byte(v)))
-		v = v[8:]
+	var bad uint64
+	i := 0
+	for ; i+8 < n; i += 8 {
+		bad |= plainBits(wordAt(v, i))
 	}
-	word(last)
-	return out&highs == 0 && differ&highs == highs
+	bad |= plainBits(wordAt(v, n-8)) // the last eight bytes, which may overlap the last word
+	return bad&highBits == 0
+}
+
+// plainWords is plainKey for a key of 8 to 24 bytes: the words at its
+// start, eight on (its end, where that is less) and its end, which
+// overlap. prepareFor has it inlined.
+func plainWords(v string) bool {
+	n := len(v)
+	return (plainBits(wordAt(v, 0))|plainBits(wordAt(v, min(8, n-8)))|plainBits(wordAt(v, n-8)))&highBits == 0
+}
+
+// wordAt returns the eight bytes of v from i, which v must hold: no
+// bounds are checked. Their order is the machine's; plainBits's tests are
+// of each byte alone.
+func wordAt(v string, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(v)), i))[:])
+}
+
+const highBits = 0x8080808080808080
+
+// plainBits returns, in the high bits of its bytes, the bytes of w a
+// plain key may not hold; it may also set the high bit of a byte after
+// one that it sets. w less 0x20 sets a byte's high bit (or borrows into
+// the next byte from one that does) below 0x20, and w+1 sets it from 0x7f.
+// Where neither does, every byte is below 0x80, and so is every byte of
+// t, w^'#': a byte of t plus 0x7f, which cannot carry, has its high bit
+// clear where t is 0, w '#'; 0xfe less it, which cannot borrow, where t is
+// 0x7f, w '\\' ('#'^0x7f); and t|0x10, plus 0x7f after it is xored with
+// 0x1c, where w is '?' or '/' ('#'^0x1c and '#'^0x0c). Their product has
+// a byte's high bit clear where it is forbidden.
+func plainBits(w uint64) uint64 {
+	const ones = 0x0101010101010101
+	t := w ^ '#'*ones
+	return (w - 0x20*ones) | (w + ones) | ^((t + 0x7f*ones) & (0xfe*ones - t) & (((t | 0x10*ones) ^ 0x1c*ones) + 0x7f*ones))
 }
 
 func validPropertyName(name string) bool {
@@ -166,20 +185,47 @@ func prepare(e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
 	return prepareAfter(e, maxKeyLen, -1)
 }
 
-// prepareFor is prepare for caller c (nil for none): a PartitionKey
-// equal to the one c's last write found plain is not checked again.
-func prepareFor(c *Call, e *tables.Entity, maxKeyLen int) (record, int, *tables.Error) {
-	pk := e.PartitionKey
+// prepareFor is prepare for caller c (nil for none), leaving the record
+// in rec: a PartitionKey equal to the one c's last write found plain is
+// not checked again. A write as almost all are, of a caller's key, a plain
+// RowKey and properties checked before, is prepared here, without
+// prepareAfter's copies of its results.
+func prepareFor(c *Call, e *tables.Entity, maxKeyLen int, rec *record) (int, *tables.Error) {
+	pk, rk := e.PartitionKey, e.RowKey
+	if c != nil && len(pk) <= maxKeyLen && len(c.plainPK) == len(pk) && (unsafe.StringData(c.plainPK) == unsafe.StringData(pk) || c.plainPK == pk) {
+		// A plain key's UTF-16 length is its length.
+		var plain bool
+		if n := len(rk); n >= 8 && n <= 24 { // plainWords, as most take it, without the call
+			plain = (plainBits(wordAt(rk, 0))|plainBits(wordAt(rk, min(8, n-8)))|plainBits(wordAt(rk, n-8)))&highBits == 0
+		} else {
+			plain = plainKey(rk)
+		}
+		if plain && len(rk) <= maxKeyLen {
+			props := slices.Clip(e.Properties)
+			if n, ok := knownPropsOf.size(props); ok {
+				if size := 4 + 2*(len(pk)+len(rk)) + n; size <= tables.MaxEntitySize {
+					*rec = record{rk: rk, props: props}
+					return size, nil
+				}
+			}
+		}
+	}
+	return prepareKey(c, e, maxKeyLen, rec)
+}
+
+// prepareKey is prepareFor, taking and keeping c's PartitionKey anew
+// where it differs.
+func prepareKey(c *Call, e *tables.Entity, maxKeyLen int, rec *record) (size int, err *tables.Error) {
+	pk, pkLen := e.PartitionKey, -1
 	switch {
 	case c == nil || len(pk) > maxKeyLen:
-		return prepareAfter(e, maxKeyLen, -1)
 	case c.plainPK == pk:
+		pkLen = len(pk)
 	case plainKey(pk):
-		c.plainPK = pk
-	default:
-		return prepareAfter(e, maxKeyLen, -1)
+		c.plainPK, pkLen = pk, len(pk)
 	}
-	return prepareAfter(e, maxKeyLen, len(pk)) // a plain key's UTF-16 length is its length
+	*rec, size, err = prepareAfter(e, maxKeyLen, pkLen)
+	return size, err
 }
 
 // prepareAfter is prepare, given pkLen, the length in UTF-16 code units of

@@ -99,8 +99,8 @@ func (cl Client) write(ctx context.Context, tableName string, ent *tables.Entity
 	}
 	var size int
 	var verr *tables.Error
-	*rec, size, verr = prepareFor(cl.c, ent, e.cfg.MaxKeyLength)
-	if verr == nil {
+	size, verr = prepareFor(cl.c, ent, e.cfg.MaxKeyLength, rec)
+	if verr == nil && e.cfg.Profile.MaxRowKeyBytes > 0 { // most profiles have no limit of their own: no call
 		verr = e.tableAPIRowKey(ent.RowKey)
 	}
 	if verr != nil {

@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tablebench/tablebench/tables"
 )
@@ -22,7 +26,7 @@ func TestPlainKeyAgreesWithTheByteLoop(t *testing.T) {
 		}
 		return true
 	}
-	base := []byte("abcdefghijklmnopqrs") // two words and a tail
+	base := []byte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNO") // five words and a tail
 	for pos := range base {
 		for c := range 256 {
 			k := append([]byte(nil), base...)
@@ -34,6 +38,39 @@ func TestPlainKeyAgreesWithTheByteLoop(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPlainKeyAgreesOnPairs checks the word-at-a-time test against the
+// byte loop on keys with two bytes set, each to a value at or near an edge
+// of a test, at every pair of positions: a byte's borrow or carry must not
+// hide another.
+func TestPlainKeyAgreesOnPairs(t *testing.T) {
+	edges := []byte{0, 0x01, 0x1f, 0x20, 0x21, 0x22, '#', 0x24, 0x2e, '/', 0x30, 0x3e, '?', 0x40, 0x5b, '\\', 0x5d, 0x7e, 0x7f, 0x80, 0x81, 0x9f, 0xa0, 0xdf, 0xe0, 0xfe, 0xff, 0x0c, 0x1c, 0x33}
+	for _, n := range []int{8, 9, 16, 17, 24, 25, 33} {
+		for i := range n {
+			for j := i + 1; j < n; j++ {
+				for _, a := range edges {
+					for _, b := range edges {
+						k := []byte(strings.Repeat("a", n))
+						k[i], k[j] = a, b
+						if got, want := plainKey(string(k)), slowPlain(string(k)); got != want {
+							t.Fatalf("plainKey(%q) = %v, want %v", k, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func slowPlain(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c >= 0x7f || c < 0x20 || c == '/' || c == '\\' || c == '#' || c == '?' {
+			return false
+		}
+	}
+	return true
 }
 
 // TestFingerprintAgreesWithTheByteLoop checks the one-load fingerprint
@@ -154,10 +191,79 @@ func TestCallerKeyMemo(t *testing.T) {
 	var c Call
 	for _, pk := range []string{guid, strings.Clone(guid), guid + "/", guid, guid + "é", guid + "é", strings.Repeat("k", 1025), guid} {
 		e := tables.Entity{PartitionKey: pk, RowKey: "r"}
-		rec, size, err := prepareFor(&c, &e, 1024)
+		var rec record
+		size, err := prepareFor(&c, &e, 1024, &rec)
 		wantRec, wantSize, wantErr := prepare(&e, 1024)
 		if size != wantSize || (err == nil) != (wantErr == nil) || rec.rk != wantRec.rk {
 			t.Fatalf("%.40q: size %d, err %v; without the memo %d, %v", pk, size, err, wantSize, wantErr)
+		}
+	}
+}
+
+// TestPrepareForAgrees: a caller's write, prepared with its memo and the
+// fast way for a plain RowKey and known properties, gives the record, the
+// size and the error prepare gives, for keys plain, forbidden, beyond
+// ASCII, empty and too long, and properties known, new, bad and too large.
+func TestPrepareForAgrees(t *testing.T) {
+	const maxKey = 64
+	guid := "0f8fad5b-d9cb-469f-a165-70867728950e"
+	pks := []string{guid, strings.Clone(guid), guid + "/", "é" + guid, "", strings.Repeat("k", maxKey), strings.Repeat("k", maxKey+1)}
+	rks := []string{"tb_1_2_0000000001", "r", "", "a#b", "tb_é", "\x00", strings.Repeat("r", maxKey), strings.Repeat("r", maxKey+1),
+		"tb_1_2_000000000#", "tb/1_2_0000000001", "tb_1_2_00000\x7f00001", "abcdefgh", "abcdefg?", "abcdefghijklmnopqrstuvw\\", "tb_é_2_0000000001"}
+	known := []tables.Property{tables.String("Payload", strings.Repeat("x", 100))}
+	var big, near []tables.Property // larger than an entity may be; as large, with guid and the first RowKey
+	for i := range 17 {
+		big = append(big, tables.String(fmt.Sprintf("P%02d", i), strings.Repeat("x", tables.MaxStringUnits)))
+	}
+	room := tables.MaxEntitySize - 4 - 2*(len(guid)+len(rks[0]))
+	for i := range 16 {
+		n := min(tables.MaxBinaryBytes, room-(8+2*3+4)*(16-i)-tables.MaxBinaryBytes*(15-i))
+		near = append(near, tables.Binary(fmt.Sprintf("B%02d", i), make([]byte, n)))
+		room -= 8 + 2*3 + 4 + n
+	}
+	if room != 0 {
+		t.Fatalf("near: %d bytes of room left", room)
+	}
+	for range 2 { // kept the second time
+		for _, p := range [][]tables.Property{known, big, near} {
+			prepare(&tables.Entity{PartitionKey: "pk", RowKey: "rk", Properties: p}, maxKey)
+		}
+	}
+	propSets := [][]tables.Property{known, nil, {tables.String("A", "x"), tables.String("A", "y")}, big, near,
+		{tables.String("Timestamp", "x"), tables.Int64("N", 1)}, slices.Clone(known)}
+	var c Call
+	for _, n := range []int{8, 9, 16, 17, 24, 25} { // every byte at every place of a key the inlined test takes, and the lengths beyond it
+		for at := range n {
+			for b := range 256 {
+				k := []byte(strings.Repeat("k", n))
+				k[at] = byte(b)
+				e := tables.Entity{PartitionKey: guid, RowKey: string(k), Properties: known}
+				var rec record
+				size, err := prepareFor(&c, &e, maxKey, &rec)
+				wantRec, wantSize, wantErr := prepare(&e, maxKey)
+				if size != wantSize || fmt.Sprint(err) != fmt.Sprint(wantErr) || rec.rk != wantRec.rk {
+					t.Fatalf("RowKey %q: %d, %v; prepare gives %d, %v", k, size, err, wantSize, wantErr)
+				}
+			}
+		}
+	}
+	for round := range 2 {
+		for _, pk := range pks {
+			for _, rk := range rks {
+				for i, props := range propSets {
+					e := tables.Entity{PartitionKey: pk, RowKey: rk, Properties: props}
+					var rec record
+					size, err := prepareFor(&c, &e, maxKey, &rec)
+					wantRec, wantSize, wantErr := prepare(&e, maxKey)
+					kept := func(r record) bool {
+						return unsafe.SliceData(r.props) == unsafe.SliceData(props) && cap(r.props) == len(props)
+					}
+					if size != wantSize || fmt.Sprint(err) != fmt.Sprint(wantErr) || rec.rk != wantRec.rk || rec.ts != wantRec.ts ||
+						!reflect.DeepEqual(rec.props, wantRec.props) || kept(rec) != kept(wantRec) {
+						t.Fatalf("round %d, %.20q, %.20q, properties %d: %+v, %d, %v; prepare gives %+v, %d, %v", round, pk, rk, i, rec, size, err, wantRec, wantSize, wantErr)
+					}
+				}
+			}
 		}
 	}
 }

@@ -321,6 +321,16 @@ func (n *bnode) propsIndex(p []tables.Property) uint16 {
 	return uint16(len(n.props) - 1)
 }
 
+// nextProps is propsIndex where p is the slice after the last found, as
+// a writer that takes its shared slices in turn writes it: it is inlined.
+func (n *bnode) nextProps(p []tables.Property) (uint16, bool) {
+	if j := int(n.pnext); j < min(len(n.props), len(n.paddr)) && n.paddr[j] == uintptr(unsafe.Pointer(unsafe.SliceData(p))) && int(n.plen[j]) == len(p) {
+		n.pnext++
+		return uint16(j), true
+	}
+	return 0, false
+}
+
 // addProps appends p to leaf n's table of Properties.
 func (n *bnode) addProps(p []tables.Property) {
 	n.tagProps(len(n.props), p)
@@ -365,10 +375,25 @@ func (n *bnode) noteTop() {
 // insertAt stores r as record i of leaf n, whose prefix r's RowKey has
 // (see admit), with fp its fingerprint.
 func (n *bnode) insertAt(i int, r *record, fp uint64) {
-	off, kl := n.addKey(r.rk)
-	s := slot{ts: r.ts, off: off, kl: kl, pi: n.propsIndex(r.props)}
+	var off uint32
+	var kl uint16
+	if k, l := r.rk, len(n.kb); len(k) < longKey && cap(n.kb)-l >= len(k) { // addKey, as most take it, without the call
+		off, kl = uint32(l), uint16(len(k))
+		n.kb = append(n.kb, k...)
+	} else {
+		off, kl = n.addKey(k)
+	}
+	pi, ok := n.nextProps(r.props)
+	if !ok {
+		pi = n.propsIndex(r.props)
+	}
+	s := slot{ts: r.ts, off: off, kl: kl, pi: pi}
 	if i == len(n.slots) { // an append, as most are
-		n.slots, n.fps, n.top = append(n.slots, s), append(n.fps, fp), fp
+		// One statement each: an append within capacity then writes just
+		// the length, with no write barrier for the array.
+		n.slots = append(n.slots, s)
+		n.fps = append(n.fps, fp)
+		n.top = fp
 	} else {
 		n.slots, n.fps = slices.Insert(n.slots, i, s), slices.Insert(n.fps, i, fp)
 	}
@@ -521,18 +546,64 @@ func (n *bnode) admit(key string) uint64 {
 	case len(n.slots) == 0 && len(n.keys) == 0:
 		n.setPrefix(key[:asciiLCP(key, key)])
 	case !n.hasPrefix(key):
-		n.setPrefix(n.pfx[:asciiLCP(n.pfx, key)])
+		n.shorten(asciiLCP(n.pfx, key))
 	}
 	return n.fingerprint(key)
+}
+
+// shorten makes the first l bytes of n's prefix its prefix. A leaf's
+// fingerprints are then the bytes cut from the prefix, which every key
+// has, followed by their own first bytes: they are taken from them, not
+// from the keys, each in a record elsewhere in memory. An appending
+// writer's leaf shortens its prefix each time a carry reaches a digit it
+// held.
+func (n *bnode) shorten(l int) {
+	if !n.leaf() {
+		n.setPrefix(n.pfx[:l])
+		return
+	}
+	cut := n.pfx[l:] // ASCII, as the whole prefix
+	var head uint64  // its first eight bytes, big-endian, from the top
+	for i := 0; i < len(cut) && i < 8; i++ {
+		head |= uint64(cut[i]) << (56 - 8*i)
+	}
+	n.pfx, n.pw = n.pfx[:l], prefixWords(n.pfx[:l])
+	n.mixed = false
+	for i, f := range n.fps {
+		switch {
+		case f == noPrint: // a byte beyond ASCII, which may be past the new fingerprint's end
+			f = n.fingerprint(n.key(i))
+		case len(cut) >= 8:
+			f = head
+		default:
+			f = head | f>>(8*len(cut))
+		}
+		n.fps[i] = f
+		n.mixed = n.mixed || f == noPrint
+	}
+	n.noteTop()
+}
+
+// prefixWords returns the first bytes of p, as a node holds them (pw).
+func prefixWords(p string) [pwords]uint64 {
+	var pw [pwords]uint64
+	for w := range pw {
+		if len(p) >= 8 {
+			pw[w], p = binary.LittleEndian.Uint64([]byte(p[:8])), p[8:]
+			continue
+		}
+		for i := len(p) - 1; i >= 0; i-- { // the last bytes, zero-padded
+			pw[w] = pw[w]<<8 | uint64(p[i])
+		}
+		break
+	}
+	return pw
 }
 
 // setPrefix makes p n's prefix, which every key of n must start with, and
 // takes n's fingerprints after it.
 func (n *bnode) setPrefix(p string) {
-	var pw [pwords]uint64
-	for i := 0; i < len(p) && i < 8*pwords; i++ {
-		pw[i/8] |= uint64(p[i]) << (8 * (i % 8))
-	}
+	pw := prefixWords(p)
 	// A split most often leaves a node the prefix it had: then its
 	// fingerprints hold, and are not taken again from every key, each
 	// read from a record elsewhere in memory. The words the node holds
@@ -540,12 +611,12 @@ func (n *bnode) setPrefix(p string) {
 	same := len(p) == len(n.pfx) && pw == n.pw && (len(p) <= 8*pwords || p == n.pfx)
 	n.pfx, n.pw = p, pw
 	if n.leaf() {
-		n.mixed = false
-		if same {
-			n.mixed = slices.Contains(n.fps, noPrint)
+		if same { // none is noPrint where none was (search depends on it)
+			n.mixed = n.mixed && slices.Contains(n.fps, noPrint)
 			n.noteTop()
 			return
 		}
+		n.mixed = false
 		for i := range n.slots {
 			n.fps[i] = n.fingerprint(n.key(i))
 			n.mixed = n.mixed || n.fps[i] == noPrint
@@ -575,32 +646,37 @@ func (n *bnode) hasPrefix(key string) bool {
 	}
 	d := unsafe.Pointer(unsafe.StringData(key))
 	at := func(i int) uint64 { // the eight bytes from i, all key's: no bounds to check
-		return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(d, i)), 8))
+		return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(d, i))[:])
 	}
-	w := 0
-	for ; w < pwords && 8*w+8 <= p; w++ {
-		if at(8*w) != n.pw[w] {
-			return false
+	full := p / 8 // the prefix's whole words
+	if full >= pwords {
+		for w := range pwords {
+			if at(8*w) != n.pw[w] {
+				return false
+			}
 		}
-	}
-	if w == pwords {
 		return key[8*pwords:p] == n.pfx[8*pwords:]
 	}
-	i, r := 8*w, p-8*w              // fewer than eight bytes left: one load of eight, masked
-	mask := uint64(1)<<(8*r&63) - 1 // shifts below 64, which need no check
-	var x uint64
-	switch {
-	case r == 0:
-	case i+8 <= len(key):
-		x = at(i) & mask
-	case len(key) >= 8: // the key's last eight bytes, moved down to start at i
-		x = at(len(key)-8) >> (8 * (i + 8 - len(key)) & 63) & mask
-	default:
-		for j := i; j < p; j++ {
-			x |= uint64(key[j]) << (8 * (j - i) & 63)
-		}
+	var differ uint64
+	for w := range full {
+		differ |= at(8*w) ^ n.pw[w]
 	}
-	return x == n.pw[w]
+	if r := p % 8; r > 0 { // fewer than eight bytes left: one load of eight, masked
+		i, mask := 8*full, uint64(1)<<(8*r)-1
+		var x uint64
+		switch {
+		case i+8 <= len(key):
+			x = at(i) & mask
+		case len(key) >= 8: // the key's last eight bytes, moved down to start at i
+			x = at(len(key)-8) >> (8 * (i + 8 - len(key)) & 63) & mask
+		default:
+			for j := i; j < p; j++ {
+				x |= uint64(key[j]) << (8 * (j - i) & 63)
+			}
+		}
+		differ |= x ^ n.pw[full]
+	}
+	return differ == 0
 }
 
 // asciiLCP returns the length of the longest prefix a and b share that is
@@ -623,12 +699,10 @@ func fingerprintAt(rk string, at int) uint64 {
 		return 0
 	}
 	if len(rk) >= 8 { // one load: every lookup takes three or four of these
-		var w uint64
-		if len(rk)-at >= 8 {
-			w = binary.BigEndian.Uint64(unsafe.Slice(unsafe.StringData(rk[at:]), 8))
-		} else { // the key's last eight bytes, those before at shifted out, zeros in
-			w = binary.BigEndian.Uint64(unsafe.Slice(unsafe.StringData(rk[len(rk)-8:]), 8)) << (8 * (at - len(rk) + 8))
-		}
+		// The eight bytes from at, or the key's last eight, those before
+		// at shifted out and zeros in.
+		from := min(at, len(rk)-8)
+		w := binary.BigEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(rk)), from))[:]) << (8 * (at - from) & 63)
 		if w&0x8080808080808080 != 0 {
 			return noPrint
 		}

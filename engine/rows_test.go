@@ -341,13 +341,63 @@ func TestHasPrefix(t *testing.T) {
 					t.Fatalf("prefix %q, key %q: %v, want %v", base[:p], key, got, want)
 				}
 			}
-			if k < p { // one byte changed inside the prefix
-				key := []byte(base[:p])
+			if k < p { // one byte changed inside the prefix, of a key as long or longer
+				key := []byte(base)
 				key[k] ^= 1
-				if n.hasPrefix(string(key)) {
-					t.Fatalf("prefix %q matched %q", base[:p], key)
+				for _, l := range []int{p, p + 1, p + 7, p + 8, len(base)} {
+					if l <= len(key) && n.hasPrefix(string(key[:l])) {
+						t.Fatalf("prefix %q matched %q", base[:p], key[:l])
+					}
 				}
 			}
+		}
+	}
+}
+
+// TestPrefixWords checks the words a node holds of its prefix against
+// the byte loop, for prefixes of every length up to the words and past
+// them.
+func TestPrefixWords(t *testing.T) {
+	base := "tb_1_3_7_0000012345_abcdefghijklmnopq\x7f"
+	for l := 0; l <= len(base); l++ {
+		var want [pwords]uint64
+		for i := 0; i < l && i < 8*pwords; i++ {
+			want[i/8] |= uint64(base[i]) << (8 * (i % 8))
+		}
+		if got := prefixWords(base[:l]); got != want {
+			t.Fatalf("prefix %q: %x, want %x", base[:l], got, want)
+		}
+	}
+}
+
+// TestShortenAgreesWithSetPrefix: a leaf whose prefix shortens takes the
+// fingerprints, the top and the mixed mark that taking them anew from its
+// keys gives, for keys as long as the prefix, a few bytes or many longer,
+// and with bytes beyond ASCII near the prefix or far from it.
+func TestShortenAgreesWithSetPrefix(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const pfx = "tb_1_3_7_000001234567890123456789"
+	tails := []string{"", "0", "05", "0123456789", "0\xe9", "01234567\xe9", "\xc3\xa9tail", "9999999"}
+	for round := range 2000 {
+		p := r.IntN(len(pfx) + 1)
+		n := newLeaf(leafCap)
+		for range 1 + r.IntN(maxLeaf) {
+			k := pfx[:p] + tails[r.IntN(len(tails))]
+			if r.IntN(2) == 0 {
+				k = pfx[:p] + pfx[p:][:r.IntN(len(pfx)-p+1)]
+			}
+			off, kl := n.addKey(k)
+			n.slots, n.fps = append(n.slots, slot{off: off, kl: kl}), append(n.fps, 0)
+		}
+		n.setPrefix(n.key(0)[:p])
+		want := *n
+		want.fps = slices.Clone(n.fps)
+		l := r.IntN(p + 1)
+		n.shorten(l)
+		want.setPrefix(want.pfx[:l])
+		if n.pfx != want.pfx || n.pw != want.pw || !slices.Equal(n.fps, want.fps) || n.top != want.top || n.mixed != want.mixed {
+			t.Fatalf("round %d, prefix %q shortened to %d: fingerprints %x, top %x, mixed %v; anew %x, %x, %v",
+				round, pfx[:p], l, n.fps, n.top, n.mixed, want.fps, want.top, want.mixed)
 		}
 	}
 }

@@ -5,11 +5,14 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/google/uuid"
 
+	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/engine"
 	"github.com/tablebench/tablebench/tables"
 )
@@ -36,6 +39,34 @@ func TestRowKeys(t *testing.T) {
 	far := &keys{prefix: "p_", index: 9_999_999_999}
 	if a, b := far.rowKey(), far.rowKey(); a != "p_9999999999" || b != "p_10000000000" {
 		t.Fatalf("past ten digits: %q, %q", a, b)
+	}
+}
+
+// TestRowKeysInTurn: keys taken one by one, spelled ahead, and in batches,
+// in any order, are the thread's keys in order, up to ten digits and past
+// them, for prefixes short and long.
+func TestRowKeysInTurn(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, prefix := range []string{"", "p_", "tb_1_2_", strings.Repeat("x", 600)} {
+		for _, start := range []int{0, 95, 9_999_999_000, 9_999_999_990} {
+			k := &keys{prefix: prefix, index: start}
+			var got []string
+			for len(got) < 2000 {
+				if r.IntN(10) == 0 {
+					got = k.rowKeys(got, 1+r.IntN(40))
+				} else {
+					got = append(got, k.rowKey())
+				}
+			}
+			for i, rk := range got {
+				if want := fmt.Sprintf("%s%010d", prefix, start+i); rk != want {
+					t.Fatalf("prefix %.10q from %d: key %d is %q, want %q", prefix, start, i, rk, want)
+				}
+			}
+			if k.index != start+len(got) {
+				t.Fatalf("prefix %.10q from %d: index %d after %d keys", prefix, start, k.index, len(got))
+			}
+		}
 	}
 }
 
@@ -155,5 +186,31 @@ func TestSpreadKeys(t *testing.T) {
 	k := newKeys(&spec, "shared", 1, 2, rand.New(rand.NewPCG(1, 2)))
 	if pk := k.partitionKey(1000); pk != "0000000000000001000-1-2" {
 		t.Errorf("one bucket: key %q, want the case study's", pk)
+	}
+}
+
+// TestPartitionKeyNow: the PartitionKey a request takes without a call,
+// its thread's own or the shared one in one bucket, is the one the
+// scheme's every key follows, for every scheme, in one bucket or several.
+func TestPartitionKeyNow(t *testing.T) {
+	c := clock.NewVirtual(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	for _, scheme := range []PartitionScheme{PartitionGUID, PartitionShared, PartitionAppend, PartitionPrepend} {
+		for _, buckets := range []int{1, 4} {
+			spec := DefaultSpec()
+			spec.Partition, spec.Keys.Buckets = scheme, buckets
+			if err := spec.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			k := newKeys(&spec, "shared", 1, 2, rand.New(rand.NewPCG(1, 2)))
+			slow := newKeys(&spec, "shared", 1, 2, rand.New(rand.NewPCG(1, 2)))
+			if k.fixedPK != ((scheme == PartitionGUID || scheme == PartitionShared) && buckets == 1) {
+				t.Errorf("%s in %d buckets: fixed %v", scheme, buckets, k.fixedPK)
+			}
+			for range 6 {
+				if got, want := k.partitionKeyNow(c), slow.partitionKeyAt(c); got != want {
+					t.Fatalf("%s in %d buckets: %q, want %q", scheme, buckets, got, want)
+				}
+			}
+		}
 	}
 }
