@@ -88,6 +88,8 @@ type Engine struct {
 	nextSrv  atomic.Uint64
 	rpSeq    atomic.Uint64
 	stampMu  sync.Mutex // guards acct and every server's schedule: see Engine.do
+	// unshared says that requests come one at a time: see Unshared.
+	unshared atomic.Bool
 	acct     bucket
 	rates    atomic.Pointer[Rates]
 	lb       *balancer
@@ -155,6 +157,17 @@ func New(cfg Config) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// Unshared declares whether the engine's requests come one at a time, each
+// in its turn of a virtual clock, from its participants alone: a
+// simulator's threads stepped as the clock's tasks, its deadline, and the
+// engine's load balancer. While they do, a modelled request of a caller
+// with a Call takes none of the engine's locks: nothing contends for them,
+// and the atomic instruction of an uncontended lock is a barrier that
+// waits for every store before it, which with thousands of threads is a
+// store that missed the cache. A caller that says so while another
+// goroutine may call the engine outside the clock's turns races.
+func (e *Engine) Unshared(on bool) { e.unshared.Store(on) }
 
 // Close stops the engine's load balancer. The data stays readable.
 func (e *Engine) Close() error {
@@ -528,7 +541,9 @@ func (t *table) lock(pk string, read bool) *rangePartition {
 // lockFor is lock(pk, false) for a request of caller c, which keeps the
 // slot where it last found a partition: a caller's requests most often go
 // to the key of its last one, and the slot stays right while the map does.
-func (t *table) lockFor(c *Call, pk string) *rangePartition {
+// Unshared (Engine.Unshared), it finds the partition without locking it;
+// c must not be nil then.
+func (t *table) lockFor(c *Call, pk string, unshared bool) *rangePartition {
 	if c == nil {
 		return t.lock(pk, false)
 	}
@@ -540,6 +555,12 @@ func (t *table) lockFor(c *Call, pk string) *rangePartition {
 		rp := m.parts[c.slot].Load()
 		if rp == nil {
 			rp = t.makePartition(pk)
+		}
+		if unshared {
+			if !rp.retired {
+				return rp
+			}
+			continue
 		}
 		rp.mu.Lock()
 		if !rp.retired {

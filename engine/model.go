@@ -654,13 +654,16 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		}
 		return nil
 	}
-	rp := t.lockFor(c, pk)
+	// Unshared, a request takes no lock (Engine.Unshared); a caller
+	// without a Call is not a simulator's thread.
+	unshared := c != nil && e.unshared.Load()
+	rp := t.lockFor(c, pk, unshared)
 	// The account's budget and the servers' schedules are shared by every
 	// partition, so they have a lock of their own, stampMu. A request takes
 	// it once, from its admission to its reservation, rather than once for
 	// each: an uncontended lock costs a request more than the work it
-	// guards, and in virtual time it is never contended.
-	if k != opQuery {
+	// guards.
+	if k != opQuery && !unshared {
 		e.stampMu.Lock()
 	}
 	var a admission
@@ -672,7 +675,9 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		if err == nil {
 			err, refusedAt = e.occupy(&a, rp, k, pk, 0), a.deadline
 		}
-		e.stampMu.Unlock()
+		if !unshared {
+			e.stampMu.Unlock()
+		}
 	}
 	// The timing is made where the caller keeps it: it is larger than
 	// the rest of the request's state, and copying it cost as much.
@@ -690,9 +695,13 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 		}
 		scanned, ferr := fn(rp, at)
 		if k == opQuery {
-			e.stampMu.Lock()
+			if !unshared {
+				e.stampMu.Lock()
+			}
 			err, refusedAt = e.occupy(&a, rp, k, pk, scanned), a.deadline
-			e.stampMu.Unlock()
+			if !unshared {
+				e.stampMu.Unlock()
+			}
 		}
 		if err == nil {
 			err = ferr
@@ -711,7 +720,9 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 	if e.ru {
 		tm.Charge = e.ruCharge(rp, k, pk, a.at(a.t1), a.units, entities, err)
 	}
-	rp.mu.Unlock()
+	if !unshared {
+		rp.mu.Unlock()
+	}
 	if c == nil || !c.Detach {
 		if serr := e.clock.SleepUntil(ctx, tm.Done); serr != nil {
 			return serr

@@ -135,6 +135,12 @@ type worker struct {
 	txn     string   // the transaction id of the insert in flight
 }
 
+// unsharedTarget is a target that takes no locks while told that its
+// requests come one at a time, in a virtual clock's turns (the engine).
+type unsharedTarget interface {
+	Unshared(on bool)
+}
+
 // Run runs the spec: it creates the run's table, loads what gets and
 // queries read, starts every thread together, excludes the warm-up, stops at
 // the deadline or when ctx is done, and returns what it measured. An
@@ -364,6 +370,12 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 	if asTasks { // every thread runs on the clock's one loop goroutine
 		for _, m := range machines {
 			m.Unshared()
+		}
+		if u, ok := r.target.(unsharedTarget); ok {
+			// The run's requests now come in the clock's turns alone,
+			// until every participant has ended.
+			u.Unshared(true)
+			defer u.Unshared(false)
 		}
 		if r.arrivals != nil {
 			r.arrivals.unshared = true

@@ -2,12 +2,16 @@ package workloads_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/engine"
+	"github.com/tablebench/tablebench/tables"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
 )
@@ -137,4 +141,35 @@ func TestTasksRecordAsGoroutines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEngineLocksAgainAfterARun: while a run's threads are the clock's
+// tasks, the engine takes no locks (engine.Engine.Unshared); once the run
+// is over it must lock again, for whatever calls it next from goroutines
+// of its own. Under -race, an engine left unlocked fails this test.
+func TestEngineLocksAgainAfterARun(t *testing.T) {
+	vc := clock.NewVirtual(time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC))
+	tg := engineTarget(t, func(c *engine.Config) { c.Clock, c.Profile, c.Seed = vc, engine.Modern(), 3 })
+	spec := workloads.DefaultSpec()
+	spec.Op, spec.Partition, spec.VMs, spec.Threads = workloads.OpInsert, workloads.PartitionShared, 2, 5
+	spec.Warmup, spec.Duration, spec.Table = time.Second, 2*time.Second, "shared"
+	spec.KeepTable = true
+	run(t, spec, tg)
+	e := tg.Engine()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl := e.Client(&engine.Call{Detach: true})
+			for i := range 50 {
+				ent := tables.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("after-%d-%d", g, i)}
+				if _, err := cl.Insert(context.Background(), "shared", ent); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -52,6 +52,11 @@ func New(cfg engine.Config) (*Target, error) {
 // Engine returns the target's engine.
 func (t *Target) Engine() *engine.Engine { return t.e }
 
+// Unshared declares whether the run's requests come one at a time, in the
+// turns of the engine's virtual clock (engine.Engine.Unshared): the
+// coordinator says so while its threads are the clock's tasks.
+func (t *Target) Unshared(on bool) { t.e.Unshared(on) }
+
 // Close stops the engine's load balancer.
 func (t *Target) Close() error { return t.e.Close() }
 
