@@ -835,9 +835,12 @@ type Task interface {
 // thread's state is cold by its next request, and a step that met its
 // cache misses one at a time, as its code reached each structure, would
 // spend half its time waiting for memory. The clock calls Warm on the task
-// that wakes next just before it steps the current one, once it runs
+// that wakes next as soon as it has stepped the current one, once it runs
 // enough tasks that their states do not stay cached (warmTasks), having
-// prefetched the waiters of the tasks that may wake after it.
+// prefetched the waiters of the tasks that may wake after it. Warm comes
+// before the clock takes its lock, not before the step: the lock's atomic
+// instruction waits for the step's stores to reach the cache, and the
+// warm-up's misses then wait alongside them rather than after.
 type Warmer interface {
 	// Warm prefetches (Prefetch) what the task's next step reads. It must
 	// not change the task's state, nor wait on anything but its own reads
@@ -914,11 +917,11 @@ func (c *Virtual) steps(w *waiter) *waiter {
 	}
 	var warm Warmer
 	for {
+		at, ctx, ok := w.task.Step(err)
 		if warm != nil {
 			warm.Warm()
 			warm = nil
 		}
-		at, ctx, ok := w.task.Step(err)
 		var off time.Duration
 		if ok {
 			off = c.since(at)

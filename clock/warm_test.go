@@ -55,8 +55,8 @@ func runWarmTasks(n, warmAt int) []string {
 }
 
 // TestWarmIsForTheNextTask checks that warming changes nothing in what
-// the tasks do, and that the task warmed is the one the clock steps
-// next, unless the task stepped in between wakes first.
+// the tasks do, and that the task warmed, right after a step, is the one
+// the clock steps next, unless the task just stepped wakes first.
 func TestWarmIsForTheNextTask(t *testing.T) {
 	cold := runWarmTasks(300, 1<<30)
 	warm := runWarmTasks(300, 1)
@@ -74,21 +74,21 @@ func TestWarmIsForTheNextTask(t *testing.T) {
 			continue
 		}
 		warmed++
-		// warm X, step W, then the next step is X's, or W's again.
-		if i+2 >= len(warm) {
-			t.Fatalf("a warm-up at the end of the log: %q", warm[i:])
+		// step W, warm X, then the next step is X's, or W's again.
+		if i == 0 || warm[i-1][:4] != "step" {
+			t.Fatalf("a warm-up not right after a step: %q", warm[max(0, i-1):i+1])
 		}
-		now := warm[i+1]
-		next := slices.IndexFunc(warm[i+2:], func(s string) bool { return s[:4] == "step" })
+		now := warm[i-1]
+		next := slices.IndexFunc(warm[i+1:], func(s string) bool { return s[:4] == "step" })
 		if next < 0 {
 			t.Fatalf("no step after %q", warm[i:])
 		}
-		switch warm[i+2+next] {
+		switch warm[i+1+next] {
 		case fmt.Sprintf("step %d", id):
 			hits++
 		case now:
 		default:
-			t.Fatalf("warmed task %d, stepped %q, then %q", id, now, warm[i+2+next])
+			t.Fatalf("stepped %q, warmed task %d, then stepped %q", now, id, warm[i+1+next])
 		}
 	}
 	if warmed < len(steps)/2 || hits < warmed*9/10 {
