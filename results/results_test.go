@@ -204,18 +204,7 @@ func TestRecordAtIsRecord(t *testing.T) {
 				rec.DropAt(due)
 			}
 		}
-		run, err := col.Close(to)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b bytes.Buffer
-		if err := results.Write(&b, run); err != nil {
-			t.Fatal(err)
-		}
-		if err := run.WriteHlog(&b); err != nil {
-			t.Fatal(err)
-		}
-		out[i] = b.Bytes()
+		out[i] = recordBytes(t, col, to)
 	}
 	if !bytes.Equal(out[0], out[1]) {
 		t.Fatalf("RecordAt's record differs from Record's:\n%s\n%s", out[0], out[1])
@@ -294,21 +283,28 @@ func TestRecordIsRecordAtOfSub(t *testing.T) {
 					}
 				}
 			}
-			run, err := col.Close(to)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b bytes.Buffer
-			if err := results.Write(&b, run); err != nil {
-				t.Fatal(err)
-			}
-			if err := run.WriteHlog(&b); err != nil {
-				t.Fatal(err)
-			}
-			out[i] = b.Bytes()
+			out[i] = recordBytes(t, col, to)
 		}
 		if !bytes.Equal(out[0], out[1]) {
 			t.Errorf("start %v: Record's record differs from RecordAt's of Sub", start)
 		}
 	}
+}
+
+// recordBytes closes col at to and returns its run's record and interval
+// log, for tests that compare two ways of recording byte for byte.
+func recordBytes(t *testing.T, col *results.Collector, to time.Time) []byte {
+	t.Helper()
+	run, err := col.Close(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := results.Write(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.WriteHlog(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
