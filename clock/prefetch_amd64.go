@@ -2,14 +2,11 @@ package clock
 
 import "unsafe"
 
-// Prefetch starts bringing the n bytes at p (at most prefetchMax of
-// them) into the processor's cache, and returns without waiting for them:
-// for a Warmer. It reads nothing and cannot fault, whatever p is.
+// Prefetch starts bringing the n bytes at p (at most 4 KB of them: a step
+// reads a few hundred bytes of a structure, and more would only push out
+// what the step before still reads) into the processor's cache, and
+// returns without waiting for them: for a Warmer. It reads nothing and
+// cannot fault, whatever p is.
 //
 //go:noescape
 func Prefetch(p unsafe.Pointer, n uintptr)
-
-// prefetchMax is the most Prefetch takes at once: a step reads a few
-// hundred bytes of a structure, and a prefetch of more would only push
-// out what the step before still reads.
-const prefetchMax = 4096

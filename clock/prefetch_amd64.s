@@ -4,13 +4,13 @@
 //
 // It counts the lines rather than compare addresses, so that a p near the
 // top of the address space, where p+64 wraps, still ends; and it takes at
-// most prefetchMax bytes.
+// most 4 KB (see prefetch_amd64.go).
 TEXT ·Prefetch(SB), NOSPLIT, $0-16
 	MOVQ	p+0(FP), AX
 	MOVQ	n+8(FP), CX
 	TESTQ	CX, CX
 	JEQ	done
-	CMPQ	CX, $4096 // prefetchMax
+	CMPQ	CX, $4096
 	JLS	lines
 	MOVQ	$4096, CX
 lines:
