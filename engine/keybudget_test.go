@@ -15,18 +15,8 @@ import (
 // the new one after.
 func TestKeyBudgetBesideRows(t *testing.T) {
 	start := time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)
-	cfg := DefaultConfig()
-	cfg.Profile, cfg.Clock = Modern(), clock.NewVirtual(start)
-	cfg.Balancer.Enabled = false
-	e, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := newModelled(t, start, "budget", nil)
 	ctx := context.Background()
-	if err := e.CreateTable(ctx, "budget"); err != nil {
-		t.Fatal(err)
-	}
 	insert := func(rk string) {
 		t.Helper()
 		ent := tables.Entity{PartitionKey: "p", RowKey: rk}
@@ -47,7 +37,7 @@ func TestKeyBudgetBesideRows(t *testing.T) {
 	if first == nil || first != inMap {
 		t.Fatalf("the rows keep budget %p, the partition %p", first, inMap)
 	}
-	newBalancer(e, cfg.Balancer).tick(start.Add(time.Hour)) // full again: forgotten
+	newBalancer(e, e.cfg.Balancer).tick(start.Add(time.Hour)) // full again: forgotten
 	if b, inMap := kept(); b != nil || inMap != nil {
 		t.Fatalf("a forgotten budget is kept: %p beside the rows, %p in the partition", b, inMap)
 	}
@@ -56,4 +46,26 @@ func TestKeyBudgetBesideRows(t *testing.T) {
 	if b, inMap := kept(); b == nil || b != inMap || b == first {
 		t.Fatalf("after the budget was forgotten the rows keep %p, the partition %p (the first was %p)", b, inMap, first)
 	}
+}
+
+// newModelled returns an engine of the modern profile on a virtual clock
+// from start, without its load balancer, holding the empty table, after
+// mod (if any) changed its configuration.
+func newModelled(t *testing.T, start time.Time, table string, mod func(*Config)) *Engine {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Profile, cfg.Clock = Modern(), clock.NewVirtual(start)
+	cfg.Balancer.Enabled = false
+	if mod != nil {
+		mod(&cfg)
+	}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if err := e.CreateTable(context.Background(), table); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

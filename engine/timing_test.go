@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablebench/tablebench/clock"
 	"github.com/tablebench/tablebench/tables"
 )
 
@@ -20,19 +19,8 @@ func TestTimingAddsUp(t *testing.T) {
 		"plain":     time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC),
 		"monotonic": time.Now(),
 	} {
-		cfg := DefaultConfig()
-		cfg.Profile, cfg.Clock = Modern(), clock.NewVirtual(start)
-		cfg.Profile.ServerTimeout = 20 * time.Millisecond
-		cfg.Balancer.Enabled = false
-		e, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Close()
+		e := newModelled(t, start, "timing", func(cfg *Config) { cfg.Profile.ServerTimeout = 20 * time.Millisecond })
 		ctx := context.Background()
-		if err := e.CreateTable(ctx, "timing"); err != nil {
-			t.Fatal(err)
-		}
 		refused := 0
 		for i := range 3000 {
 			c := &Call{Detach: true, Arrival: start.Add(time.Duration(i) * 20 * time.Microsecond)}
