@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,8 +34,32 @@ func chromium(t *testing.T) string {
 
 // headless runs chromium on a file with every network request sent to a
 // closed port, so only what the report folder holds can load.
+//
+// A browser that dies by a signal (CI once saw a segmentation fault while
+// it took a screenshot of a page it had just rendered twice) is started
+// again, up to crashTries times in all: a crash says nothing of the page,
+// and what the browser then prints is still checked. An exit with a status,
+// or a timeout, fails at once.
 func headless(t *testing.T, browser string, args ...string) string {
 	t.Helper()
+	for try := 1; ; try++ {
+		out, err := headlessOnce(t, browser, args)
+		if err == nil {
+			return out
+		}
+		if try < crashTries && crashed(err) {
+			t.Logf("chromium %v: %v; starting it again (%d of %d)", args, err, try+1, crashTries)
+			continue
+		}
+		t.Fatalf("chromium %v: %v", args, err)
+	}
+}
+
+// crashTries is how many times headless starts a browser that keeps dying
+// by a signal before it fails the test.
+const crashTries = 3
+
+func headlessOnce(t *testing.T, browser string, args []string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -40,10 +67,21 @@ func headless(t *testing.T, browser string, args ...string) string {
 		"--user-data-dir=" + t.TempDir(), "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
 		"--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=10000", "--hide-scrollbars"}
 	out, err := exec.CommandContext(ctx, browser, append(base, args...)...).Output()
-	if err != nil {
-		t.Fatalf("chromium %v: %v", args, err)
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("no answer in 60 s: %v", err)
 	}
-	return string(out)
+	return string(out), err
+}
+
+// crashed tells whether err is a browser's death by a signal of its own,
+// not a timeout's kill (headlessOnce tells those apart first).
+func crashed(err error) bool {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return false
+	}
+	ws, ok := exit.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }
 
 var svgPath = regexp.MustCompile(`<path `)
@@ -195,4 +233,31 @@ func TestRunPageInBrowser(t *testing.T) {
 		t.Fatalf("screenshot %s: %v", png, err)
 	}
 	t.Logf("screenshot: %s", png)
+}
+
+// TestHeadlessStartsACrashedBrowserAgain stands a script in for the
+// browser: one that dies by SIGSEGV on its first start is started again and
+// its second answer taken; one that exits with a status is not retried.
+func TestHeadlessStartsACrashedBrowserAgain(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "starts")
+	crashy := filepath.Join(dir, "crashy")
+	script := "#!/bin/sh\necho x >> " + count + "\n[ $(wc -l < " + count + ") -ge 2 ] || kill -SEGV $$\necho '<html>drawn</html>'\n"
+	if err := os.WriteFile(crashy, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out := headless(t, crashy, "--dump-dom", "file:///nowhere"); !strings.Contains(out, "drawn") {
+		t.Fatalf("the second start's answer was %q", out)
+	}
+	if b, _ := os.ReadFile(count); strings.Count(string(b), "x") != 2 {
+		t.Fatalf("the browser was started %d times, want 2", strings.Count(string(b), "x"))
+	}
+	failing := filepath.Join(dir, "failing")
+	if err := os.WriteFile(failing, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := headlessOnce(t, failing, nil)
+	if err == nil || crashed(err) {
+		t.Fatalf("an exit with status 3 reads as %v, crashed %v: want an error that is no crash", err, crashed(err))
+	}
 }
