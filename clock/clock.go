@@ -387,6 +387,7 @@ func Sleeper(ctx context.Context) (_ context.Context, release func()) {
 type waiter struct {
 	task      Task            // a task's, run by the clock's loop; nil for a goroutine's
 	warm      Warmer          // the task's, if it is one
+	deep      DeepWarmer      // the task's, if it is one
 	ctx       context.Context // a task's sleep's context, whose Err its wake-up reports
 	at        time.Duration   // since the clock's start
 	seq       uint64          // when the sleep began, among the clock's sleeps
@@ -628,26 +629,45 @@ func (q *queue) first() *slot {
 	return &q.h[0]
 }
 
-// warmAhead returns the Warmer of the next sleep to wake, if it has
-// one, after prefetching the waiters of every sleep that may wake after
-// it: the run's next, and the heap top's children, which are the waiters
-// warmAhead reads at the next step.
-func (q *queue) warmAhead() Warmer {
+// warmAhead returns the waiters of the next two sleeps to wake, nil
+// where there are none, after prefetching the waiters of every sleep that
+// may wake after the first: the run's next, and the heap top's children,
+// which are the waiters warmAhead reads at the next step. The second is the
+// run's or the heap's next after the first: in a 4-ary heap, the least of
+// the top's children. A sleep removed since it was queued may be among
+// them: it is only warmed for nothing.
+func (q *queue) warmAhead() (first, second *waiter) {
 	const size = unsafe.Sizeof(waiter{})
-	var next *waiter
+	var rest *slot // the heap's least after its top
+	if len(q.h) > 1 {
+		rest = &q.h[1]
+		for i := 2; i < min(5, len(q.h)); i++ {
+			if before(&q.h[i], rest) {
+				rest = &q.h[i]
+			}
+		}
+	}
 	switch run, heap := q.head < len(q.run), len(q.h) > 0; {
 	case run && (!heap || before(&q.run[q.head], &q.h[0])):
-		next = q.run[q.head].w
+		first = q.run[q.head].w
 		if heap {
 			Prefetch(unsafe.Pointer(q.h[0].w), size)
+			second = q.h[0].w
+		}
+		if i := q.head + 1; i < len(q.run) && (second == nil || before(&q.run[i], &q.h[0])) {
+			second = q.run[i].w
 		}
 	case heap:
-		next = q.h[0].w
+		first = q.h[0].w
 		if run {
 			Prefetch(unsafe.Pointer(q.run[q.head].w), size)
+			second = q.run[q.head].w
+		}
+		if rest != nil && (second == nil || before(rest, &q.run[q.head])) {
+			second = rest.w
 		}
 	default:
-		return nil
+		return nil, nil
 	}
 	if i := q.head + 1; i < len(q.run) {
 		Prefetch(unsafe.Pointer(q.run[i].w), size)
@@ -655,7 +675,7 @@ func (q *queue) warmAhead() Warmer {
 	for _, s := range q.h[min(1, len(q.h)):min(5, len(q.h))] {
 		Prefetch(unsafe.Pointer(s.w), size)
 	}
-	return next.warm
+	return first, second
 }
 
 // pop takes out the next sleep to wake, which ready found, and returns
@@ -848,6 +868,54 @@ type Warmer interface {
 	Warm()
 }
 
+// DeepWarmer is a Warmer whose next step also reads what its state
+// points at. The clock then warms it in two stages, a step apart: Warm two
+// tasks ahead, which prefetches the task's own state without reading it,
+// and WarmDeep one ahead, when that state has arrived, which reads its
+// pointers without waiting and prefetches what they point at. A step then
+// meets neither its own state's misses nor those of the structures behind
+// it.
+type DeepWarmer interface {
+	Warmer
+	// WarmDeep prefetches what the task's state points at. The rules of
+	// Warm hold for it too.
+	WarmDeep()
+}
+
+// Hint is where a task's next step will most likely read or write, kept
+// by the task at the end of its step, when it knows: n bytes at Addr.
+// Kept as a number, it holds nothing alive, and may outlive what it points
+// at (PrefetchAt).
+type Hint struct {
+	Addr, N uintptr
+}
+
+// PrefetchHints prefetches every hint.
+func PrefetchHints(hs []Hint) {
+	for _, h := range hs {
+		PrefetchAt(h.Addr, h.N)
+	}
+}
+
+// Hinted returns a hint of n bytes at p.
+func Hinted(p unsafe.Pointer, n uintptr) Hint { return Hint{uintptr(p), n} }
+
+// warmSteps warms the tasks that wake next and after it: a DeepWarmer
+// each a stage further than a step ago (see DeepWarmer), and a Warmer
+// that is no DeepWarmer just before its step.
+func warmSteps(next, after *waiter) {
+	if next.deep == nil {
+		if next.warm != nil {
+			next.warm.Warm()
+		}
+		return
+	}
+	next.deep.WarmDeep()
+	if after != nil && after.deep != nil {
+		after.warm.Warm()
+	}
+}
+
 // warmTasks is how many tasks a clock runs before it warms them. Fewer
 // tasks' states stay in the processor's cache between their steps, and
 // warming them costs time for nothing: measured on the simulator's closed
@@ -864,6 +932,7 @@ const warmTasks = 3000
 func (c *Virtual) GoTask(t Task) {
 	w := &waiter{task: t}
 	w.warm, _ = t.(Warmer)
+	w.deep, _ = t.(DeepWarmer)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.run == nil {
@@ -915,12 +984,12 @@ func (c *Virtual) steps(w *waiter) *waiter {
 	if w.cancelled {
 		err = w.ctx.Err()
 	}
-	var warm Warmer
+	var next, after *waiter // to warm after the step: see warmAhead
 	for {
 		at, ctx, ok := w.task.Step(err)
-		if warm != nil {
-			warm.Warm()
-			warm = nil
+		if next != nil {
+			warmSteps(next, after)
+			next, after = nil, nil
 		}
 		var off time.Duration
 		if ok {
@@ -951,7 +1020,7 @@ func (c *Virtual) steps(w *waiter) *waiter {
 		c.owner = false
 		w, c.next = c.next, nil
 		if w != nil && c.tasks >= c.warmAt {
-			warm = c.q.warmAhead()
+			next, after = c.q.warmAhead()
 		}
 		c.mu.Unlock()
 		if w == nil {

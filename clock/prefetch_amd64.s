@@ -26,3 +26,9 @@ loop:
 	JNE	loop
 done:
 	RET
+
+// func PrefetchAt(p, n uintptr)
+//
+// Prefetch by address: the same arguments, word for word.
+TEXT ·PrefetchAt(SB), NOSPLIT, $0-16
+	JMP	·Prefetch(SB)

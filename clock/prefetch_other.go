@@ -9,3 +9,7 @@ import "unsafe"
 // and returns without waiting for them: for a Warmer. Here it does
 // nothing: only amd64 has the instruction in this package.
 func Prefetch(p unsafe.Pointer, n uintptr) {}
+
+// PrefetchAt is Prefetch of an address kept as a number. Here it does
+// nothing.
+func PrefetchAt(p, n uintptr) {}

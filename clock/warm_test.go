@@ -96,6 +96,75 @@ func TestWarmIsForTheNextTask(t *testing.T) {
 	}
 }
 
+// deepTask is a warmTask that is warmed in two stages (DeepWarmer).
+type deepTask struct{ warmTask }
+
+func (t *deepTask) WarmDeep() { *t.log = append(*t.log, fmt.Sprintf("deep %d", t.id)) }
+
+// TestDeepWarmIsInTwoStages checks that a DeepWarmer is warmed in stages a
+// step apart: after a step, the next task's deep warm-up, then the shallow
+// one of the task after it; that its deep warm-up is most often the
+// step's just before it and its shallow one the step's before that; and
+// that warming changes nothing in what the tasks do.
+func TestDeepWarmIsInTwoStages(t *testing.T) {
+	run := func(warmAt int) []string {
+		c := NewVirtual(time.Unix(0, 0))
+		c.warmAt = warmAt
+		var log []string
+		var wg sync.WaitGroup
+		c.Hold(1)
+		for i := range 300 {
+			wg.Add(1)
+			c.GoTask(&deepTask{warmTask{id: i, c: c, log: &log, left: 20, done: wg.Done}})
+		}
+		c.Release()
+		wg.Wait()
+		return log
+	}
+	cold, warm := run(1<<30), run(1)
+	steps := slices.DeleteFunc(slices.Clone(warm), func(s string) bool { return s[:4] != "step" })
+	if !slices.Equal(cold, steps) {
+		t.Fatal("the tasks stepped in another order when warmed")
+	}
+	var order []int // the tasks in the order they stepped
+	for _, s := range steps {
+		var id int
+		fmt.Sscanf(s, "step %d", &id)
+		order = append(order, id)
+	}
+	// After step k: deep for order[k+1], then warm for order[k+2].
+	k, deepHits, warmHits, deeps, warms := -1, 0, 0, 0, 0
+	for i, s := range warm {
+		var id int
+		switch {
+		case s[:4] == "step":
+			k++
+		case s[:4] == "deep":
+			fmt.Sscanf(s, "deep %d", &id)
+			deeps++
+			if warm[i-1][:4] != "step" {
+				t.Fatalf("a deep warm-up not right after a step: %q", warm[i-1:i+1])
+			}
+			if k+1 < len(order) && order[k+1] == id {
+				deepHits++
+			}
+		case s[:4] == "warm":
+			fmt.Sscanf(s, "warm %d", &id)
+			warms++
+			if p := warm[i-1][:4]; p != "deep" && p != "step" {
+				t.Fatalf("a warm-up after neither a step nor a deep one: %q", warm[i-1:i+1])
+			}
+			if k+2 < len(order) && order[k+2] == id {
+				warmHits++
+			}
+		}
+	}
+	t.Logf("%d steps: %d deep, %d hits; %d warm, %d hits", len(steps), deeps, deepHits, warms, warmHits)
+	if deeps < len(steps)/2 || deepHits < deeps*9/10 || warms < len(steps)/2 || warmHits < warms*9/10 {
+		t.Fatalf("%d steps: %d deep warm-ups, %d for the next task; %d warm-ups, %d for the one after", len(steps), deeps, deepHits, warms, warmHits)
+	}
+}
+
 // TestPrefetchAnyAddress checks that Prefetch neither faults nor runs on:
 // nil, a length of zero, memory past an object's end, a length as large
 // as can be, and addresses at the top of the address space, where the

@@ -2,13 +2,15 @@ package engine
 
 import (
 	"context"
-	"github.com/tablebench/tablebench/tables"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"slices"
 	"time"
 	"unsafe"
+
+	"github.com/tablebench/tablebench/clock"
+	"github.com/tablebench/tablebench/tables"
 )
 
 // Call is one caller's state in the engine. A worker that issues requests in
@@ -738,4 +740,37 @@ func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind,
 type hotState struct {
 	since  time.Time
 	decide time.Duration
+}
+
+// Hints appends to hs where the caller's next request most often goes in
+// the engine: its last key's rows and budget, and where an append to them
+// writes next (the last leaf, its next slot and fingerprint, and its key
+// bytes' end). A simulator's thread keeps them at the end of its step and
+// prefetches them a step before its next (see clock.DeepWarmer), when the
+// chain of pointers that leads to them is no longer in the cache.
+func (c *Call) Hints(hs []clock.Hint) []clock.Hint {
+	k := &c.key
+	if b := k.bucket; b != nil && (k.rows == nil || b != &k.rows.own) {
+		hs = append(hs, clock.Hinted(unsafe.Pointer(b), unsafe.Sizeof(bucket{})))
+	}
+	g := k.rows
+	if g == nil {
+		return hs
+	}
+	hs = append(hs, clock.Hinted(unsafe.Pointer(g), unsafe.Sizeof(pkRows{})))
+	n := g.rows.tail
+	if n == nil {
+		return hs
+	}
+	hs = append(hs, clock.Hinted(unsafe.Pointer(n), unsafe.Sizeof(bnode{})))
+	if l := len(n.slots); l < cap(n.slots) {
+		hs = append(hs, clock.Hinted(unsafe.Pointer(unsafe.SliceData(n.slots[l:cap(n.slots)])), unsafe.Sizeof(slot{})))
+	}
+	if l := len(n.fps); l < cap(n.fps) {
+		hs = append(hs, clock.Hinted(unsafe.Pointer(unsafe.SliceData(n.fps[l:cap(n.fps)])), 8))
+	}
+	if l := len(n.kb); l < cap(n.kb) {
+		hs = append(hs, clock.Hinted(unsafe.Pointer(unsafe.SliceData(n.kb[l:cap(n.kb)])), 32))
+	}
+	return hs
 }

@@ -121,6 +121,12 @@ type worker struct {
 	mix     *mixer           // the spec's, shared by every thread
 	keyPick keyspace.Chooser // the fixed scheme's: which key
 	rec     *results.Recorder
+	// hints are where the thread's next step will most likely go, kept at
+	// the end of its last (see WarmDeep); warmed tells that the clock
+	// warmed the thread for the step it is in, and so will again.
+	hints   [maxHints]clock.Hint
+	nhints  uint8
+	warmed  bool
 	pay     payloads
 	src     mrand.PCG
 	rand    mrand.Rand

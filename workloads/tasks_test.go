@@ -92,7 +92,8 @@ func TestTasksRecordAsGoroutines(t *testing.T) {
 		},
 		"warmed: more threads than a clock runs cold": func() (workloads.Spec, engine.Profile) {
 			// From 3,000 tasks on the clock warms each thread before its
-			// step (clock.Warmer); threads as goroutines are never warmed.
+			// steps, in two stages (clock.DeepWarmer); threads as goroutines
+			// are never warmed.
 			s := base()
 			s.Op, s.Partition, s.VMs, s.Threads = workloads.OpInsert, workloads.PartitionGUID, 201, 15
 			s.Warmup, s.Duration = 200*time.Millisecond, time.Second

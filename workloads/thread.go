@@ -51,6 +51,7 @@ type loop struct {
 	clock     clock.Clock
 	send      Sender       // sess, when it can send without waiting
 	sessWarm  clock.Warmer // sess, when it can warm its state (see Warm)
+	sessHint  hinter       // sess, when it can say where its next request goes
 	// The request in progress: when the thread became free, when the
 	// request was due and sent, its lag, its attempt, its client work,
 	// and the answer to its last attempt.
@@ -84,6 +85,7 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 			// wall-time deadline: the target keeps the client's patience.
 			l.send, _ = l.sess.(Sender)
 			l.sessWarm, _ = l.sess.(clock.Warmer)
+			l.sessHint, _ = l.sess.(hinter)
 			w.op.ClientTimeout = w.r.spec.RequestTimeout
 		}
 		// Threads start within 10 ms of each other, not in lockstep.
@@ -133,27 +135,70 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 	return time.Time{}, nil, false
 }
 
-// Warm prefetches what the thread's next step reads (clock.Warmer): the
-// part of its own state that a request reads (the worker's head and loop,
-// and its operation's entity), its recorder and its session. A simulator
-// of thousands of threads then meets their cache misses together, while
-// the thread before it runs, rather than one by one. What the thread's
-// last request left elsewhere (its keys' bytes, its VM) is not worth its
-// line: prefetching it measured no faster.
+// Warm prefetches the thread's own state that its next step reads
+// (clock.Warmer): the worker's head and loop, its operation's entity and
+// its keys. It reads none of it: the clock calls it two threads ahead, and
+// WarmDeep, a step later, follows the pointers once they have arrived. A
+// simulator of thousands of threads then meets their cache misses
+// together, while the threads before it run, rather than one by one.
 func (w *worker) Warm() {
 	clock.Prefetch(unsafe.Pointer(w), unsafe.Offsetof(w.op))
 	clock.Prefetch(unsafe.Pointer(&w.op.Entity), unsafe.Sizeof(w.op.Entity))
-	// These loads wait for the worker's first lines; what they point at
-	// is only prefetched.
+	clock.Prefetch(unsafe.Pointer(&w.ownKeys), keysHead)
+}
+
+// keysHead is the part of a thread's keys that a request reads.
+const keysHead = unsafe.Offsetof(keys{}.spread)
+
+// WarmDeep prefetches what the thread's state points at and its next
+// step reads (clock.DeepWarmer): its recorder, its session, its VM, its
+// next RowKey's bytes, and the places its last step left as hints, where
+// its next request's record and the engine's state of its key are. Read a
+// step after Warm, the pointers and hints are in the cache: in one stage,
+// with their loads waiting on the worker's lines, prefetching the keys'
+// bytes and the VM measured no faster.
+func (w *worker) WarmDeep() {
 	if w.rec != nil {
 		w.rec.Warm()
 	}
 	if w.loop.sessWarm != nil {
 		w.loop.sessWarm.Warm()
 	}
+	if w.machine != nil {
+		w.machine.Warm()
+	}
+	if k := w.keys; k != nil && len(k.spelled) > 0 {
+		clock.Prefetch(unsafe.Pointer(unsafe.StringData(k.spelled)), uintptr(k.rkLen))
+	}
+	clock.PrefetchHints(w.hints[:w.nhints])
+	w.warmed = true
 }
 
-var _ clock.Warmer = (*worker)(nil) // the clock warms a thread only if it is one
+// hinter is a thread's part (its session, its recorder) that can say
+// where its next request most often goes, once its step is done.
+type hinter interface {
+	Hints(hs []clock.Hint) []clock.Hint
+}
+
+// hint keeps, at the end of a step the clock warmed, where the thread's
+// next step will most likely go: everything it reads to know is still in
+// the cache.
+func (w *worker) hint() {
+	hs := w.hints[:0]
+	if w.rec != nil {
+		hs = w.rec.Hints(hs)
+	}
+	if h := w.loop.sessHint; h != nil {
+		hs = h.Hints(hs)
+	}
+	w.nhints, w.warmed = uint8(copy(w.hints[:], hs)), false
+}
+
+// maxHints is how many hints a thread keeps: its recorder's two and the
+// engine's six at most.
+const maxHints = 8
+
+var _ clock.DeepWarmer = (*worker)(nil) // the clock warms a thread only if it is one
 
 // drive runs the thread's loop on its own goroutine, waiting on the
 // target's clock between steps.
@@ -180,6 +225,9 @@ func (w *worker) drive() {
 // is done.
 func (w *worker) wait(p phase, ctx context.Context, at time.Time) (time.Time, context.Context, bool) {
 	w.loop.phase = p
+	if w.warmed {
+		w.hint()
+	}
 	return at, ctx, true
 }
 

@@ -159,6 +159,10 @@ func (s *session) Warm() {
 	clock.Prefetch(unsafe.Pointer(s), unsafe.Sizeof(*s))
 }
 
+// Hints appends where in the engine the session's next request most
+// often goes: where its last went (engine.Call.Hints).
+func (s *session) Hints(hs []clock.Hint) []clock.Hint { return s.call.Hints(hs) }
+
 // Do sends op to the engine and returns its modelled completion time,
 // once the clock reaches it.
 func (s *session) Do(ctx context.Context, op *workloads.Op) (time.Time, error) {
