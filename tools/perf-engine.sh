@@ -121,23 +121,27 @@ go tool benchstat "$base=$work/base-suite.txt" "head=$work/head-suite.txt"
 
 # The same as the user runs it: `tablebench run` of single inserts in
 # virtual time at 240, 3,840 and 15,000 simulated threads (16, 256 and
-# 1,000 VMs of 15), the same turns: the requests it measured per CPU-second
-# of the whole command (user+system, building its threads included) and
-# its peak memory, stored entities and all.
+# 1,000 VMs of 15), on each calibrated profile, the same turns: the
+# requests it measured per CPU-second of the whole command (user+system,
+# building its threads included) and its peak memory, stored entities and
+# all.
 PERF_RUN_VMS=${PERF_RUN_VMS:-'16 256 1000'}
-simrun() { # binary, VMs, output file
-	/usr/bin/time -f '%U %S %M' -o "$work/time" "$1" run --profile modern --op insert --partition guid \
-		--vms "$2" --threads 15 --duration 20s --warmup 5s --quiet --json >"$work/run.json" 2>/dev/null
+PERF_RUN_PROFILES=${PERF_RUN_PROFILES:-'modern wa2010'}
+simrun() { # binary, profile, VMs, output file
+	/usr/bin/time -f '%U %S %M' -o "$work/time" "$1" run --profile "$2" --op insert --partition guid \
+		--vms "$3" --threads 15 --duration 20s --warmup 5s --quiet --json >"$work/run.json" 2>/dev/null
 	read -r user sys rss <"$work/time"
 	reqs=$(grep -o '"totals":{"requests":[0-9]*' "$work/run.json" | grep -o '[0-9]*$')
-	awk -v n="$((15 * $2))" -v q="$reqs" -v u="$user" -v s="$sys" -v r="$rss" \
-		'BEGIN { printf "BenchmarkRunInsert/threads=%d 1 %.0f sim-req/cpu-s %.0f peak-MB\n", n, q/(u+s), r/1024 }' >>"$3"
+	awk -v p="$2" -v n="$((15 * $3))" -v q="$reqs" -v u="$user" -v s="$sys" -v r="$rss" \
+		'BEGIN { printf "BenchmarkRunInsert/%s/threads=%d 1 %.0f sim-req/cpu-s %.0f peak-MB\n", p, n, q/(u+s), r/1024 }' >>"$4"
 }
 for i in $(seq "${PERF_SIM_COUNT:-3}"); do
 	echo "perf: tablebench run in virtual time, turn $i" >&2
-	for vms in $PERF_RUN_VMS; do
-		simrun "$work/base.bin" "$vms" "$work/base-run.txt"
-		simrun "$work/head.bin" "$vms" "$work/head-run.txt"
+	for profile in $PERF_RUN_PROFILES; do
+		for vms in $PERF_RUN_VMS; do
+			simrun "$work/base.bin" "$profile" "$vms" "$work/base-run.txt"
+			simrun "$work/head.bin" "$profile" "$vms" "$work/head-run.txt"
+		done
 	done
 done
 cp "$work/base-run.txt" "results/perf/run-$base.txt"
