@@ -128,6 +128,16 @@ func Follow(period time.Duration) (stop func()) {
 		}
 	}
 	set()
+	unfollow := every(period, set)
+	return func() {
+		unfollow()
+		debug.SetGCPercent(before)
+	}
+}
+
+// every calls fn every period on a goroutine of its own, until the
+// function it returns is called, which returns once fn no longer runs.
+func every(period time.Duration, fn func()) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -138,15 +148,11 @@ func Follow(period time.Duration) (stop func()) {
 			case <-quit:
 				return
 			case <-t.C:
-				set()
+				fn()
 			}
 		}
 	}()
-	return func() {
-		close(quit)
-		<-done
-		debug.SetGCPercent(before)
-	}
+	return func() { close(quit); <-done }
 }
 
 // LoadGenerator follows the heap, as Follow does, under the Load policy.

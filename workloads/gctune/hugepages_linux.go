@@ -30,21 +30,7 @@ const (
 func hugePages(period time.Duration) (stop func()) {
 	reserve()
 	adviseHeap()
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(period)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				adviseHeap()
-			}
-		}
-	}()
-	return func() { close(quit); <-done }
+	return every(period, adviseHeap)
 }
 
 // reserve makes the heap map reserveBytes of memory it has never touched,
