@@ -79,6 +79,9 @@ func adviseCmd(ctx context.Context, e *env, args []string) error {
 	cfg.NewTarget = func(name string, seed uint64) (workloads.Target, func(), error) {
 		tf := engineFor(name)
 		tg, release, err := tf.build(e.getenv, seed)
+		if err == nil {
+			tf.tune()
+		}
 		return tg, release, err
 	}
 	for _, name := range f.Profiles {

@@ -21,7 +21,6 @@ import (
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/casestudy"
-	"github.com/tablebench/tablebench/workloads/gctune"
 )
 
 // suiteFlags are the flags figures and sweep share.
@@ -489,7 +488,7 @@ func (s *suiteFlags) run(ctx context.Context, e *env, r suiteRun) error {
 	if err != nil {
 		return err
 	}
-	gctune.Use(s.tf.gcPolicy())
+	s.tf.tune()
 	if !s.resume {
 		if err := s.confirm(e, workloads.Specs(plan)); err != nil {
 			return err

@@ -34,8 +34,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	gctune.HugePages(time.Second) // first, while the heap is small; for the whole process
-	gctune.Follow(time.Second)    // for the whole process: it ends with os.Exit
+	gctune.Follow(time.Second) // for the whole process: it ends with os.Exit
 	stopProfile := startProfile(os.Getenv("TABLEBENCH_CPUPROFILE"))
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()

@@ -19,7 +19,6 @@ import (
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/enginetarget"
-	"github.com/tablebench/tablebench/workloads/gctune"
 	"github.com/tablebench/tablebench/workloads/vm"
 )
 
@@ -303,7 +302,7 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer release()
-	gctune.Use(tf.gcPolicy())
+	tf.tune()
 	coord, err := workloads.NewCoordinator(spec, tg)
 	if err != nil {
 		return usagef("%v", err)

@@ -134,6 +134,17 @@ func (t *targetFlags) wallPerPlanned() float64 {
 	return 1
 }
 
+// tune sets the process's memory for the target: its collector policy
+// (gcPolicy), and, for the engine in virtual time, huge pages for its heap
+// (gctune.HugePages), which a wall-time run, whose latencies they could
+// move, does without.
+func (t *targetFlags) tune() {
+	gctune.Use(t.gcPolicy())
+	if t.virtual() {
+		gctune.HugePages()
+	}
+}
+
 // gcPolicy is the collector policy of a process that runs against the
 // target: one that drives an endpoint keeps little and only makes load;
 // one that runs the engine in process holds its store.

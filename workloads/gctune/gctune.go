@@ -9,13 +9,13 @@
 // headroom while its heap is modest and Go's default once it is large; a
 // load generator also gets a floor of room between collections.
 //
-// It also asks the kernel to back the heap with huge pages (HugePages),
-// where the kernel's mode leaves that to each process: a simulation of
-// thousands of threads touches each one's state once per request, and
-// with small pages every such touch also misses the TLB.
+// A simulation also asks the kernel to back its heap with huge pages
+// (HugePages), where the kernel's mode leaves that to each process: it
+// touches each of thousands of threads' state once per request, and with
+// small pages every such touch also misses the TLB.
 //
-// It sits beside the data flow, not in it: main sets it up once, and it
-// changes how fast a run goes, never what it records.
+// It sits beside the data flow, not in it: the command sets it up once,
+// and it changes how fast a run goes, never what it records.
 package gctune
 
 import (

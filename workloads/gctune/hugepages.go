@@ -3,7 +3,7 @@ package gctune
 import (
 	"os"
 	"strings"
-	"time"
+	"sync"
 )
 
 // Huge pages. A simulation of thousands of threads steps each in turn, and
@@ -18,7 +18,12 @@ import (
 // Where the kernel's transparent huge pages are "always", every heap gets
 // them and there is nothing to do; under "madvise", the default of many
 // distributions, a process must ask for each mapping, and the Go runtime
-// does not ask for its heap. HugePages asks.
+// does not ask for its heap. HugePages asks, for a simulation only: a
+// process that serves or drives an endpoint in wall time runs for long and
+// measures latencies, and huge pages there cost it memory (the kernel
+// fills a huge page that the collector gave back in part) and, while the
+// kernel compacts memory to find one, time in the middle of a request.
+// Go dropped them from its own heap for those reasons.
 
 // HugePageMode returns the kernel's transparent huge page mode (always,
 // madvise or never), or "" where the system has none or does not say.
@@ -53,17 +58,17 @@ func hugePagesOff(godebug string) bool {
 	return false
 }
 
-// HugePages asks the kernel to back the process's heap with huge pages,
-// where its mode is "madvise" and GODEBUG=disablethp=1 is not set, and
-// does nothing elsewhere. It reserves heap room for what the process will
-// allocate first, asked for before any of it is touched (see reserve), and
-// every period after it asks again for the heap's mappings, so that what
-// the heap grows into later gets huge pages where it is touched after the
-// ask. The function it returns stops asking. Call it first thing, while
-// the heap is small.
-func HugePages(period time.Duration) (stop func()) {
-	if HugePageMode() != "madvise" || hugePagesOff(os.Getenv("GODEBUG")) {
-		return func() {}
-	}
-	return hugePages(period)
+var hugePagesOnce sync.Once
+
+// HugePages asks the kernel to back what the process allocates next with
+// huge pages, up to a gigabyte of heap, where its mode is "madvise" and
+// GODEBUG=disablethp=1 is not set, and does nothing elsewhere, nor after
+// its first call. Call it from a command that simulates in virtual time,
+// once it knows it will, while its heap is still small (see reserve).
+func HugePages() {
+	hugePagesOnce.Do(func() {
+		if HugePageMode() == "madvise" && !hugePagesOff(os.Getenv("GODEBUG")) {
+			reserve()
+		}
+	})
 }

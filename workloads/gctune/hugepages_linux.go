@@ -1,25 +1,21 @@
 package gctune
 
 import (
-	"bufio"
-	"bytes"
 	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"syscall"
-	"time"
 	"unsafe"
 )
 
 const (
-	// hugePage is the size of an x86-64 or arm64 transparent huge page.
-	hugePage = 2 << 20
-	// reserveBytes is the heap room reserve asks huge pages for at start:
-	// address space only, never touched by the reservation itself, and
-	// given back to the heap at once.
+	// reserveBytes is the heap room reserve asks huge pages for: address
+	// space only, never touched by the reservation itself, and the heap's
+	// again at the next collection.
 	reserveBytes = 1 << 30
 	// smallHeap bounds the free heap reserve works from: above it, the
 	// block that covers the free heap (see reserve) would cost its size in
@@ -27,28 +23,25 @@ const (
 	smallHeap = 64 << 20
 )
 
-func hugePages(period time.Duration) (stop func()) {
-	reserve()
-	adviseHeap()
-	return every(period, adviseHeap)
-}
-
 // reserve makes the heap map reserveBytes of memory it has never touched,
-// asks for huge pages there, and gives it back: what the process then
+// asks for huge pages there, and lets it go: what the process then
 // allocates, up to that much, is placed in memory first touched after the
 // ask, which the kernel then backs with huge pages. It returns the block
 // it asked for, and whether the block was fresh (not one of its pages in
-// memory) when it asked; room is 0 where the heap was too large to try.
+// memory) when it asked; room is nil where it did not try: a heap too
+// large, a memory limit, or a kernel that would not map a gigabyte more
+// (see roomToReserve).
 //
-// The runtime zeroes a large block unless all of it is memory fresh from
-// the kernel, which would make a gigabyte resident. The first block,
-// larger than the heap's free pages together, cannot fit in them, so it
-// takes whatever free run ends the heap (the only one it could extend) and
-// fresh memory after it; the second then lies wholly above every page the
-// heap ever used. Only the first, the size of a small heap's free pages,
-// is zeroed. The collector is held off meanwhile: the first block would
-// start a cycle, whose workers' stacks, taken and given back above it,
-// left a used page there in 2 of 40 tries (none in 210 without them).
+// The runtime zeroes a large block unless it knows all of it reads zero
+// (memory fresh from the kernel, or all given back to it), which would
+// make a gigabyte resident. The first block, larger than the heap's free
+// pages together, cannot fit in them, so it takes whatever free run ends
+// the heap (the only one it could extend) and fresh memory after it; the
+// second then lies wholly above every page the heap ever used. Only the
+// first, the size of a small heap's free pages, is zeroed. The collector
+// is held off meanwhile: the first block would start a cycle, whose
+// workers' stacks, taken and given back above it, left a used page there
+// in 2 of 40 tries (none in 210 without them).
 func reserve() (room []byte, fresh bool) {
 	s := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
@@ -59,17 +52,17 @@ func reserve() (room []byte, fresh bool) {
 		}
 		free += m.Value.Uint64()
 	}
-	if free > smallHeap || debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		// A memory limit counts the room as held until the scavenger
-		// gives it back, and the collector would work to get under it.
+	if free > smallHeap || !roomToReserve() {
 		return nil, false
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	cover := make([]byte, free+64<<10)
 	room = make([]byte, reserveBytes)
 	runtime.KeepAlive(cover)
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(room)))
-	if resident(p, pageSize) || resident(p+reserveBytes-pageSize, pageSize) {
+	p, page := uintptr(unsafe.Pointer(unsafe.SliceData(room))), uintptr(os.Getpagesize())
+	first := (p + page - 1) &^ (page - 1)
+	last := (p + reserveBytes - page) &^ (page - 1)
+	if resident(first, page) || resident(last, page) {
 		// Zeroed after all: asking for huge pages now would keep what
 		// was touched resident in them.
 		return room, false
@@ -78,12 +71,43 @@ func reserve() (room []byte, fresh bool) {
 	return room, true
 }
 
-const pageSize = 4096
+// roomToReserve reports whether the process may map a gigabyte it will not
+// touch: not under a memory limit, which counts the room as held until the
+// scavenger gives it back (the collector would work to get under it); nor
+// under a limit of address space, or a kernel that commits every mapping
+// (vm.overcommit_memory 2), where the mapping could fail, and the runtime
+// cannot recover from that.
+func roomToReserve() bool {
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		return false
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &lim); err != nil || lim.Cur != math.MaxUint64 {
+		return false
+	}
+	b, err := os.ReadFile("/proc/sys/vm/overcommit_memory")
+	return err == nil && strings.TrimSpace(string(b)) != "2"
+}
 
-// resident reports whether any of the n bytes at p, page aligned, is in
-// memory.
+// hugePageSize is the kernel's size of a transparent huge page: 2 MB on
+// x86-64, and on arm64 with 4 KB pages.
+func hugePageSize() uintptr {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
+	if err != nil {
+		return 2 << 20
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || n == 0 || n&(n-1) != 0 {
+		return 2 << 20
+	}
+	return uintptr(n)
+}
+
+// resident reports whether any of the n bytes at p, which is page
+// aligned, is in memory.
 func resident(p, n uintptr) bool {
-	vec := make([]byte, (n+pageSize-1)/pageSize)
+	page := uintptr(os.Getpagesize())
+	vec := make([]byte, (n+page-1)/page)
 	if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, p, n, uintptr(unsafe.Pointer(unsafe.SliceData(vec)))); e != 0 {
 		return true // unknown: taken as touched, so nothing is asked
 	}
@@ -97,56 +121,11 @@ func resident(p, n uintptr) bool {
 
 // advise asks for huge pages in the whole huge pages inside [p, p+n).
 func advise(p, n uintptr) {
-	lo := (p + hugePage - 1) &^ (hugePage - 1)
-	hi := (p + n) &^ (hugePage - 1)
+	huge := hugePageSize()
+	lo := (p + huge - 1) &^ (huge - 1)
+	hi := (p + n) &^ (huge - 1)
 	if hi > lo {
 		// Advice: a kernel that refuses leaves the pages as they are.
 		syscall.Syscall(syscall.SYS_MADVISE, lo, hi-lo, syscall.MADV_HUGEPAGE)
 	}
-}
-
-// adviseHeap asks for huge pages in every mapping of the Go heap: those
-// the runtime names "Go: heap" where the kernel keeps names of anonymous
-// mappings, else every private anonymous mapping that can be written,
-// which is where the runtime keeps its heap.
-func adviseHeap() {
-	b, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		return
-	}
-	named := bytes.Contains(b, []byte("[anon: Go: heap]")) || bytes.Contains(b, []byte("[anon:Go: heap]"))
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		lo, hi, ok := heapMapping(sc.Bytes(), named)
-		if ok {
-			advise(lo, hi-lo)
-		}
-	}
-}
-
-// heapMapping reads a line of /proc/self/maps and returns its range if it
-// is a mapping of the heap (see adviseHeap), with named telling whether the
-// kernel names them.
-func heapMapping(line []byte, named bool) (lo, hi uintptr, ok bool) {
-	f := bytes.Fields(line)
-	if len(f) < 5 || string(f[1]) != "rw-p" {
-		return 0, 0, false
-	}
-	if named {
-		if !bytes.HasSuffix(line, []byte("Go: heap]")) {
-			return 0, 0, false
-		}
-	} else if len(f) > 5 || string(f[4]) != "0" {
-		return 0, 0, false
-	}
-	a, z, found := bytes.Cut(f[0], []byte("-"))
-	if !found {
-		return 0, 0, false
-	}
-	l, err1 := strconv.ParseUint(string(a), 16, 64)
-	h, err2 := strconv.ParseUint(string(z), 16, 64)
-	if err1 != nil || err2 != nil || h <= l {
-		return 0, 0, false
-	}
-	return uintptr(l), uintptr(h), true
 }

@@ -2,9 +2,8 @@ package gctune
 
 import (
 	"bufio"
-	"math"
 	"os"
-	"runtime/debug"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,65 +56,69 @@ func hasFlag(flags, f string) bool {
 
 // TestReserveAsksBeforeItTouches: the reserved room is asked for huge
 // pages while none of it is in memory, which only holds if the runtime
-// did not zero it (see reserve).
+// did not zero it (see reserve). It runs in a process of its own, whose
+// heap is as small as a command's at its start: in this one, the tests
+// before it may have left more free heap than reserve works from.
 func TestReserveAsksBeforeItTouches(t *testing.T) {
 	needTHP(t)
-	room, fresh := reserve()
-	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		if room != nil {
-			t.Fatal("reserve reserved under a memory limit, which counts the room as held")
+	if os.Getenv(reserveChild) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestReserveAsksBeforeItTouches$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), reserveChild+"=1")
+		out, err := cmd.CombinedOutput()
+		switch {
+		case err == nil && strings.Contains(string(out), "--- SKIP"):
+			t.Skipf("in a process of its own:\n%s", out)
+		case err != nil || !strings.Contains(string(out), "--- PASS"):
+			t.Fatalf("in a process of its own: %v\n%s", err, out)
 		}
 		return
 	}
+	room, fresh := reserve()
+	if !roomToReserve() {
+		if room != nil {
+			t.Fatal("reserve reserved where a limit leaves no room")
+		}
+		t.Skip("a memory limit, a limit of address space or strict overcommit: reserve does not try, as it should not")
+	}
 	if room == nil {
-		t.Fatal("reserve did not try: the test's heap is small, it should")
+		t.Fatal("reserve did not try: the process's heap is small, it should")
 	}
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(room)))
 	if !fresh {
 		t.Fatalf("the room at %#x was touched before it was asked for", p)
 	}
-	if resident(p, uintptr(len(room))&^(pageSize-1)) {
+	page := uintptr(os.Getpagesize())
+	first := (p + page - 1) &^ (page - 1)
+	if resident(first, (p+uintptr(len(room))-first)&^(page-1)) {
 		t.Fatalf("some of the room at %#x is in memory, though nothing wrote it", p)
 	}
-	mid := (p + uintptr(len(room))/2) &^ (hugePage - 1)
+	huge := hugePageSize()
+	mid := (p + uintptr(len(room))/2) &^ (huge - 1)
 	if fl := vmFlags(t, mid); !hasFlag(fl, "hg") {
 		t.Fatalf("the room's mapping was not asked for huge pages: flags %q", fl)
 	}
 }
 
-// TestAdviseHeapReachesNewMappings: heap the runtime maps after the
-// reservation is asked for on the next tick.
-func TestAdviseHeapReachesNewMappings(t *testing.T) {
-	needTHP(t)
-	big := make([]byte, 1536<<20) // past a reservation, so a mapping of its own
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(big)))
-	mid := (p + uintptr(len(big))/2) &^ (hugePage - 1)
-	adviseHeap()
-	if fl := vmFlags(t, mid); !hasFlag(fl, "hg") {
-		t.Fatalf("a new heap mapping was not asked for huge pages: flags %q", fl)
-	}
-}
+// reserveChild marks the process TestReserveAsksBeforeItTouches starts.
+const reserveChild = "GCTUNE_RESERVE_CHILD"
 
-func TestHeapMappingReadsMaps(t *testing.T) {
-	for _, c := range []struct {
-		line   string
-		named  bool
-		lo, hi uintptr
-		ok     bool
-	}{
-		{"c000000000-c000400000 rw-p 00000000 00:00 0 ", false, 0xc000000000, 0xc000400000, true},
-		{"c000000000-c000400000 rw-p 00000000 00:00 0                          [anon: Go: heap]", true, 0xc000000000, 0xc000400000, true},
-		{"c000000000-c000400000 rw-p 00000000 00:00 0                          [anon: Go: other]", true, 0, 0, false},
-		{"c000000000-c000400000 rw-p 00000000 00:00 0 ", true, 0, 0, false},
-		{"c000000000-c000400000 ---p 00000000 00:00 0 ", false, 0, 0, false},
-		{"7f0000000000-7f0000021000 rw-p 00000000 08:01 1234 /usr/lib/x.so", false, 0, 0, false},
-		{"7ffd1000-7ffd2000 rw-p 00000000 00:00 0                          [stack]", false, 0, 0, false},
-		{"zz-c0 rw-p 00000000 00:00 0", false, 0, 0, false},
-		{"", false, 0, 0, false},
-	} {
-		lo, hi, ok := heapMapping([]byte(c.line), c.named)
-		if lo != c.lo || hi != c.hi || ok != c.ok {
-			t.Errorf("heapMapping(%q, %v) = %#x, %#x, %v; want %#x, %#x, %v", c.line, c.named, lo, hi, ok, c.lo, c.hi, c.ok)
+// TestNoRoomUnderALimitOfAddressSpace: under a limit of address space a
+// mapping of a gigabyte more could fail, and the runtime could not
+// recover; reserve does not try.
+func TestNoRoomUnderALimitOfAddressSpace(t *testing.T) {
+	if os.Getenv(reserveChild) != "" {
+		if roomToReserve() {
+			t.Fatal("roomToReserve under a limit of address space")
 		}
+		if room, _ := reserve(); room != nil {
+			t.Fatal("reserve mapped a gigabyte under a limit of address space")
+		}
+		return
+	}
+	cmd := exec.Command("sh", "-c", `ulimit -v 4000000 && exec "$0" -test.run='^TestNoRoomUnderALimitOfAddressSpace$' -test.count=1 -test.v`, os.Args[0])
+	cmd.Env = append(os.Environ(), reserveChild+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("under ulimit -v: %v\n%s", err, out)
 	}
 }

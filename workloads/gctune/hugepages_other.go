@@ -2,8 +2,6 @@
 
 package gctune
 
-import "time"
-
-// hugePages has nothing to ask where there is no Linux kernel: HugePages
-// returns before it on every other system, whose mode reads "".
-func hugePages(time.Duration) (stop func()) { return func() {} }
+// reserve has nothing to ask where there is no Linux kernel: HugePages
+// does not call it on any other system, whose mode reads "".
+func reserve() (room []byte, fresh bool) { return nil, false }

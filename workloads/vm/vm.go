@@ -142,7 +142,7 @@ func (c Cost) Write(n int) time.Duration { return c.PerRequest + time.Duration(n
 // It keeps its times as Unix nanoseconds: a request's every Spend compares
 // and adds them, which as time.Time values cost several times the work.
 type VM struct {
-	// What Spend reads comes first, with the cores of a VM of up to four
+	// What Spend reads comes first, with the cores of a VM of up to eight
 	// inline: thousands of simulated threads share hundreds of VMs, and a
 	// request then reads fewer of their cache lines.
 	mu         sync.Mutex
