@@ -638,15 +638,6 @@ func (q *queue) first() *slot {
 // them: it is only warmed for nothing.
 func (q *queue) warmAhead() (first, second *waiter) {
 	const size = unsafe.Sizeof(waiter{})
-	var rest *slot // the heap's least after its top
-	if len(q.h) > 1 {
-		rest = &q.h[1]
-		for i := 2; i < min(5, len(q.h)); i++ {
-			if before(&q.h[i], rest) {
-				rest = &q.h[i]
-			}
-		}
-	}
 	switch run, heap := q.head < len(q.run), len(q.h) > 0; {
 	case run && (!heap || before(&q.run[q.head], &q.h[0])):
 		first = q.run[q.head].w
@@ -663,8 +654,16 @@ func (q *queue) warmAhead() (first, second *waiter) {
 			Prefetch(unsafe.Pointer(q.run[q.head].w), size)
 			second = q.run[q.head].w
 		}
-		if rest != nil && (second == nil || before(rest, &q.run[q.head])) {
-			second = rest.w
+		if len(q.h) > 1 {
+			rest := &q.h[1] // the heap's least after its top
+			for i := 2; i < min(5, len(q.h)); i++ {
+				if before(&q.h[i], rest) {
+					rest = &q.h[i]
+				}
+			}
+			if second == nil || before(rest, &q.run[q.head]) {
+				second = rest.w
+			}
 		}
 	default:
 		return nil, nil
