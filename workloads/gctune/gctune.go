@@ -128,16 +128,6 @@ func Follow(period time.Duration) (stop func()) {
 		}
 	}
 	set()
-	unfollow := every(period, set)
-	return func() {
-		unfollow()
-		debug.SetGCPercent(before)
-	}
-}
-
-// every calls fn every period on a goroutine of its own, until the
-// function it returns is called, which returns once fn no longer runs.
-func every(period time.Duration, fn func()) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -148,11 +138,15 @@ func every(period time.Duration, fn func()) (stop func()) {
 			case <-quit:
 				return
 			case <-t.C:
-				fn()
+				set()
 			}
 		}
 	}()
-	return func() { close(quit); <-done }
+	return func() {
+		close(quit)
+		<-done
+		debug.SetGCPercent(before)
+	}
 }
 
 // LoadGenerator follows the heap, as Follow does, under the Load policy.
