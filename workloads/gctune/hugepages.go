@@ -25,9 +25,9 @@ import (
 // kernel compacts memory to find one, time in the middle of a request.
 // Go dropped them from its own heap for those reasons.
 
-// HugePageMode returns the kernel's transparent huge page mode (always,
+// hugePageMode returns the kernel's transparent huge page mode (always,
 // madvise or never), or "" where the system has none or does not say.
-func HugePageMode() string {
+func hugePageMode() string {
 	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	if err != nil {
 		return ""
@@ -67,7 +67,7 @@ var hugePagesOnce sync.Once
 // once it knows it will, while its heap is still small (see reserve).
 func HugePages() {
 	hugePagesOnce.Do(func() {
-		if HugePageMode() == "madvise" && !hugePagesOff(os.Getenv("GODEBUG")) {
+		if hugePageMode() == "madvise" && !hugePagesOff(os.Getenv("GODEBUG")) {
 			reserve()
 		}
 	})

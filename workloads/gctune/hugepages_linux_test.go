@@ -40,7 +40,7 @@ func vmFlags(t *testing.T, p uintptr) string {
 
 func needTHP(t *testing.T) {
 	t.Helper()
-	if HugePageMode() == "" {
+	if hugePageMode() == "" {
 		t.Skip("this kernel has no transparent huge pages to ask for")
 	}
 }
