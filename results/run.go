@@ -9,8 +9,11 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unsafe"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tablebench/tablebench/clock"
 )
 
 // Run is the record of one run: what was run, where, and what was measured.
@@ -270,14 +273,72 @@ func NewCollector(start, from, to time.Time) *Collector {
 		pks: newKeyCounter(), heat: newHeatBuilder(to.Sub(start)), done: make(chan struct{})}
 	c.pks.renumbered = func() { clear(c.hints) }
 	c.wall, c.startSec, c.startNs = start == start.Round(0), start.Unix(), int64(start.Nanosecond())
-	go func() {
-		defer close(c.done)
-		for d := range c.c {
-			c.add(&d)
+	go c.collect()
+	return c
+}
+
+// collectBatch is how many seconds of workers the collector takes from its
+// channel at a time, of those already waiting there.
+const collectBatch = 256
+
+// collect adds the workers' seconds as they come, until Close closes the
+// channel. It takes those waiting in a batch, to warm each a few ahead of
+// the one it adds (see warmDelta): a simulator's thousands of threads each
+// send a second of one or two requests, written a whole round of the
+// threads before, and the collector would otherwise wait on the memory
+// of each in turn.
+func (c *Collector) collect() {
+	defer close(c.done)
+	batch := make([]secDelta, 0, collectBatch)
+	for d := range c.c {
+		batch = append(batch[:0], d)
+		open := true
+	drain:
+		for len(batch) < cap(batch) {
+			select {
+			case d, ok := <-c.c:
+				if !ok {
+					open = false
+					break drain
+				}
+				batch = append(batch, d)
+			default:
+				break drain
+			}
+		}
+		for i := range batch {
+			if j := i + 4; j < len(batch) {
+				clock.Prefetch(unsafe.Pointer(batch[j].buf), unsafe.Sizeof(secBuf{}))
+			}
+			if j := i + 2; j < len(batch) {
+				warmDelta(&batch[j], c.recs[batch[j].rec])
+			}
+			d := &batch[i]
+			c.add(d)
 			d.buf.recycle(c.recs[d.rec])
 		}
-	}()
-	return c
+		clear(batch) // the buffers are their recorders' again
+		if !open {
+			return
+		}
+	}
+}
+
+// warmDelta prefetches what adding d reads, its buffer's struct already
+// in the cache: the first of its samples and of its keys, the first key's
+// bytes, and the recorder its buffer goes back to.
+func warmDelta(d *secDelta, r *Recorder) {
+	b := d.buf
+	if len(b.samples) > 0 {
+		clock.Prefetch(unsafe.Pointer(unsafe.SliceData(b.samples)), unsafe.Sizeof(sample{}))
+	}
+	if len(b.keys) > 0 {
+		clock.Prefetch(unsafe.Pointer(unsafe.SliceData(b.keys)), unsafe.Sizeof(keyRun{}))
+		if pk := b.keys[0].pk; pk != "" {
+			clock.Prefetch(unsafe.Pointer(unsafe.StringData(pk)), uintptr(len(pk)))
+		}
+	}
+	clock.Prefetch(unsafe.Pointer(&r.spare), unsafe.Sizeof(r.spare))
 }
 
 // add records a worker's second.
