@@ -308,3 +308,54 @@ func recordBytes(t *testing.T, col *results.Collector, to time.Time) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestCollectorTakesEverySecondOfManyThreads: thousands of recorders of
+// a request or two a second, as a simulator's threads are, hand the
+// collector far more seconds than it takes at a time, many waiting at
+// once, and Close's own last flushes close the channel while it drains.
+// Every request must be counted in its second, and each thread's keys in
+// the partitions' counts.
+func TestCollectorTakesEverySecondOfManyThreads(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	const threads, secs = 3000, 6
+	col := results.NewCollector(start, start, start.Add(secs*time.Second))
+	live := &results.Live{}
+	recs := make([]*results.Recorder, threads)
+	for i := range recs {
+		recs[i] = col.Recorder(live)
+	}
+	for s := range secs {
+		for i, r := range recs {
+			n := 1 + (i+s)%2 // one or two a second
+			for k := range n {
+				done := start.Add(time.Duration(s)*time.Second + time.Duration(k+1)*time.Millisecond)
+				r.Record("insert", fmt.Sprintf("pk-%d", i%10), 1, done.Add(-time.Millisecond), done, results.OutcomeOK, 0, false)
+			}
+		}
+	}
+	run, err := col.Close(start.Add(secs * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for s := range secs {
+		var inSec int64
+		for i := range threads {
+			inSec += int64(1 + (i+s)%2)
+		}
+		want += inSec
+		if got := run.Intervals[s].Requests; got != inSec {
+			t.Errorf("second %d: %d requests counted, want %d", s, got, inSec)
+		}
+	}
+	if run.Totals.Requests != want || live.Requests.Load() != want {
+		t.Errorf("%d requests in the totals, %d live; want %d", run.Totals.Requests, live.Requests.Load(), want)
+	}
+	var keyed int64
+	for _, k := range run.Partitions.Top {
+		keyed += k.Requests
+	}
+	if p := run.Partitions; keyed != want || p.Distinct != 10 || !p.DistinctExact {
+		t.Errorf("the partitions' %d keys (exact: %v) count %d requests, want 10 keys and %d", p.Distinct, p.DistinctExact, keyed, want)
+	}
+}
