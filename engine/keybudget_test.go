@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -68,4 +69,40 @@ func newModelled(t *testing.T, start time.Time, table string, mod func(*Config))
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestHintsFollowARepeatedKey checks what a caller's Hints point its
+// next request at: its key's state once its requests repeat the key, and
+// nothing after a request to another key, whose state a caller with a new
+// key each time would prefetch for nothing.
+func TestHintsFollowARepeatedKey(t *testing.T) {
+	start := time.Date(2010, 11, 1, 0, 0, 0, 0, time.UTC)
+	e := newModelled(t, start, "hints", nil)
+	ctx := context.Background()
+	call := &Call{Detach: true}
+	n := 0
+	insert := func(pk string) int {
+		t.Helper()
+		n++
+		ent := tables.Entity{PartitionKey: pk, RowKey: fmt.Sprint(n)}
+		if _, err := e.Client(call).Insert(ctx, "hints", ent); err != nil {
+			t.Fatal(err)
+		}
+		return len(call.Hints(nil))
+	}
+	for i, step := range []struct {
+		pk   string
+		some bool
+	}{
+		{"a", false}, // a caller's first key: new
+		{"a", true},
+		{"a", true},
+		{"b", false},
+		{"c", false},
+		{"c", true},
+	} {
+		if got := insert(step.pk); (got > 0) != step.some {
+			t.Errorf("request %d, to %q: %d hints; want some: %v", i+1, step.pk, got, step.some)
+		}
+	}
 }

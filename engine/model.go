@@ -47,6 +47,11 @@ type Call struct {
 	// caller that made one over memory it reuses must not keep its Call
 	// across that reuse, as the REST server, with a Call a request, does not.)
 	plainPK string
+	// moves counts the requests that found the key cache holding another
+	// key than theirs, and hinted is its count at the last Hints: a caller
+	// whose every request goes to a key of its own (a new PartitionKey
+	// each time) gains nothing from prefetching the last one's state.
+	moves, hinted uint64
 }
 
 // keyCache is what a caller found for its last PartitionKey in a range
@@ -71,6 +76,7 @@ func (c *Call) keys(rp *rangePartition, pk string) *keyCache {
 	k := &c.key
 	if k.rp != rp || !sameKey(k.pk, pk) {
 		*k = keyCache{rp: rp, pk: pk}
+		c.moves++
 	}
 	return k
 }
@@ -745,10 +751,18 @@ type hotState struct {
 // Hints appends to hs where the caller's next request most often goes in
 // the engine: its last key's rows and budget, and where an append to them
 // writes next (the last leaf, its next slot and fingerprint, and its key
-// bytes' end). A simulator's thread keeps them at the end of its step and
+// bytes' end). It gives none after a request that went to another key
+// than the one before it: such a caller's next request most often goes to
+// yet another (a new PartitionKey each time, or one of many picked at
+// random), and the last key's lines would only crowd out the ones it
+// reads. A simulator's thread keeps them at the end of its step and
 // prefetches them a step before its next (see clock.DeepWarmer), when the
 // chain of pointers that leads to them is no longer in the cache.
 func (c *Call) Hints(hs []clock.Hint) []clock.Hint {
+	if c.moves != c.hinted {
+		c.hinted = c.moves
+		return hs
+	}
 	k := &c.key
 	if b := k.bucket; b != nil && (k.rows == nil || b != &k.rows.own) {
 		hs = append(hs, clock.Hinted(unsafe.Pointer(b), unsafe.Sizeof(bucket{})))
