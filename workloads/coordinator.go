@@ -139,6 +139,7 @@ type worker struct {
 	batch   []tables.BatchOp
 	rks     []string // the batch's RowKeys
 	txn     string   // the transaction id of the insert in flight
+	rare    loopRare
 }
 
 // unsharedTarget is a target that takes no locks while told that its
@@ -389,8 +390,9 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 	}
 	for i, w := range workers {
 		wg.Add(1)
-		w.loop = loop{ctx: ctx, stop: runCtx, start: start, to: to, clock: clock}
-		w.loop.ended = func() {
+		w.loop = loop{ctx: ctx, stop: runCtx, clock: clock}
+		w.rare.start, w.rare.to = start, to
+		w.rare.ended = func() {
 			if ctx.Err() != nil {
 				stopped[i] = clock.Now()
 			}

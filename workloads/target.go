@@ -67,29 +67,15 @@ type Describer interface {
 
 // Op is one request. A worker reuses one Op for all its requests.
 type Op struct {
-	Kind         OpKind
-	Table        string
-	Entity       tables.Entity    // insert, upsert and update
-	Batch        []tables.BatchOp // batch
-	PartitionKey string           // get and delete
-	RowKey       string           // get and delete
-	Query        tables.Query     // query, range and scan
-	// Merge makes an upsert insert-or-merge; without it, insert-or-replace.
-	Merge bool
-	// IfMatch is the version an update or a delete requires: an ETag a
-	// get returned, or "*" for any.
-	IfMatch string
-	// ETag is set by a get that succeeded: the entity's version.
-	ETag string
+	// What every request of a simulated thread reads comes first, within
+	// a few cache lines: a simulator steps thousands of threads in turn
+	// (see worker.Warm).
+	Kind   OpKind
+	Table  string
+	Entity tables.Entity // insert, upsert and update
 	// Ready is when the client's own work on the request is done and it
 	// leaves the client; zero means now. Set by the harness's client model.
 	Ready time.Time
-	// Returned is the number of entities a query page returned, and Next
-	// its continuation; set by Do.
-	Returned int
-	Next     *tables.Continuation
-	// Read, when set, receives the entity a get read.
-	Read *tables.Entity
 	// Charge is the request units the service charged, set by Do: Cosmos
 	// DB's x-ms-request-charge; 0 when the service does not say.
 	Charge float64
@@ -98,6 +84,23 @@ type Op struct {
 	// at that moment, while the service may still do the work. Targets on
 	// a virtual clock honour it; on wall time a context deadline does.
 	ClientTimeout time.Duration
+	PartitionKey  string // get and delete
+	RowKey        string // get and delete
+	// Merge makes an upsert insert-or-merge; without it, insert-or-replace.
+	Merge bool
+	Batch []tables.BatchOp // batch
+	Query tables.Query     // query, range and scan
+	// IfMatch is the version an update or a delete requires: an ETag a
+	// get returned, or "*" for any.
+	IfMatch string
+	// ETag is set by a get that succeeded: the entity's version.
+	ETag string
+	// Returned is the number of entities a query page returned, and Next
+	// its continuation; set by Do.
+	Returned int
+	Next     *tables.Continuation
+	// Read, when set, receives the entity a get read.
+	Read *tables.Entity
 }
 
 // Outcome classifies a request's error as the recorder counts it: OK,

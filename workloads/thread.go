@@ -60,15 +60,20 @@ type loop struct {
 	attempt               int
 	done                  time.Time
 	err                   error
-	to                    time.Time
-	start                 time.Time
-	sess                  Session
-	ended                 func() // called once, when the thread ends
-	readTry               int
-	read                  *Op // a read of a retried insert's row
-	got                   tables.Entity
-	readAt                time.Time
-	readErr               error
+}
+
+// loopRare is what a thread's loop holds that its requests mostly leave
+// alone: kept apart from loop, at the worker's end, so that the cache
+// lines a simulator warms for a thread's step are the ones it reads.
+type loopRare struct {
+	start, to time.Time // the run's start, and its deadline for an open load
+	sess      Session
+	ended     func() // called once, when the thread ends
+	readTry   int
+	read      *Op // a read of a retried insert's row
+	got       tables.Entity
+	readAt    time.Time
+	readErr   error
 }
 
 // Step runs the thread from one wait to the next: it is the clock.Task
@@ -77,22 +82,22 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 	l := &w.loop
 	switch l.phase {
 	case phaseStart:
-		l.sess = w.r.target.NewSession(w.rng.Uint64())
+		w.rare.sess = w.r.target.NewSession(w.rng.Uint64())
 		l.virtual = w.r.virtual()
 		if l.virtual {
 			// Only here: in wall time a request's context carries its
 			// timeout, which only Do keeps. A virtual clock has no
 			// wall-time deadline: the target keeps the client's patience.
-			l.send, _ = l.sess.(Sender)
-			l.sessWarm, _ = l.sess.(clock.Warmer)
-			l.sessHint, _ = l.sess.(hinter)
+			l.send, _ = w.rare.sess.(Sender)
+			l.sessWarm, _ = w.rare.sess.(clock.Warmer)
+			l.sessHint, _ = w.rare.sess.(hinter)
 			w.op.ClientTimeout = w.r.spec.RequestTimeout
 		}
 		// Threads start within 10 ms of each other, not in lockstep.
-		l.free = l.start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
+		l.free = w.rare.start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
 		l.open = w.r.arrivals != nil
 		if l.open { // free from the start: the schedule says when to send
-			l.free = l.start
+			l.free = w.rare.start
 		}
 		return w.top(false)
 	case phaseFree:
@@ -112,7 +117,7 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 		return w.answered()
 	case phaseOwnRead:
 		if woke != nil {
-			l.readErr = woke
+			w.rare.readErr = woke
 		}
 		return w.ownRead()
 	case phaseBackoff:
@@ -136,16 +141,20 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 }
 
 // Warm prefetches the thread's own state that its next step reads
-// (clock.Warmer): the worker's head and loop, its operation's entity and
-// its keys. It reads none of it: the clock calls it two threads ahead, and
+// (clock.Warmer): the worker's head and loop, its operation's head (Op
+// keeps what a request reads first) and its keys. It reads none of it:
+// the clock calls it two threads ahead, and
 // WarmDeep, a step later, follows the pointers once they have arrived. A
 // simulator of thousands of threads then meets their cache misses
 // together, while the threads before it run, rather than one by one.
 func (w *worker) Warm() {
-	clock.Prefetch(unsafe.Pointer(w), unsafe.Offsetof(w.op))
-	clock.Prefetch(unsafe.Pointer(&w.op.Entity), unsafe.Sizeof(w.op.Entity))
+	clock.Prefetch(unsafe.Pointer(w), workerHead)
 	clock.Prefetch(unsafe.Pointer(&w.ownKeys), keysHead)
 }
+
+// workerHead is the part of a worker that a request reads: through its
+// loop, and its operation up to what only some operations read.
+const workerHead = unsafe.Offsetof(worker{}.op) + unsafe.Offsetof(Op{}.PartitionKey)
 
 // keysHead is the part of a thread's keys that a request reads.
 const keysHead = unsafe.Offsetof(keys{}.spread)
@@ -235,9 +244,9 @@ func (w *worker) wait(p phase, ctx context.Context, at time.Time) (time.Time, co
 func (w *worker) end() (time.Time, context.Context, bool) {
 	if w.loop.phase != phaseEnded {
 		w.loop.phase = phaseEnded
-		w.loop.sess = nil
-		if w.loop.ended != nil {
-			w.loop.ended()
+		w.rare.sess = nil
+		if w.rare.ended != nil {
+			w.rare.ended()
 		}
 	}
 	return time.Time{}, nil, false
@@ -264,7 +273,7 @@ func (w *worker) freed() (time.Time, context.Context, bool) {
 	l := &w.loop
 	l.next = l.free // when the request is due
 	if l.open {
-		due, ok := w.r.arrivals.take(l.clock.Now(), l.to, w.rec.Drop)
+		due, ok := w.r.arrivals.take(l.clock.Now(), w.rare.to, w.rec.Drop)
 		if !ok {
 			return w.end()
 		}
@@ -322,7 +331,7 @@ func (w *worker) attempt() (time.Time, context.Context, bool) {
 		return w.wait(phaseFlight, l.ctx, l.done)
 	}
 	rctx, cancel := w.r.requestContext(l.ctx)
-	l.done, l.err = l.sess.Do(rctx, &w.op)
+	l.done, l.err = w.rare.sess.Do(rctx, &w.op)
 	cancel()
 	return w.answered()
 }
@@ -337,8 +346,9 @@ func (w *worker) answered() (time.Time, context.Context, bool) {
 	if l.attempt > 0 && w.r.spec.TxnID && Outcome(l.err) == tables.CodeEntityAlreadyExists {
 		// A retried insert that conflicts may be our own earlier attempt
 		// that the service did after all: its transaction id says so.
-		l.read = &Op{Kind: OpGet, Table: w.op.Table, PartitionKey: w.op.Entity.PartitionKey, RowKey: w.op.Entity.RowKey, Read: &l.got, ClientTimeout: w.op.ClientTimeout}
-		l.readTry = 0
+		r := &w.rare
+		r.read = &Op{Kind: OpGet, Table: w.op.Table, PartitionKey: w.op.Entity.PartitionKey, RowKey: w.op.Entity.RowKey, Read: &r.got, ClientTimeout: w.op.ClientTimeout}
+		r.readTry = 0
 		return w.readOwn()
 	}
 	return w.recorded()
@@ -394,13 +404,13 @@ const TxnProperty = "TxnId"
 // to learn whether it is this insert's own earlier attempt; a careful
 // application retries its read too.
 func (w *worker) readOwn() (time.Time, context.Context, bool) {
-	l := &w.loop
+	l, r := &w.loop, &w.rare
 	if l.send != nil {
-		l.readAt, l.readErr = l.send.Send(l.ctx, l.read)
-		return w.wait(phaseOwnRead, l.ctx, l.readAt)
+		r.readAt, r.readErr = l.send.Send(l.ctx, r.read)
+		return w.wait(phaseOwnRead, l.ctx, r.readAt)
 	}
 	rctx, cancel := w.r.requestContext(l.ctx)
-	l.readAt, l.readErr = l.sess.Do(rctx, l.read)
+	r.readAt, r.readErr = r.sess.Do(rctx, r.read)
 	cancel()
 	return w.ownRead()
 }
@@ -408,16 +418,16 @@ func (w *worker) readOwn() (time.Time, context.Context, bool) {
 // ownRead goes on from the read's answer: retries it, or takes the
 // insert as done when the row holds its transaction id.
 func (w *worker) ownRead() (time.Time, context.Context, bool) {
-	l := &w.loop
-	if err := l.readErr; err != nil && retriable(err) && l.ctx.Err() == nil && l.readTry < w.r.spec.Retry.MaxRetries {
-		l.readTry++
+	l, r := &w.loop, &w.rare
+	if err := r.readErr; err != nil && retriable(err) && l.ctx.Err() == nil && r.readTry < w.r.spec.Retry.MaxRetries {
+		r.readTry++
 		return w.readOwn()
 	}
-	if l.readErr == nil {
-		if p, ok := l.got.Property(TxnProperty); ok && p.Value == w.txn {
-			l.done, l.err = l.readAt, nil
+	if r.readErr == nil {
+		if p, ok := r.got.Property(TxnProperty); ok && p.Value == w.txn {
+			l.done, l.err = r.readAt, nil
 		}
 	}
-	l.read, l.got = nil, tables.Entity{}
+	r.read, r.got = nil, tables.Entity{}
 	return w.recorded()
 }
