@@ -326,7 +326,8 @@ func (c *Collector) collect() {
 
 // warmDelta prefetches what adding d reads, its buffer's struct already
 // in the cache: the first of its samples and of its keys, the first key's
-// bytes, and the recorder its buffer goes back to.
+// bytes, and the recorder's end, where its buffer goes back (most often
+// the recorder's own).
 func warmDelta(d *secDelta, r *Recorder) {
 	b := d.buf
 	if len(b.samples) > 0 {
@@ -338,7 +339,7 @@ func warmDelta(d *secDelta, r *Recorder) {
 			clock.Prefetch(unsafe.Pointer(unsafe.StringData(pk)), uintptr(len(pk)))
 		}
 	}
-	clock.Prefetch(unsafe.Pointer(&r.spare), unsafe.Sizeof(r.spare))
+	clock.Prefetch(unsafe.Pointer(&r.own), unsafe.Offsetof(r.spare)+unsafe.Sizeof(r.spare)-unsafe.Offsetof(r.own))
 }
 
 // add records a worker's second.
@@ -434,6 +435,7 @@ func (s *secTotals) add(o *secCounts) {
 // live. Make every recorder before the workers start, from one goroutine.
 func (c *Collector) Recorder(live *Live) *Recorder {
 	r := &Recorder{c: c, live: live, sec: -1, id: int32(len(c.recs))}
+	r.spare.Store(&r.own)
 	c.recs = append(c.recs, r)
 	c.hints = append(c.hints, 0)
 	return r

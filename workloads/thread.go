@@ -203,9 +203,9 @@ func (w *worker) hint() {
 	w.nhints, w.warmed = uint8(copy(w.hints[:], hs)), false
 }
 
-// maxHints is how many hints a thread keeps: its recorder's two and the
+// maxHints is how many hints a thread keeps: its recorder's three and the
 // engine's six at most.
-const maxHints = 8
+const maxHints = 9
 
 var _ clock.DeepWarmer = (*worker)(nil) // the clock warms a thread only if it is one
 
