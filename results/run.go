@@ -313,6 +313,9 @@ func (c *Collector) collect() {
 			if j := i + 2; j < len(batch) {
 				warmDelta(&batch[j], c.recs[batch[j].rec])
 			}
+			if j := i + 1; j < len(batch) {
+				warmKey(&batch[j])
+			}
 			d := &batch[i]
 			c.add(d)
 			d.buf.recycle(c.recs[d.rec])
@@ -325,9 +328,9 @@ func (c *Collector) collect() {
 }
 
 // warmDelta prefetches what adding d reads, its buffer's struct already
-// in the cache: the first of its samples and of its keys, the first key's
-// bytes, and the recorder's end, where its buffer goes back (most often
-// the recorder's own).
+// in the cache: the first of its samples and of its keys, and the
+// recorder's end, where its buffer goes back (most often the recorder's
+// own).
 func warmDelta(d *secDelta, r *Recorder) {
 	b := d.buf
 	if len(b.samples) > 0 {
@@ -335,11 +338,17 @@ func warmDelta(d *secDelta, r *Recorder) {
 	}
 	if len(b.keys) > 0 {
 		clock.Prefetch(unsafe.Pointer(unsafe.SliceData(b.keys)), unsafe.Sizeof(keyRun{}))
-		if pk := b.keys[0].pk; pk != "" {
-			clock.Prefetch(unsafe.Pointer(unsafe.StringData(pk)), uintptr(len(pk)))
-		}
 	}
 	clock.Prefetch(unsafe.Pointer(&r.own), unsafe.Offsetof(r.spare)+unsafe.Sizeof(r.spare)-unsafe.Offsetof(r.own))
+}
+
+// warmKey prefetches the bytes of d's first PartitionKey, which the
+// collector looks up among the run's keys: a step after warmDelta, when
+// the key's header has arrived.
+func warmKey(d *secDelta) {
+	if k := d.buf.keys; len(k) > 0 && k[0].pk != "" {
+		clock.Prefetch(unsafe.Pointer(unsafe.StringData(k[0].pk)), uintptr(len(k[0].pk)))
+	}
 }
 
 // add records a worker's second.
