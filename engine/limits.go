@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-	"net/http"
 	"time"
 
 	"github.com/tablebench/tablebench/tables"
@@ -116,7 +115,7 @@ func (e *Engine) MakeUnavailable(table, pk string, d time.Duration) error {
 // ServerBusy at once.
 func unavailableNow(rp *rangePartition, now time.Time) *tables.Error {
 	if now.Before(rp.unavailableUntil) {
-		return tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, tables.MsgServerBusy)
+		return errServerBusy
 	}
 	return nil
 }
@@ -146,7 +145,7 @@ func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn fun
 		ok, msg := e.budgeted(nil, rp, pk, now.UnixNano(), units)
 		e.stampMu.Unlock()
 		if !ok {
-			return tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
+			return serverBusy(msg)
 		}
 	}
 	scanned, err := fn(rp, now.UnixNano())

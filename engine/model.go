@@ -434,7 +434,7 @@ func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk s
 
 	busy := func(msg string, at int64) (int64, *tables.Error) {
 		rp.win.throttled++
-		return at, tables.NewError(http.StatusServiceUnavailable, tables.CodeServerBusy, msg)
+		return at, serverBusy(msg)
 	}
 	timedOut := func() (int64, *tables.Error) {
 		rp.win.timeouts++
