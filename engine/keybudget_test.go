@@ -88,7 +88,11 @@ func TestHintsFollowARepeatedKey(t *testing.T) {
 		if _, err := e.Client(call).Insert(ctx, "hints", ent); err != nil {
 			t.Fatal(err)
 		}
-		return len(call.Hints(nil))
+		n := len(call.Hints(nil))
+		if again := len(call.Hints(nil)); again != n {
+			t.Errorf("request to %q: %d hints, then %d when asked again", pk, n, again)
+		}
+		return n
 	}
 	for i, step := range []struct {
 		pk   string

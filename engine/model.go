@@ -47,11 +47,11 @@ type Call struct {
 	// caller that made one over memory it reuses must not keep its Call
 	// across that reuse, as the REST server, with a Call a request, does not.)
 	plainPK string
-	// moves counts the requests that found the key cache holding another
-	// key than theirs, and hinted is its count at the last Hints: a caller
-	// whose every request goes to a key of its own (a new PartitionKey
-	// each time) gains nothing from prefetching the last one's state.
-	moves, hinted uint64
+	// moved says that the last request found the key cache holding
+	// another key than its own: a caller whose every request goes to a key
+	// of its own (a new PartitionKey each time) gains nothing from
+	// prefetching the last one's state (see Hints).
+	moved bool
 }
 
 // keyCache is what a caller found for its last PartitionKey in a range
@@ -76,7 +76,7 @@ func (c *Call) keys(rp *rangePartition, pk string) *keyCache {
 	k := &c.key
 	if k.rp != rp || !sameKey(k.pk, pk) {
 		*k = keyCache{rp: rp, pk: pk}
-		c.moves++
+		c.moved = true
 	}
 	return k
 }
@@ -626,6 +626,9 @@ func (e *Engine) serve(a *admission, k opKind, entities int, tm *Timing) {
 // of entities it scanned (queries) or touched. Without the model, a point
 // read, which has no use for the time, is given zero rather than the clock.
 func (e *Engine) do(ctx context.Context, c *Call, t *table, pk string, k opKind, entities int, units float64, fn func(rp *rangePartition, now int64) (int, *tables.Error)) error {
+	if c != nil {
+		c.moved = false // until the request finds another key than the last
+	}
 	if !e.cfg.Profile.Model {
 		if r := e.rates.Load(); r.Partition > 0 || r.Account > 0 {
 			return e.doBudgeted(t, pk, k, units, fn)
@@ -759,8 +762,7 @@ type hotState struct {
 // prefetches them a step before its next (see clock.DeepWarmer), when the
 // chain of pointers that leads to them is no longer in the cache.
 func (c *Call) Hints(hs []clock.Hint) []clock.Hint {
-	if c.moves != c.hinted {
-		c.hinted = c.moves
+	if c.moved {
 		return hs
 	}
 	k := &c.key
