@@ -675,17 +675,27 @@ func newSecBuf(samples, keys int) *secBuf {
 // recycle gives a buffer the collector is done with back to the recorder
 // that sent it, emptied, and cleared of keys: a spare buffer pins no
 // request's PartitionKey. A buffer grown past reason is left to the
-// garbage. A recorder keeps at most one spare, and so holds two buffers,
-// as it did with a shared pool; from a pool, in virtual time, every
-// thread drew at once when a second ended, before the collector had
-// emptied any.
+// garbage: emptied of its arrays when it is the recorder's own, which then
+// serves again as it was at first. A recorder keeps at most one spare,
+// its own before any other, and so holds two buffers, as it did with a
+// shared pool; from a pool, in virtual time, every thread drew at once
+// when a second ended, before the collector had emptied any.
 func (b *secBuf) recycle(r *Recorder) {
+	own := b == &r.own
 	if cap(b.samples) > 1<<16 || cap(b.keys) > 1<<16 {
+		*b = secBuf{}
+		if own {
+			r.spare.Store(b)
+		}
 		return
 	}
 	clear(b.keys)
 	b.samples, b.keys = b.samples[:0], b.keys[:0]
-	r.spare.Store(b)
+	if own {
+		r.spare.Store(b)
+	} else {
+		r.spare.CompareAndSwap(nil, b) // a spare the recorder already has is its own
+	}
 }
 
 // histCounts are a latency histogram's counts by bucket, in the layout of

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -105,5 +106,41 @@ func TestSecondBounds(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRecyclePinsNoKeys: a recorder's own buffer, refused for having grown
+// past reason, keeps neither its arrays nor the PartitionKeys in them, and
+// serves again; a buffer besides it that comes back while the recorder
+// has its own spare is let go, so that a recorder holds two at most.
+func TestRecyclePinsNoKeys(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewCollector(start, start, start.Add(3*time.Second))
+	r := c.Recorder(&Live{})
+	const many = 1<<16 + 10
+	for i := range many { // every request to a key of its own: a key run each
+		done := start.Add(time.Duration(i) * time.Microsecond)
+		r.Record("insert", fmt.Sprintf("pk%d", i), 1, done, done, OutcomeOK, 0, false)
+	}
+	done := start.Add(time.Second + time.Millisecond)
+	r.Record("insert", "next", 1, done, done, OutcomeOK, 0, false) // hands second 0 over in own
+	if _, err := c.Close(start.Add(3 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if cap(r.own.samples) != 0 || cap(r.own.keys) != 0 {
+		t.Errorf("the recorder's own buffer keeps room for %d samples and %d keys after growing past reason", cap(r.own.samples), cap(r.own.keys))
+	}
+	if r.spare.Load() != &r.own {
+		t.Errorf("the recorder's spare is %p, not its own buffer %p", r.spare.Load(), &r.own)
+	}
+
+	other := newSecBuf(4, 4)
+	other.keys = append(other.keys, keyRun{pk: "kept?", n: 1})
+	other.recycle(r) // the recorder has its own spare: this one goes
+	if r.spare.Load() != &r.own {
+		t.Errorf("a second buffer back took the place of the recorder's own")
+	}
+	if other.keys[:1][0].pk != "" {
+		t.Errorf("a buffer let go still holds a key")
 	}
 }
