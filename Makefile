@@ -2,7 +2,7 @@
 GO ?= go
 ECHARTS := tools/node_modules/echarts/dist/echarts.min.js
 
-.PHONY: all build assets test bench bench-quick experiments experiments-quick vet perf fuzz seeds
+.PHONY: all build assets test bench bench-quick experiments experiments-quick vet perf pgo fuzz seeds
 
 # The parsers a served engine exposes, fuzzed briefly by `make test`: a few
 # seconds each, as counts of executions rather than durations, because a
@@ -116,3 +116,20 @@ perf: assets
 	$(GO) test -run XXX -bench Harness -benchtime 2s -count 3 ./workloads/ # the simulator's, in perf-engine.sh
 	$(GO) test -run XXX -bench HarnessCeiling -benchtime 1x -v ./workloads/aztarget/ | grep -E 'per core|Benchmark|ok'
 	$(GO) test -run XXX -bench Servers -benchtime 1x -v ./engine/rest/ | grep -E 'served engine|control|by round|CPU per operation|Benchmark|ok'
+
+# cmd/tablebench/default.pgo: the CPU profile `go build` optimizes the
+# command with (profile-guided optimization, on by default for a main
+# package that has one), from the runs it is used for most: simulations
+# at 240 and 15,000 threads on both calibrated profiles, and the figures'
+# suite. Made by a build without it. Regenerate it after a change to the
+# simulator's hot path; a stale profile still builds, and only helps less.
+pgo:
+	$(GO) build -pgo=off -o bin/tablebench-nopgo ./cmd/tablebench
+	rm -rf bin/pgo && mkdir -p bin/pgo
+	for p in wa2010 modern; do for v in 16 1000; do \
+		TABLEBENCH_CPUPROFILE=bin/pgo/run-$$p-$$v.prof bin/tablebench-nopgo run --profile $$p --op insert --partition guid \
+			--vms $$v --threads 15 --duration 60s --warmup 10s --quiet --json >/dev/null || exit 1; \
+	done; done
+	TABLEBENCH_CPUPROFILE=bin/pgo/figures.prof bin/tablebench-nopgo figures --quick --quiet --out bin/pgo/figures >/dev/null
+	$(GO) tool pprof -proto bin/pgo/*.prof >cmd/tablebench/default.pgo
+	rm -rf bin/pgo bin/tablebench-nopgo
