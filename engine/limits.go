@@ -53,14 +53,14 @@ func (b *bucket) setRate(rate float64, burst time.Duration) {
 
 // budgeted takes cost from the account's and pk's budgets of rp at at, in
 // Unix nanoseconds, called with rp locked and the engine's stampMu held;
-// it reports which budget refused, if one did.
-func (e *Engine) budgeted(c *Call, rp *rangePartition, pk string, at int64, cost float64) (ok bool, msg string) {
+// it returns the refusal of the budget that refused, if one did.
+func (e *Engine) budgeted(c *Call, rp *rangePartition, pk string, at int64, cost float64) *tables.Error {
 	r := e.rates.Load()
 	p := &e.cfg.Profile
 	if r.Account > 0 {
 		e.acct.retune(r.Account, p.AccountBurst)
 		if !e.acct.take(at, cost) {
-			return false, tables.MsgAccountOverLimit
+			return errAccountBusy
 		}
 	}
 	if r.Partition > 0 {
@@ -72,10 +72,10 @@ func (e *Engine) budgeted(c *Call, rp *rangePartition, pk string, at int64, cost
 			b = rp.keyBucket(c, pk, r.Partition, p.Burst)
 		}
 		if !b.take(at, cost) {
-			return false, tables.MsgServerBusy
+			return errServerBusy
 		}
 	}
-	return true, ""
+	return nil
 }
 
 // charged charges cost to the budgets after the fact (queries pay for what
@@ -142,10 +142,10 @@ func (e *Engine) doBudgeted(t *table, pk string, k opKind, units float64, fn fun
 	}
 	if k != opQuery {
 		e.stampMu.Lock()
-		ok, msg := e.budgeted(nil, rp, pk, now.UnixNano(), units)
+		err := e.budgeted(nil, rp, pk, now.UnixNano(), units)
 		e.stampMu.Unlock()
-		if !ok {
-			return serverBusy(msg)
+		if err != nil {
+			return err
 		}
 	}
 	scanned, err := fn(rp, now.UnixNano())

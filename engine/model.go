@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"slices"
 	"time"
 	"unsafe"
@@ -432,13 +431,13 @@ func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk s
 	a.t1 = a.t0 + int64(fe)
 	rp.win.observe(rp.rng, pk, units)
 
-	busy := func(msg string, at int64) (int64, *tables.Error) {
+	busy := func(err *tables.Error, at int64) (int64, *tables.Error) {
 		rp.win.throttled++
-		return at, serverBusy(msg)
+		return at, err
 	}
 	timedOut := func() (int64, *tables.Error) {
 		rp.win.timeouts++
-		return a.deadline, tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
+		return a.deadline, errTimedOut
 	}
 	if e.ru {
 		if err := e.ruAdmit(rp, k, pk, a.at(a.t1), units); err != nil {
@@ -446,8 +445,8 @@ func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk s
 		}
 	}
 	if k != opQuery { // a query is charged for what it scans, after the scan
-		if ok, msg := e.budgeted(c, rp, pk, a.t1, units); !ok {
-			return busy(msg, a.t1)
+		if err := e.budgeted(c, rp, pk, a.t1, units); err != nil {
+			return busy(err, a.t1)
 		}
 	}
 	start := a.t1
@@ -457,7 +456,7 @@ func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk s
 				if at := start + int64(p.HoldMax); at > a.deadline {
 					return timedOut()
 				}
-				return busy(tables.MsgServerBusy, start+int64(p.HoldMax))
+				return busy(errServerBusy, start+int64(p.HoldMax))
 			}
 			start = until
 		}
@@ -468,7 +467,7 @@ func (e *Engine) admit(a *admission, c *Call, rp *rangePartition, k opKind, pk s
 	a.laneStart = rp.sched.fitAt(start, 0)
 	if n := rp.queue.ahead(start); n > 0 {
 		if a.rng.Float64() < math.Pow(float64(n)/float64(p.ThrottleAt), p.ThrottleExp) {
-			return busy(tables.MsgServerBusy, start)
+			return busy(errServerBusy, start)
 		}
 	}
 	if a.laneStart > a.deadline { // cannot start in time even in the first gap
@@ -502,7 +501,7 @@ func (e *Engine) occupy(a *admission, rp *rangePartition, k opKind, pk string, s
 	start, ok := rp.srv.reserve(&rp.sched, a.laneStart, a.now, a.deadline, s)
 	if !ok {
 		rp.win.timeouts++
-		return tables.NewError(http.StatusInternalServerError, tables.CodeOperationTimedOut, tables.MsgTimedOut)
+		return errTimedOut
 	}
 	rp.win.busy += s
 	if e := start + int64(s); !rp.queue.push(e) {
