@@ -116,7 +116,6 @@ type worker struct {
 	r       *Coordinator
 	machine *vm.VM // nil when the target is a real client
 	rng     *mrand.Rand
-	keys    *keys
 	fixed   *fixedKeys       // the fixed scheme's key space, shared by every thread
 	mix     *mixer           // the spec's, shared by every thread
 	keyPick keyspace.Chooser // the fixed scheme's: which key
@@ -300,8 +299,7 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 			src, rng := &w.src, &w.rand
 			w.rng = rng
 			w.ownKeys = *newKeys(s, sharedPK, v, th, rng)
-			w.keys = &w.ownKeys
-			pkLen, rkLen := len(w.keys.partitionKey(clock.Now().UnixNano())), len(w.keys.prefix)+10
+			pkLen, rkLen := len(w.ownKeys.partitionKey(clock.Now().UnixNano())), len(w.ownKeys.prefix)+10
 			if fixed != nil {
 				w.keyPick = chooser(s.Keys.Pick)
 				pkLen, rkLen = fixed.names.KeyLen(), len(fixed.rowPrefix)+10
@@ -615,16 +613,16 @@ func (r *Coordinator) preload(ctx context.Context, table string, workers []*work
 	}
 	for _, w := range workers {
 		for range r.spec.Preload {
-			w.keys.loaded = append(w.keys.loaded, tables.Entity{
-				PartitionKey: w.keys.partitionKey(clock.Now().UnixNano()), RowKey: w.keys.rowKey(),
+			w.ownKeys.loaded = append(w.ownKeys.loaded, tables.Entity{
+				PartitionKey: w.ownKeys.partitionKey(clock.Now().UnixNano()), RowKey: w.ownKeys.rowKey(),
 				Properties: w.pay.nextProps(),
 			})
 		}
-		if err := r.store(ctx, table, w.keys.loaded, func() uint64 { return w.rng.Uint64() }); err != nil {
+		if err := r.store(ctx, table, w.ownKeys.loaded, func() uint64 { return w.rng.Uint64() }); err != nil {
 			return err
 		}
-		if !w.keys.timeOrdered() {
-			w.keys.loaded = nil // their keys are known from their numbers
+		if !w.ownKeys.timeOrdered() {
+			w.ownKeys.loaded = nil // their keys are known from their numbers
 		}
 	}
 	return nil

@@ -216,7 +216,7 @@ func (w *worker) existing(span int) row {
 		rk := f.rowKey(i)
 		return row{pk: f.place(item, rk), rk: rk, next: f.rowKey(i + int64(span)), ok: hi > lo}
 	}
-	k := w.keys
+	k := &w.ownKeys
 	lo, hi := k.low, k.readable()
 	i := lo
 	if hi > lo {
@@ -233,7 +233,7 @@ func (w *worker) oldest() row {
 		rk := f.rowKey(i)
 		return row{pk: f.place(item, rk), rk: rk, ok: ok}
 	}
-	k := w.keys
+	k := &w.ownKeys
 	ok := k.low < k.readable()
 	r := k.row(k.low, 1, ok)
 	if ok {
@@ -264,8 +264,8 @@ func (w *worker) prepare(clock clock.Clock, kind OpKind) {
 			op.Entity = tables.Entity{PartitionKey: f.place(item, rk), RowKey: rk, Properties: w.props()}
 			return
 		}
-		pk := w.keys.partitionKeyNow(clock)
-		op.Entity = tables.Entity{PartitionKey: pk, RowKey: w.keys.rowKey(), Properties: w.props()}
+		pk := w.ownKeys.partitionKeyNow(clock)
+		op.Entity = tables.Entity{PartitionKey: pk, RowKey: w.ownKeys.rowKey(), Properties: w.props()}
 		if s.TxnID {
 			w.txn = fmt.Sprintf("%016x", w.rng.Uint64())
 			op.Entity.Properties = append(op.Entity.Properties[:len(op.Entity.Properties):len(op.Entity.Properties)], tables.String(TxnProperty, w.txn))
@@ -281,8 +281,8 @@ func (w *worker) prepare(clock clock.Clock, kind OpKind) {
 			}
 			pk = f.key(item, 0)
 		} else {
-			pk = w.keys.partitionKeyNow(clock)
-			w.rks = w.keys.rowKeys(w.rks, s.BatchSize)
+			pk = w.ownKeys.partitionKeyNow(clock)
+			w.rks = w.ownKeys.rowKeys(w.rks, s.BatchSize)
 		}
 		for _, rk := range w.rks {
 			w.batch = append(w.batch, tables.BatchOp{Kind: tables.BatchInsert, Entity: tables.Entity{PartitionKey: pk, RowKey: rk, Properties: w.props()}})

@@ -176,7 +176,7 @@ func (w *worker) WarmDeep() {
 	if w.machine != nil {
 		w.machine.Warm()
 	}
-	if k := w.keys; k != nil && len(k.spelled) > 0 {
+	if k := &w.ownKeys; len(k.spelled) > 0 {
 		clock.Prefetch(unsafe.Pointer(unsafe.StringData(k.spelled)), uintptr(k.rkLen))
 	}
 	clock.PrefetchHints(w.hints[:w.nhints])
