@@ -884,7 +884,7 @@ type DeepWarmer interface {
 // Hint is where a task's next step will most likely read or write, kept
 // by the task at the end of its step, when it knows: n bytes at Addr.
 // Kept as a number, it holds nothing alive, and may outlive what it points
-// at (PrefetchAt).
+// at (prefetchAt).
 type Hint struct {
 	Addr, N uintptr
 }
@@ -892,7 +892,7 @@ type Hint struct {
 // PrefetchHints prefetches every hint.
 func PrefetchHints(hs []Hint) {
 	for _, h := range hs {
-		PrefetchAt(h.Addr, h.N)
+		prefetchAt(h.Addr, h.N)
 	}
 }
 

@@ -11,8 +11,8 @@ import "unsafe"
 //go:noescape
 func Prefetch(p unsafe.Pointer, n uintptr)
 
-// PrefetchAt is Prefetch of an address kept as a number: one that a Hint
+// prefetchAt is Prefetch of an address kept as a number: one that a Hint
 // holds, which may no longer be in use, as prefetching it is harmless.
 //
 //go:noescape
-func PrefetchAt(p, n uintptr)
+func prefetchAt(p, n uintptr)

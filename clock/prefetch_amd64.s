@@ -27,8 +27,8 @@ loop:
 done:
 	RET
 
-// func PrefetchAt(p, n uintptr)
+// func prefetchAt(p, n uintptr)
 //
 // Prefetch by address: the same arguments, word for word.
-TEXT ·PrefetchAt(SB), NOSPLIT, $0-16
+TEXT ·prefetchAt(SB), NOSPLIT, $0-16
 	JMP	·Prefetch(SB)

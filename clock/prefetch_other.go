@@ -10,6 +10,6 @@ import "unsafe"
 // nothing: only amd64 has the instruction in this package.
 func Prefetch(p unsafe.Pointer, n uintptr) {}
 
-// PrefetchAt is Prefetch of an address kept as a number. Here it does
+// prefetchAt is Prefetch of an address kept as a number. Here it does
 // nothing.
-func PrefetchAt(p, n uintptr) {}
+func prefetchAt(p, n uintptr) {}
