@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -77,11 +76,7 @@ func headlessOnce(t *testing.T, browser string, args []string) (string, error) {
 // not a timeout's kill (headlessOnce tells those apart first).
 func crashed(err error) bool {
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
-		return false
-	}
-	ws, ok := exit.Sys().(syscall.WaitStatus)
-	return ok && ws.Signaled()
+	return errors.As(err, &exit) && exit.ExitCode() == -1 // -1: ended by a signal
 }
 
 var svgPath = regexp.MustCompile(`<path `)
