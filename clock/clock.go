@@ -638,8 +638,21 @@ func (q *queue) first() *slot {
 // them: it is only warmed for nothing.
 func (q *queue) warmAhead() (first, second *waiter) {
 	const size = unsafe.Sizeof(waiter{})
-	switch run, heap := q.head < len(q.run), len(q.h) > 0; {
-	case run && (!heap || before(&q.run[q.head], &q.h[0])):
+	run, heap := q.head < len(q.run), len(q.h) > 0
+	if !run && !heap {
+		return nil, nil
+	}
+	if i := q.head + 1; i < len(q.run) {
+		Prefetch(unsafe.Pointer(q.run[i].w), size)
+	}
+	var rest *slot // the heap's least after its top: the least of its children
+	for i := 1; i < min(5, len(q.h)); i++ {
+		Prefetch(unsafe.Pointer(q.h[i].w), size)
+		if rest == nil || before(&q.h[i], rest) {
+			rest = &q.h[i]
+		}
+	}
+	if run && (!heap || before(&q.run[q.head], &q.h[0])) {
 		first = q.run[q.head].w
 		if heap {
 			Prefetch(unsafe.Pointer(q.h[0].w), size)
@@ -648,31 +661,15 @@ func (q *queue) warmAhead() (first, second *waiter) {
 		if i := q.head + 1; i < len(q.run) && (second == nil || before(&q.run[i], &q.h[0])) {
 			second = q.run[i].w
 		}
-	case heap:
-		first = q.h[0].w
-		if run {
-			Prefetch(unsafe.Pointer(q.run[q.head].w), size)
-			second = q.run[q.head].w
-		}
-		if len(q.h) > 1 {
-			rest := &q.h[1] // the heap's least after its top
-			for i := 2; i < min(5, len(q.h)); i++ {
-				if before(&q.h[i], rest) {
-					rest = &q.h[i]
-				}
-			}
-			if second == nil || before(rest, &q.run[q.head]) {
-				second = rest.w
-			}
-		}
-	default:
-		return nil, nil
+		return first, second
 	}
-	if i := q.head + 1; i < len(q.run) {
-		Prefetch(unsafe.Pointer(q.run[i].w), size)
+	first = q.h[0].w
+	if run {
+		Prefetch(unsafe.Pointer(q.run[q.head].w), size)
+		second = q.run[q.head].w
 	}
-	for _, s := range q.h[min(1, len(q.h)):min(5, len(q.h))] {
-		Prefetch(unsafe.Pointer(s.w), size)
+	if rest != nil && (second == nil || before(rest, &q.run[q.head])) {
+		second = rest.w
 	}
 	return first, second
 }
