@@ -15,6 +15,7 @@ import (
 	"github.com/tablebench/tablebench/results"
 	"github.com/tablebench/tablebench/workloads"
 	"github.com/tablebench/tablebench/workloads/advise"
+	"github.com/tablebench/tablebench/workloads/gctune"
 )
 
 // adviseFile is the record of an advise in its --out directory, from
@@ -111,8 +112,8 @@ func adviseCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer virtualCores(cfg.Parallel)()
 	if len(f.Profiles) > 0 { // every run is the engine's, in virtual time
-		tf := engineFor(f.Profiles[0])
-		tf.tune()
+		gctune.Use(gctune.Store)
+		gctune.HugePages()
 	}
 	start := time.Now()
 	if !quiet {

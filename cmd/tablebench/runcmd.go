@@ -297,12 +297,12 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	if tf.virtual() {
 		defer virtualCores(1)()
 	}
+	tf.tune() // before the target is built: gctune.HugePages wants a small heap
 	tg, release, err := tf.build(e.getenv, spec.Seed)
 	if err != nil {
 		return err
 	}
 	defer release()
-	tf.tune()
 	coord, err := workloads.NewCoordinator(spec, tg)
 	if err != nil {
 		return usagef("%v", err)
