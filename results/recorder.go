@@ -130,6 +130,13 @@ type Recorder struct {
 	op0    opCounts // the first operation's counts, and the others' in a list; a thread mostly has one
 	live   *Live
 	pub    liveCounts
+	// vals0 and keys0 hold a second's first requests, where secVals and
+	// secKeys begin when the collector is sequential (see
+	// Collector.Sequential): a thread of a large simulated client records
+	// one or two a second, which its own lines then hold, and a busier
+	// thread's grow onto the heap as they would.
+	vals0 [2]sample
+	keys0 [1]keyRun
 
 	ru         float64 // the measured window's request units
 	dropped    int64
@@ -149,19 +156,28 @@ type Recorder struct {
 
 // Warm prefetches the recorder, which its next request reads: a
 // simulator calls it (through its thread's clock.Warmer) while the thread
-// before this one runs.
+// before this one runs. A sequential collector's recorder never reads its
+// buffers' part, its last line.
 func (r *Recorder) Warm() {
-	clock.Prefetch(unsafe.Pointer(r), unsafe.Sizeof(*r))
+	n := unsafe.Sizeof(*r)
+	if r.c.seq {
+		n = unsafe.Offsetof(r.own)
+	}
+	clock.Prefetch(unsafe.Pointer(r), n)
 }
 
 // Hints appends where the recorder's next request's sample and key go,
-// for its thread to prefetch a step before it (clock.DeepWarmer).
+// for its thread to prefetch a step before it (clock.DeepWarmer): none
+// while they are the recorder's own (vals0, keys0), which Warm warms.
 func (r *Recorder) Hints(hs []clock.Hint) []clock.Hint {
-	if v := r.secVals; len(v) < cap(v) {
+	if v := r.secVals; len(v) < cap(v) && !r.inline(v) {
 		hs = append(hs, clock.Hinted(unsafe.Pointer(unsafe.SliceData(v[len(v):cap(v)])), unsafe.Sizeof(sample{})))
 	}
-	if k := r.secKeys; len(k) > 0 {
+	if k := r.secKeys; len(k) > 0 && unsafe.SliceData(k) != &r.keys0[0] {
 		hs = append(hs, clock.Hinted(unsafe.Pointer(&k[len(k)-1]), unsafe.Sizeof(keyRun{})))
+	}
+	if r.c.seq {
+		return hs
 	}
 	// Where its first sample goes, if the next request begins another
 	// second: the spare buffer's first.
@@ -170,6 +186,9 @@ func (r *Recorder) Hints(hs []clock.Hint) []clock.Hint {
 	}
 	return hs
 }
+
+// inline reports whether v is the recorder's own vals0.
+func (r *Recorder) inline(v []sample) bool { return unsafe.SliceData(v) == &r.vals0[0] }
 
 // liveEvery is how often, in the run's time, a recorder adds to its live
 // counters: often enough for a progress display, and seldom enough that
@@ -596,6 +615,10 @@ func (r *Recorder) DropAt(due time.Duration) {
 func (r *Recorder) flushSecond() {
 	r.publish()
 	r.pub = liveCounts{}
+	if r.c.seq {
+		r.handSecond()
+		return
+	}
 	if r.sec >= 0 && r.secCnt.requests > 0 {
 		// The collector owns the sent slices, and returns them emptied in
 		// a buffer for another second.
@@ -612,12 +635,14 @@ func (r *Recorder) flushSecond() {
 }
 
 // secDelta is one worker's part of one second of a run, handed to the
-// collector when the worker moves on to a later second.
+// collector when the worker moves on to a later second; or, from a
+// sequential collector's recorders, a chunk of many.
 type secDelta struct {
 	rec    int32 // the recorder's id
 	sec    int
 	counts secCounts
 	buf    *secBuf
+	chunk  *chunk // the seconds of many, and no other field
 }
 
 // secBuf holds a worker's requests of a second.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestSampleRangeIsTheHistograms: a sample holds a latency in 32 bits,
@@ -142,5 +143,51 @@ func TestRecyclePinsNoKeys(t *testing.T) {
 	}
 	if other.keys[:1][0].pk != "" {
 		t.Errorf("a buffer let go still holds a key")
+	}
+}
+
+// TestSequentialRecorderKeepsItsOwnLines: a sequential collector's
+// recorder records a second of one or two requests in its own lines, and
+// hands the second over without pinning its keys there; a second grown past
+// reason leaves its arrays to the garbage, and the next begins in the
+// recorder's own lines again.
+func TestSequentialRecorderKeepsItsOwnLines(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewCollector(start, start, start.Add(4*time.Second))
+	c.Sequential()
+	r := c.Recorder(&Live{})
+	at := func(d time.Duration) time.Time { return start.Add(d) }
+	r.Record("insert", "a", 1, at(time.Millisecond), at(2*time.Millisecond), OutcomeOK, 0, false)
+	if !r.inline(r.secVals) || unsafe.SliceData(r.secKeys) != &r.keys0[0] {
+		t.Fatalf("a second's first request was not recorded in the recorder's own lines")
+	}
+	if hs := r.Hints(nil); len(hs) != 0 {
+		t.Errorf("Hints names %d places besides the recorder's own lines, which Warm warms", len(hs))
+	}
+	const many = 1<<16 + 10
+	for i := range many { // second 1, each request to a key of its own
+		done := at(time.Second + time.Duration(i)*time.Microsecond)
+		r.Record("insert", fmt.Sprintf("pk%d", i), 1, done, done, OutcomeOK, 0, false)
+	}
+	done := at(2*time.Second + time.Millisecond)
+	r.Record("insert", "b", 1, done, done, OutcomeOK, 0, false) // hands second 1 over
+	if !r.inline(r.secVals) || unsafe.SliceData(r.secKeys) != &r.keys0[0] {
+		t.Errorf("after a second of %d requests the recorder keeps room for %d samples and %d keys", many, cap(r.secVals), cap(r.secKeys))
+	}
+	r.Record("insert", "c", 1, done, done, OutcomeOK, 0, false) // second 2 outgrows the recorder's lines
+	done = at(3*time.Second + time.Millisecond)
+	r.Record("insert", "d", 1, done, done, OutcomeOK, 0, false) // hands it over, and goes on in its buffer
+	if r.keys0[0].pk != "" {
+		t.Errorf("the recorder still holds key %q of a second it handed over", r.keys0[0].pk)
+	}
+	run, err := c.Close(at(4 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Totals.Requests != many+4 {
+		t.Errorf("%d requests counted, want %d", run.Totals.Requests, many+4)
+	}
+	if r.keys0[0].pk != "" {
+		t.Errorf("the recorder still holds key %q after Close", r.keys0[0].pk)
 	}
 }

@@ -359,3 +359,62 @@ func TestCollectorTakesEverySecondOfManyThreads(t *testing.T) {
 		t.Errorf("the partitions' %d keys (exact: %v) count %d requests, want 10 keys and %d", p.Distinct, p.DistinctExact, keyed, want)
 	}
 }
+
+// TestSequentialCollectorRecordsTheSame: a sequential collector's record
+// is the record of the same requests handed over second by second, byte for
+// byte. The requests go to more keys than the collector counts at once and
+// than its heat map has rows, where the order in which the collector meets
+// keys decides which it keeps and which rows it merges; they fill many
+// chunks, which come back and are filled again; some threads are busy, some
+// send one or two a second; and requests are charged request units, whose
+// sums depend on the order they are added in.
+func TestSequentialCollectorRecordsTheSame(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	const threads, secs = 3000, 8
+	record := func(sequential bool) []byte {
+		col := results.NewCollector(start, start.Add(2*time.Second), start.Add(secs*time.Second))
+		if sequential {
+			col.Sequential()
+		}
+		recs := make([]*results.Recorder, threads)
+		for i := range recs {
+			recs[i] = col.Recorder(&results.Live{})
+		}
+		outcomes := []string{results.OutcomeOK, results.OutcomeOK, results.OutcomeThrottled, "InternalError"}
+		for s := range secs {
+			for i, r := range recs {
+				n := 1 + (i+s)%2
+				if i%500 == 0 {
+					n = 300 // a busy thread
+				}
+				for k := range n {
+					due := start.Add(time.Duration(s)*time.Second + time.Duration(k*3000+i%997)*time.Microsecond)
+					done := due.Add(time.Duration(1+(i*7+k)%900) * time.Millisecond / 10)
+					pk := fmt.Sprintf("pk-%d-%d", i, (s+k)/3)
+					r.Record("insert", pk, 1+k%3, due, done, outcomes[(i+k+s)%len(outcomes)], 0, false)
+					r.Charge(due, 1.1+float64(i%13)/7, 0)
+				}
+			}
+		}
+		run, err := col.Close(start.Add(secs * time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := results.Write(&b, run); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	want, got := record(false), record(true)
+	if !bytes.Equal(got, want) {
+		i := 0
+		for i < min(len(got), len(want)) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("the sequential collector's record differs from byte %d: %.200q, want %.200q", i, got[i:], want[i:])
+	}
+	if !bytes.Contains(want, []byte(`"distinct_exact": false`)) {
+		t.Errorf("the requests went to too few keys to test the order the collector meets them in")
+	}
+}

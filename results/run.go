@@ -236,6 +236,17 @@ type Collector struct {
 	heat            *heatBuilder
 	done            chan struct{}
 	perOp           bool // see PerOperation
+	// A sequential collector's (see Sequential): its recorders share the
+	// chunk being filled, and chunks, of which it made so many, come back
+	// emptied.
+	seq     bool
+	fill    *chunk
+	chunks  int
+	emptied chan *chunk
+	// last is the second the collector added to last, and the one that
+	// comes next most often.
+	lastSec int
+	last    *second
 	// wall says that start has no monotonic clock reading, as a virtual
 	// clock's times have none: a time's offset from it is then its wall
 	// time's, which Offsets finds from start's Unix time, taken once.
@@ -270,7 +281,8 @@ func (c *Collector) PerOperation() { c.perOp = true }
 func NewCollector(start, from, to time.Time) *Collector {
 	c := &Collector{start: start, from: from, to: to, fromOff: from.Sub(start), toOff: to.Sub(start),
 		c: make(chan secDelta, 4096), secs: map[int]*second{},
-		pks: newKeyCounter(), heat: newHeatBuilder(to.Sub(start)), done: make(chan struct{})}
+		pks: newKeyCounter(), heat: newHeatBuilder(to.Sub(start)), done: make(chan struct{}),
+		emptied: make(chan *chunk, maxChunks)}
 	c.pks.renumbered = func() { clear(c.hints) }
 	c.wall, c.startSec, c.startNs = start == start.Round(0), start.Unix(), int64(start.Nanosecond())
 	go c.collect()
@@ -307,17 +319,21 @@ func (c *Collector) collect() {
 			}
 		}
 		for i := range batch {
-			if j := i + 4; j < len(batch) {
+			d := &batch[i]
+			if d.chunk != nil { // a sequential collector's: it sends nothing else
+				c.addChunk(d.chunk)
+				continue
+			}
+			if j := i + 4; j < len(batch) && batch[j].buf != nil {
 				clock.Prefetch(unsafe.Pointer(batch[j].buf), unsafe.Sizeof(secBuf{}))
 			}
-			if j := i + 2; j < len(batch) {
+			if j := i + 2; j < len(batch) && batch[j].buf != nil {
 				warmDelta(&batch[j], c.recs[batch[j].rec])
 			}
-			if j := i + 1; j < len(batch) {
+			if j := i + 1; j < len(batch) && batch[j].buf != nil {
 				warmKey(&batch[j])
 			}
-			d := &batch[i]
-			c.add(d)
+			c.add(d.rec, d.sec, &d.counts, d.buf.samples, d.buf.keys)
 			d.buf.recycle(c.recs[d.rec])
 		}
 		clear(batch) // the buffers are their recorders' again
@@ -351,18 +367,22 @@ func warmKey(d *secDelta) {
 	}
 }
 
-// add records a worker's second.
-func (c *Collector) add(d *secDelta) {
-	s := c.secs[d.sec]
-	if s == nil {
-		s = &second{lat: newHistCounts()}
-		c.secs[d.sec] = s
+// add records a worker's second: recorder rec's counts, samples and keys
+// of second sec.
+func (c *Collector) add(rec int32, sec int, counts *secCounts, samples []sample, keys []keyRun) {
+	s := c.last
+	if s == nil || c.lastSec != sec {
+		if s = c.secs[sec]; s == nil {
+			s = &second{lat: newHistCounts()}
+			c.secs[sec] = s
+		}
+		c.last, c.lastSec = s, sec
 	}
-	s.counts.add(&d.counts)
+	s.counts.add(counts)
 	// A sample counts in the second's histogram and its key's, which
 	// share a bucket; and runs of samples share their keys, whose counts
 	// are found once a run.
-	for samples := d.buf.samples; len(samples) > 0; {
+	for len(samples) > 0 {
 		key, pe := samples[0].key, samples[0].pe
 		var keyLat, peLat histCounts
 		if key != 0 {
@@ -373,8 +393,8 @@ func (c *Collector) add(d *secDelta) {
 		}
 		samples = samples[countRun(s.lat, keyLat, peLat, samples):]
 	}
-	col, h := c.heat.column(d.sec), &c.hints[d.rec]
-	for _, k := range d.buf.keys {
+	col, h := c.heat.column(sec), &c.hints[rec]
+	for _, k := range keys {
 		if k.pk == "" {
 			c.heat.add(col, &c.heat.noKey, k.class, int64(k.n))
 			continue
@@ -444,7 +464,11 @@ func (s *secTotals) add(o *secCounts) {
 // live. Make every recorder before the workers start, from one goroutine.
 func (c *Collector) Recorder(live *Live) *Recorder {
 	r := &Recorder{c: c, live: live, sec: -1, id: int32(len(c.recs))}
-	r.spare.Store(&r.own)
+	if c.seq {
+		r.secVals, r.secKeys = r.vals0[:0], r.keys0[:0]
+	} else {
+		r.spare.Store(&r.own)
+	}
 	c.recs = append(c.recs, r)
 	c.hints = append(c.hints, 0)
 	return r
@@ -459,6 +483,7 @@ func (c *Collector) Close(end time.Time) (*Run, error) {
 	for _, r := range c.recs {
 		r.flushSecond()
 	}
+	c.sendChunk()
 	close(c.c)
 	<-c.done
 	for _, k := range c.keys.all {

@@ -336,6 +336,11 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 	if s.IsWorkload() {
 		collector.PerOperation()
 	}
+	tc, asTasks := clock.(tasks)
+	asTasks = asTasks && r.sends()
+	if asTasks { // the recorders record in the clock's turns alone
+		collector.Sequential()
+	}
 	for _, w := range workers {
 		w.rec = collector.Recorder(r.live[w.vmID-1])
 	}
@@ -370,8 +375,6 @@ func (r *Coordinator) measure(ctx context.Context, workers []*worker, machines [
 	// threads have stopped, and a run that ended there would average what
 	// it measured over time it never ran.
 	stopped := make([]time.Time, len(workers))
-	tc, asTasks := clock.(tasks)
-	asTasks = asTasks && r.sends()
 	if asTasks { // every thread runs on the clock's one loop goroutine
 		for _, m := range machines {
 			m.Unshared()
