@@ -156,14 +156,12 @@ type Recorder struct {
 
 // Warm prefetches the recorder, which its next request reads: a
 // simulator calls it (through its thread's clock.Warmer) while the thread
-// before this one runs. A sequential collector's recorder never reads its
-// buffers' part, its last line.
+// before this one runs. It reads nothing of the recorder, whose lines are
+// still on their way: it prefetches all but the part a sequential
+// collector's recorder never reads, its own buffer and spare in its last
+// line, since a simulator's recorders are a sequential collector's.
 func (r *Recorder) Warm() {
-	n := unsafe.Sizeof(*r)
-	if r.c.seq {
-		n = unsafe.Offsetof(r.own)
-	}
-	clock.Prefetch(unsafe.Pointer(r), n)
+	clock.Prefetch(unsafe.Pointer(r), unsafe.Offsetof(r.own))
 }
 
 // Hints appends where the recorder's next request's sample and key go,
