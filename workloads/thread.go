@@ -49,9 +49,7 @@ type loop struct {
 	// stop ends sending (the deadline, or an interrupt).
 	ctx, stop context.Context
 	clock     clock.Clock
-	send      Sender       // sess, when it can send without waiting
-	sessWarm  clock.Warmer // sess, when it can warm its state (see Warm)
-	sessHint  hinter       // sess, when it can say where its next request goes
+	send      sender // sess, when it can send without waiting
 	// The request in progress: when the thread became free, when the
 	// request was due and sent, its lag, its attempt, its client work,
 	// and the answer to its last attempt.
@@ -88,9 +86,7 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 			// Only here: in wall time a request's context carries its
 			// timeout, which only Do keeps. A virtual clock has no
 			// wall-time deadline: the target keeps the client's patience.
-			l.send, _ = w.rare.sess.(Sender)
-			l.sessWarm, _ = w.rare.sess.(clock.Warmer)
-			l.sessHint, _ = w.rare.sess.(hinter)
+			l.send = asSender(w.rare.sess)
 			w.op.ClientTimeout = w.r.spec.RequestTimeout
 		}
 		// Threads start within 10 ms of each other, not in lockstep.
@@ -149,7 +145,9 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 // together, while the threads before it run, rather than one by one.
 func (w *worker) Warm() {
 	clock.Prefetch(unsafe.Pointer(w), workerHead)
-	clock.Prefetch(unsafe.Pointer(&w.ownKeys), keysHead)
+	// Not &w.ownKeys, for which the compiler checks w against nil with a
+	// load, which waits for the line this prefetches.
+	clock.Prefetch(unsafe.Add(unsafe.Pointer(w), unsafe.Offsetof(w.ownKeys)), keysHead)
 }
 
 // workerHead is the part of a worker that a request reads: through its
@@ -170,8 +168,8 @@ func (w *worker) WarmDeep() {
 	if w.rec != nil {
 		w.rec.Warm()
 	}
-	if w.loop.sessWarm != nil {
-		w.loop.sessWarm.Warm()
+	if w.loop.send != nil {
+		w.loop.send.Warm()
 	}
 	if w.machine != nil {
 		w.machine.Warm()
@@ -197,10 +195,54 @@ func (w *worker) hint() {
 	if w.rec != nil {
 		hs = w.rec.Hints(hs)
 	}
-	if h := w.loop.sessHint; h != nil {
-		hs = h.Hints(hs)
+	if s := w.loop.send; s != nil {
+		hs = s.Hints(hs)
 	}
 	w.nhints, w.warmed = uint8(copy(w.hints[:], hs)), false
+}
+
+// sender is a session that can send without waiting (Sender) as a
+// thread keeps it: in one interface with its warming and its hints, which
+// a simulator's thread reads at every step, among its state's lines.
+type sender interface {
+	Sender
+	clock.Warmer
+	hinter
+}
+
+// asSender returns sess as a sender, or nil if it is no Sender.
+func asSender(sess Session) sender {
+	switch s := sess.(type) {
+	case sender:
+		return s
+	case Sender:
+		p := partSender{Sender: s}
+		p.warm, _ = sess.(clock.Warmer)
+		p.hint, _ = sess.(hinter)
+		return p
+	}
+	return nil
+}
+
+// partSender is a Sender that lacks the warming or the hints of a
+// sender: it does without them.
+type partSender struct {
+	Sender
+	warm clock.Warmer
+	hint hinter
+}
+
+func (p partSender) Warm() {
+	if p.warm != nil {
+		p.warm.Warm()
+	}
+}
+
+func (p partSender) Hints(hs []clock.Hint) []clock.Hint {
+	if p.hint != nil {
+		return p.hint.Hints(hs)
+	}
+	return hs
 }
 
 // maxHints is how many hints a thread keeps: its recorder's three and the
