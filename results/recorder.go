@@ -130,6 +130,7 @@ type Recorder struct {
 	op0    opCounts // the first operation's counts, and the others' in a list; a thread mostly has one
 	live   *Live
 	pub    liveCounts
+	id     int32 // the recorder's number in its collector
 	// vals0 and keys0 hold a second's first requests, where secVals and
 	// secKeys begin when the collector is sequential (see
 	// Collector.Sequential): a thread of a large simulated client records
@@ -138,28 +139,30 @@ type Recorder struct {
 	vals0 [2]sample
 	keys0 [1]keyRun
 
+	// spare is a buffer the collector emptied of this recorder's second,
+	// for its next: a thread's seconds are alike, so that its buffers
+	// keep the room they grew to. It is most often own, the recorder's
+	// own: a thread in wall time that hands a second over at nearly every
+	// request has a buffer that is not one more allocation to miss. A
+	// sequential collector's recorders use neither.
+	own   secBuf
+	spare atomic.Pointer[secBuf]
+
+	// What only some runs' requests touch: those charged request units,
+	// an open load's dropped ones, wall time's wakes, and 429s.
 	ru         float64 // the measured window's request units
 	dropped    int64
 	onTime     int64          // wakes not late by a microsecond, kept out of wake: in virtual time all are
 	wake       *hdr.Histogram // how late the thread woke for each request, in target time
 	retryAfter *hdr.Histogram // what the service's 429s asked to wait, in µs
-	id         int32          // the recorder's number in its collector
-	// spare is a buffer the collector emptied of this recorder's second,
-	// for its next: a thread's seconds are alike, so that its buffers
-	// keep the room they grew to. It is most often own, the recorder's
-	// own, in its last cache line: a thread of a large simulated client
-	// hands a second over at nearly every request, and a buffer of its own
-	// is not one more line to miss.
-	own   secBuf
-	spare atomic.Pointer[secBuf]
 }
 
 // Warm prefetches the recorder, which its next request reads: a
 // simulator calls it (through its thread's clock.Warmer) while the thread
 // before this one runs. It reads nothing of the recorder, whose lines are
-// still on their way: it prefetches all but the part a sequential
-// collector's recorder never reads, its own buffer and spare in its last
-// line, since a simulator's recorders are a sequential collector's.
+// still on their way: it prefetches what a simulator's request reads, up
+// to the buffers that a simulator's recorders (a sequential collector's)
+// never use.
 func (r *Recorder) Warm() {
 	clock.Prefetch(unsafe.Pointer(r), unsafe.Offsetof(r.own))
 }
