@@ -384,20 +384,59 @@ func Sleeper(ctx context.Context) (_ context.Context, release func()) {
 	return context.WithValue(ctx, stateKey{}, st), release
 }
 
+// waiter is a participant's sleep. A task's sleep reads its first cache
+// line alone, which is all that the clock prefetches of the sleeps about
+// to wake (see warmAhead): a waiter is 128 bytes, a size the allocator
+// places on a line's start, and its first 64 bytes are a line.
 type waiter struct {
-	task      Task            // a task's, run by the clock's loop; nil for a goroutine's
-	warm      Warmer          // the task's, if it is one
-	deep      DeepWarmer      // the task's, if it is one
+	t         steppedTask        // a task's, run by the clock's loop; nil for a goroutine's
 	ctx       context.Context // a task's sleep's context, whose Err its wake-up reports
 	at        time.Duration   // since the clock's start
 	seq       uint64          // when the sleep began, among the clock's sleeps
-	ch        chan struct{}   // receives one token when the sleep ends; buffered
 	st        *ctxState       // nil for a participant without a context of its own
-	done      <-chan struct{} // the sleep's context's Done, for Cancel
 	queued    bool            // in the heap, not yet woken or removed
 	cancelled bool            // woken, or to be woken, because its context ended
 	reused    bool            // the Sleeper's own waiter, taken for this sleep
+	// What a task's sleep reads only when its context changes or ends.
+	ch   chan struct{}   // receives one token when the sleep ends; buffered
+	done <-chan struct{} // the sleep's context's Done, for Cancel
+	_    [48]byte
 }
+
+// waiterHead is the part of a waiter that a task's sleep reads.
+const waiterHead = unsafe.Offsetof(waiter{}.ch)
+
+// The layout waiter's comment says: a line's worth at its head, and 128
+// bytes in all.
+var (
+	_ [64 - waiterHead]struct{}
+	_ [unsafe.Sizeof(waiter{}) - 128]struct{}
+	_ [128 - unsafe.Sizeof(waiter{})]struct{}
+)
+
+// steppedTask is a task as the clock steps and warms it: a DeepWarmer as it
+// is, and any other task through an adapter (see GoTask), which makes a
+// waiter one interface shorter.
+type steppedTask interface {
+	Task
+	DeepWarmer
+}
+
+// shallowTask is a Task that is a Warmer and no DeepWarmer: warmed once,
+// just before its step.
+type shallowTask struct {
+	Task
+	w Warmer
+}
+
+func (shallowTask) Warm()       {}
+func (s shallowTask) WarmDeep() { s.w.Warm() }
+
+// coldTask is a Task that warms nothing.
+type coldTask struct{ Task }
+
+func (coldTask) Warm()     {}
+func (coldTask) WarmDeep() {}
 
 // SleepUntil waits until model time t, or until ctx is done.
 func (c *Virtual) SleepUntil(ctx context.Context, t time.Time) error {
@@ -509,7 +548,7 @@ func (c *Virtual) wake(w *waiter) {
 	}
 	c.active++
 	switch {
-	case w.task == nil:
+	case w.t == nil:
 		w.ch <- struct{}{}
 	case c.owner:
 		c.next = w
@@ -637,7 +676,7 @@ func (q *queue) first() *slot {
 // the top's children. A sleep removed since it was queued may be among
 // them: it is only warmed for nothing.
 func (q *queue) warmAhead() (first, second *waiter) {
-	const size = unsafe.Sizeof(waiter{})
+	const size = waiterHead
 	run, heap := q.head < len(q.run), len(q.h) > 0
 	if !run && !heap {
 		return nil, nil
@@ -879,36 +918,50 @@ type DeepWarmer interface {
 }
 
 // Hint is where a task's next step will most likely read or write, kept
-// by the task at the end of its step, when it knows: n bytes at Addr.
-// Kept as a number, it holds nothing alive, and may outlive what it points
-// at (prefetchAt).
-type Hint struct {
-	Addr, N uintptr
-}
+// by the task at the end of its step, when it knows: some bytes at an
+// address. Kept as a number, it holds nothing alive, and may outlive what
+// it points at (prefetchAt). It is one word, the address in its low
+// hintBits and the length above them: a simulated thread keeps several
+// among its state, every line of which its step must bring back.
+type Hint struct{ v uint64 }
+
+// hintBits are a hint's bits of address: a user address on amd64 and
+// arm64 has 48 at most.
+const hintBits = 48
 
 // PrefetchHints prefetches every hint.
 func PrefetchHints(hs []Hint) {
 	for _, h := range hs {
-		prefetchAt(h.Addr, h.N)
+		prefetchAt(h.where())
 	}
 }
 
-// Hinted returns a hint of n bytes at p.
-func Hinted(p unsafe.Pointer, n uintptr) Hint { return Hint{uintptr(p), n} }
+// Hinted returns a hint of n bytes at p: none (a hint of nothing) for an
+// address or a length too large to keep, which then goes unwarmed.
+func Hinted(p unsafe.Pointer, n uintptr) Hint { return hintOf(uint64(uintptr(p)), uint64(n)) }
+
+// hintOf is Hinted of an address as a number.
+func hintOf(addr, n uint64) Hint {
+	if addr >= 1<<hintBits || n >= 1<<(64-hintBits) {
+		return Hint{}
+	}
+	return Hint{addr | n<<hintBits}
+}
+
+// where returns the address and length a hint keeps.
+func (h Hint) where() (addr, n uintptr) {
+	return uintptr(h.v & (1<<hintBits - 1)), uintptr(h.v >> hintBits)
+}
 
 // warmSteps warms the tasks that wake next and after it: a DeepWarmer
 // each a stage further than a step ago (see DeepWarmer), and a Warmer
-// that is no DeepWarmer just before its step.
+// that is no DeepWarmer just before its step (see shallowTask).
 func warmSteps(next, after *waiter) {
-	if next.deep == nil {
-		if next.warm != nil {
-			next.warm.Warm()
-		}
-		return
+	if next.t != nil {
+		next.t.WarmDeep()
 	}
-	next.deep.WarmDeep()
-	if after != nil && after.deep != nil {
-		after.warm.Warm()
+	if after != nil && after.t != nil {
+		after.t.Warm()
 	}
 }
 
@@ -926,9 +979,15 @@ const warmTasks = 3000
 // the same whichever way its threads are driven. A task must not wait on the clock inside Step
 // (SleepUntil would wait for the loop that runs it): it returns instead.
 func (c *Virtual) GoTask(t Task) {
-	w := &waiter{task: t}
-	w.warm, _ = t.(Warmer)
-	w.deep, _ = t.(DeepWarmer)
+	w := &waiter{}
+	switch wt := t.(type) {
+	case steppedTask: // a DeepWarmer
+		w.t = wt
+	case Warmer:
+		w.t = shallowTask{t, wt}
+	default:
+		w.t = coldTask{t}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.run == nil {
@@ -982,7 +1041,7 @@ func (c *Virtual) steps(w *waiter) *waiter {
 	}
 	var next, after *waiter // to warm after the step: see warmAhead
 	for {
-		at, ctx, ok := w.task.Step(err)
+		at, ctx, ok := w.t.Step(err)
 		if next != nil {
 			warmSteps(next, after)
 			next, after = nil, nil

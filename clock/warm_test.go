@@ -181,3 +181,22 @@ func TestPrefetchAnyAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestHintKeepsWhereAndHowMuch: a hint, one word, keeps its address and
+// length as they were given; one that cannot keep them is a hint of
+// nothing, never one of another place.
+func TestHintKeepsWhereAndHowMuch(t *testing.T) {
+	var x [320]byte
+	p := uintptr(unsafe.Pointer(&x))
+	for _, n := range []uintptr{0, 8, 320, 4096, 1<<16 - 1} {
+		if a, m := Hinted(unsafe.Pointer(&x), n).where(); a != p || m != n {
+			t.Errorf("Hinted(%#x, %d) keeps %#x and %d", p, n, a, m)
+		}
+	}
+	for _, c := range []struct{ addr, n uint64 }{{1 << 48, 8}, {1<<64 - 64, 8}, {uint64(p), 1 << 16}} {
+		if h := hintOf(c.addr, c.n); h != (Hint{}) {
+			a, m := h.where()
+			t.Errorf("a hint of %d bytes at %#x keeps %#x and %d, not nothing", c.n, c.addr, a, m)
+		}
+	}
+}
