@@ -389,7 +389,7 @@ func Sleeper(ctx context.Context) (_ context.Context, release func()) {
 // to wake (see warmAhead): a waiter is 128 bytes, a size the allocator
 // places on a line's start, and its first 64 bytes are a line.
 type waiter struct {
-	t         steppedTask        // a task's, run by the clock's loop; nil for a goroutine's
+	t         steppedTask     // a task's, run by the clock's loop; nil for a goroutine's
 	ctx       context.Context // a task's sleep's context, whose Err its wake-up reports
 	at        time.Duration   // since the clock's start
 	seq       uint64          // when the sleep began, among the clock's sleeps
