@@ -159,11 +159,32 @@ type VM struct {
 	from, to   int64
 	few        [8]int64 // cores, for a VM of up to eight (the case study's XL)
 	size       Size
+	_          [40]byte // whole cache lines: see Fleet
 }
 
 // New returns a VM of the given size.
 func New(size Size) *VM {
-	v := &VM{size: size, serial: size.SerialFraction, serialFree: math.MinInt64}
+	v := new(VM)
+	v.init(size)
+	return v
+}
+
+// Fleet returns n VMs of the given size, side by side in one array: a
+// simulator's threads read their VM at every request, and a VM that is a
+// whole number of cache lines, in an array as large as the allocator
+// starts on a line, shares none of its lines with another.
+func Fleet(size Size, n int) []*VM {
+	all := make([]VM, n)
+	vms := make([]*VM, n)
+	for i := range all {
+		all[i].init(size)
+		vms[i] = &all[i]
+	}
+	return vms
+}
+
+func (v *VM) init(size Size) {
+	*v = VM{size: size, serial: size.SerialFraction, serialFree: math.MinInt64}
 	if n := max(size.Cores, 1); n <= len(v.few) {
 		v.cores = v.few[:n]
 	} else {
@@ -172,7 +193,6 @@ func New(size Size) *VM {
 	for i := range v.cores {
 		v.cores[i] = math.MinInt64
 	}
-	return v
 }
 
 // Unshared declares that Spend will not be called concurrently from now
@@ -188,9 +208,9 @@ func (v *VM) Unshared() {
 // Size returns the VM's size.
 func (v *VM) Size() Size { return v.size }
 
-// Warm prefetches what Spend reads of the VM, for a simulator's thread
-// (clock.Warmer) while the thread before it runs.
-func (v *VM) Warm() { clock.Prefetch(unsafe.Pointer(v), unsafe.Sizeof(*v)) }
+// Warm prefetches what Spend reads of the VM, all but its size, for a
+// simulator's thread (clock.Warmer) while the thread before it runs.
+func (v *VM) Warm() { clock.Prefetch(unsafe.Pointer(v), unsafe.Offsetof(v.size)) }
 
 // Spend runs work of client CPU that becomes ready at now and returns when it
 // is done: its parallel part on the first free core, then its serial part

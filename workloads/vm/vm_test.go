@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tablebench/tablebench/workloads/vm"
 )
@@ -171,6 +172,25 @@ func TestModernClient(t *testing.T) {
 		}
 		if u := v.Utilization(7 * time.Second); u < tc.min || u > tc.mx {
 			t.Errorf("%s: %.0f%% busy, want %g-%g%%", tc.size.Name, u, tc.min, tc.mx)
+		}
+	}
+}
+
+// TestFleetIsWholeLines: a fleet's VMs, which a simulator's threads read
+// at every request, each begin on a cache line, in an array large enough
+// that the allocator begins it on one, and are as New's.
+func TestFleetIsWholeLines(t *testing.T) {
+	fleet := vm.Fleet(vm.XL, 128)
+	for i, v := range fleet {
+		if p := uintptr(unsafe.Pointer(v)); p%64 != 0 {
+			t.Fatalf("VM %d of the fleet begins %d bytes into a line", i, p%64)
+		}
+	}
+	now := time.Unix(0, 0)
+	a, b := fleet[3], vm.New(vm.XL)
+	for range 20 {
+		if x, y := a.Spend(now, time.Millisecond), b.Spend(now, time.Millisecond); !x.Equal(y) {
+			t.Fatalf("a fleet's VM finished work at %v, New's at %v", x, y)
 		}
 	}
 }
