@@ -114,31 +114,30 @@ type worker struct {
 	// thread's own random source and keys are held in the worker rather
 	// than allocated apart for the same reason.
 	r       *Coordinator
-	machine *vm.VM // nil when the target is a real client
-	rng     *mrand.Rand
-	fixed   *fixedKeys       // the fixed scheme's key space, shared by every thread
-	mix     *mixer           // the spec's, shared by every thread
-	keyPick keyspace.Chooser // the fixed scheme's: which key
+	machine *vm.VM     // nil when the target is a real client
+	fixed   *fixedKeys // the fixed scheme's key space, shared by every thread
+	mix     *mixer     // the spec's, shared by every thread
 	rec     *results.Recorder
 	// hints are where the thread's next step will most likely go, kept at
-	// the end of its last (see WarmDeep); warmed tells that the clock
-	// warmed the thread for the step it is in, and so will again.
-	hints   [maxHints]clock.Hint
-	nhints  uint8
-	warmed  bool
-	pay     payloads
-	src     mrand.PCG
-	rand    mrand.Rand
-	loop    loop // where the thread's loop waits, and what it holds between waits
-	op      Op
-	ownKeys keys
+	// the end of its last (see WarmDeep), the rest none.
+	hints [maxHints]clock.Hint
+	pay   payloads
+	src   mrand.PCG
+	rand  mrand.Rand // the thread's own random source, over src
+	loop  loop       // where the thread's loop waits, and what it holds between waits
+	op    Op
+	// The rest a request reads only in some workloads. ownKeys, of which a
+	// request reads the first part, begins on a cache line.
 	rowPick keyspace.Chooser // which existing row
+	keyPick keyspace.Chooser // the fixed scheme's: which key
 	vmID    int
 	id      int
 	batch   []tables.BatchOp
+	ownKeys keys
 	rks     []string // the batch's RowKeys
 	txn     string   // the transaction id of the insert in flight
 	rare    loopRare
+	_       [16]byte // whole cache lines, in buildWorkers' array
 }
 
 // unsharedTarget is a target that takes no locks while told that its
@@ -275,29 +274,38 @@ func (r *Coordinator) buildWorkers(table string) ([]*worker, []*vm.VM) {
 		h.Write([]byte(s.JobID))
 		threadSeed ^= h.Sum64()
 	}
-	var workers []*worker
+	// The threads, and their VMs, in arrays: a simulator reads one
+	// thread's state at each step, and a state that begins on a cache
+	// line (see worker) reads no line of its neighbour's.
+	var ours []int // this process's VMs
+	for v := 1; v <= s.VMs; v++ {
+		if s.Shards <= 1 || (v-1)%s.Shards == s.Shard {
+			ours = append(ours, v)
+		}
+	}
+	all := make([]worker, len(ours)*s.Threads)
+	workers := make([]*worker, 0, len(all))
 	var machines []*vm.VM
+	if modeled {
+		machines = vm.Fleet(s.VMSize, len(ours))
+	}
 	var fixed *fixedKeys
 	if s.Partition == PartitionFixed {
 		fixed = newFixedKeys(s)
 	}
 	pays := newPayloadSets(threadSeed)
 	mix := newMixer(s)
-	for v := 1; v <= s.VMs; v++ {
-		if s.Shards > 1 && (v-1)%s.Shards != s.Shard { // another shard's VM
-			continue
-		}
+	for i, v := range ours {
 		var machine *vm.VM
 		if modeled {
-			machine = vm.New(s.VMSize)
-			machines = append(machines, machine)
+			machine = machines[i]
 		}
 		for th := 1; th <= s.Threads; th++ {
-			w := &worker{r: r, vmID: v, id: th, machine: machine, fixed: fixed, mix: &mix, rowPick: chooser(s.Rows)}
+			w := &all[len(workers)]
+			*w = worker{r: r, vmID: v, id: th, machine: machine, fixed: fixed, mix: &mix, rowPick: chooser(s.Rows)}
 			w.src.Seed(threadSeed, uint64(v)<<32|uint64(th))
 			w.rand = *mrand.New(&w.src)
 			src, rng := &w.src, &w.rand
-			w.rng = rng
 			w.ownKeys = *newKeys(s, sharedPK, v, th, rng)
 			pkLen, rkLen := len(w.ownKeys.partitionKey(clock.Now().UnixNano())), len(w.ownKeys.prefix)+10
 			if fixed != nil {
@@ -621,7 +629,7 @@ func (r *Coordinator) preload(ctx context.Context, table string, workers []*work
 				Properties: w.pay.nextProps(),
 			})
 		}
-		if err := r.store(ctx, table, w.ownKeys.loaded, func() uint64 { return w.rng.Uint64() }); err != nil {
+		if err := r.store(ctx, table, w.ownKeys.loaded, func() uint64 { return w.rand.Uint64() }); err != nil {
 			return err
 		}
 		if !w.ownKeys.timeOrdered() {
@@ -645,7 +653,7 @@ func (r *Coordinator) preloadFixed(ctx context.Context, table string, f *fixedKe
 			}
 		}
 		slices.SortStableFunc(ents, func(a, b tables.Entity) int { return strings.Compare(a.PartitionKey, b.PartitionKey) })
-		if err := r.store(ctx, table, ents, func() uint64 { return w.rng.Uint64() }); err != nil {
+		if err := r.store(ctx, table, ents, func() uint64 { return w.rand.Uint64() }); err != nil {
 			return err
 		}
 	}
@@ -750,14 +758,14 @@ func (w *worker) backoff(try int) time.Duration {
 	exp := math.Pow(2, float64(try)) - 1
 	switch r.Policy {
 	case RetryExponential: // y = min(zmin + z·rand(0.8, 1.2)·(2^n − 1), zmax)
-		z := float64(r.Delay) * (0.8 + 0.4*w.rng.Float64()) * exp
+		z := float64(r.Delay) * (0.8 + 0.4*w.rand.Float64()) * exp
 		return min(r.MinBackoff+time.Duration(z), r.MaxBackoff)
 	case RetryStorage2010: // 3, 27, 81 s (delay · 3, 9, 27 after the first), ±20%, at most the maximum
 		steps := []float64{1, 9, 27}
-		d := time.Duration(steps[min(try, len(steps))-1] * float64(r.Delay) * (0.8 + 0.4*w.rng.Float64()))
+		d := time.Duration(steps[min(try, len(steps))-1] * float64(r.Delay) * (0.8 + 0.4*w.rand.Float64()))
 		return min(d, r.MaxBackoff)
 	case RetrySDK: // (2^n − 1) · delay · U[0.8, 1.3), at most the maximum
-		d := time.Duration(exp * float64(r.Delay) * (0.8 + 0.5*w.rng.Float64()))
+		d := time.Duration(exp * float64(r.Delay) * (0.8 + 0.5*w.rand.Float64()))
 		if r.MaxBackoff > 0 {
 			d = min(d, r.MaxBackoff)
 		}

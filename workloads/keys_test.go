@@ -128,7 +128,7 @@ func TestPayloadsShared(t *testing.T) {
 		own := rand.New(rand.NewPCG(spec.Seed, uint64(w.vmID)<<32|uint64(w.id)))
 		k := newKeys(&spec, sharedPK, w.vmID, w.id, own)
 		newPayloads(own, spec.EntitySize, 0, len(k.pk), len(k.prefix)+10)
-		if got, want := w.rng.Uint64(), own.Uint64(); got != want {
+		if got, want := w.rand.Uint64(), own.Uint64(); got != want {
 			t.Errorf("thread %d of VM %d draws %d next, want %d as with payloads of its own", w.id, w.vmID, got, want)
 		}
 	}

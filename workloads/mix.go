@@ -200,7 +200,7 @@ type row struct {
 }
 
 // pickItem picks the fixed key an operation goes to.
-func (w *worker) pickItem() int64 { return w.keyPick.Pick(w.rng, w.fixed.count) }
+func (w *worker) pickItem() int64 { return w.keyPick.Pick(&w.rand, w.fixed.count) }
 
 // existing picks a row that exists for a read, an update or a delete; span
 // is how many rows on a range reads (the RowKey of the row after them is
@@ -211,7 +211,7 @@ func (w *worker) existing(span int) row {
 		lo, hi := int64(f.low[item].Load()), int64(f.high[item].Load())
 		i := lo
 		if hi > lo {
-			i = lo + w.rowPick.Pick(w.rng, hi-lo)
+			i = lo + w.rowPick.Pick(&w.rand, hi-lo)
 		}
 		rk := f.rowKey(i)
 		return row{pk: f.place(item, rk), rk: rk, next: f.rowKey(i + int64(span)), ok: hi > lo}
@@ -220,7 +220,7 @@ func (w *worker) existing(span int) row {
 	lo, hi := k.low, k.readable()
 	i := lo
 	if hi > lo {
-		i = lo + int(w.rowPick.Pick(w.rng, int64(hi-lo)))
+		i = lo + int(w.rowPick.Pick(&w.rand, int64(hi-lo)))
 	}
 	return k.row(i, span, hi > lo)
 }
@@ -267,7 +267,7 @@ func (w *worker) prepare(clock clock.Clock, kind OpKind) {
 		pk := w.ownKeys.partitionKeyNow(clock)
 		op.Entity = tables.Entity{PartitionKey: pk, RowKey: w.ownKeys.rowKey(), Properties: w.props()}
 		if s.TxnID {
-			w.txn = fmt.Sprintf("%016x", w.rng.Uint64())
+			w.txn = fmt.Sprintf("%016x", w.rand.Uint64())
 			op.Entity.Properties = append(op.Entity.Properties[:len(op.Entity.Properties):len(op.Entity.Properties)], tables.String(TxnProperty, w.txn))
 		}
 	case OpBatch:
@@ -299,7 +299,7 @@ func (w *worker) prepare(clock clock.Clock, kind OpKind) {
 		op.PartitionKey = r.pk
 		op.Query = tables.Query{Filter: "PartitionKey eq " + quote(r.pk) + " and RowKey ge " + quote(r.rk), Top: s.BatchSize}
 	case OpRange: // YCSB's short range: a length uniform in 1 to batch size
-		span := 1 + w.rng.IntN(s.BatchSize)
+		span := 1 + w.rand.IntN(s.BatchSize)
 		r := w.existing(span)
 		op.PartitionKey = r.pk
 		f := "PartitionKey eq " + quote(r.pk) + " and RowKey ge " + quote(r.rk)

@@ -15,7 +15,8 @@ func TestStorage2010Backoff(t *testing.T) {
 	}
 	s := DefaultSpec()
 	s.Retry = r
-	w := &worker{r: &Coordinator{spec: s}, rng: mrand.New(mrand.NewPCG(1, 2))}
+	w := &worker{r: &Coordinator{spec: s}}
+	w.rand = *mrand.New(mrand.NewPCG(1, 2))
 	for try, want := range []time.Duration{3 * time.Second, 27 * time.Second, 81 * time.Second} {
 		lo, hi := time.Duration(0.8*float64(want)), min(time.Duration(1.2*float64(want)), 90*time.Second)
 		for range 1000 {

@@ -44,7 +44,10 @@ type loop struct {
 	open    bool
 	virtual bool // the target's clock is virtual
 	write   bool // the request is an update's write
-	kind    OpKind
+	// warmed tells that the clock warmed the thread for the step it is
+	// in (see WarmDeep), and so will again.
+	warmed bool
+	kind   OpKind
 	// ctx bounds requests (one in flight at the deadline still completes);
 	// stop ends sending (the deadline, or an interrupt).
 	ctx, stop context.Context
@@ -80,7 +83,7 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 	l := &w.loop
 	switch l.phase {
 	case phaseStart:
-		w.rare.sess = w.r.target.NewSession(w.rng.Uint64())
+		w.rare.sess = w.r.target.NewSession(w.rand.Uint64())
 		l.virtual = w.r.virtual()
 		if l.virtual {
 			// Only here: in wall time a request's context carries its
@@ -90,7 +93,7 @@ func (w *worker) Step(woke error) (time.Time, context.Context, bool) {
 			w.op.ClientTimeout = w.r.spec.RequestTimeout
 		}
 		// Threads start within 10 ms of each other, not in lockstep.
-		l.free = w.rare.start.Add(time.Duration(w.rng.Int64N(int64(10 * time.Millisecond))))
+		l.free = w.rare.start.Add(time.Duration(w.rand.Int64N(int64(10 * time.Millisecond))))
 		l.open = w.r.arrivals != nil
 		if l.open { // free from the start: the schedule says when to send
 			l.free = w.rare.start
@@ -177,8 +180,8 @@ func (w *worker) WarmDeep() {
 	if k := &w.ownKeys; len(k.spelled) > 0 {
 		clock.Prefetch(unsafe.Pointer(unsafe.StringData(k.spelled)), uintptr(k.rkLen))
 	}
-	clock.PrefetchHints(w.hints[:w.nhints])
-	w.warmed = true
+	clock.PrefetchHints(w.hints[:])
+	w.loop.warmed = true
 }
 
 // hinter is a thread's part (its session, its recorder) that can say
@@ -198,7 +201,8 @@ func (w *worker) hint() {
 	if s := w.loop.send; s != nil {
 		hs = s.Hints(hs)
 	}
-	w.nhints, w.warmed = uint8(copy(w.hints[:], hs)), false
+	clear(w.hints[copy(w.hints[:], hs):])
+	w.loop.warmed = false
 }
 
 // sender is a session that can send without waiting (Sender) as a
@@ -276,7 +280,7 @@ func (w *worker) drive() {
 // is done.
 func (w *worker) wait(p phase, ctx context.Context, at time.Time) (time.Time, context.Context, bool) {
 	w.loop.phase = p
-	if w.warmed {
+	if w.loop.warmed {
 		w.hint()
 	}
 	return at, ctx, true
@@ -347,7 +351,7 @@ func (w *worker) begin() (time.Time, context.Context, bool) {
 		l.due = l.next
 		l.lag = max(0, clock.Sub(now, l.next))
 	}
-	l.kind = w.mix.next(w.rng)
+	l.kind = w.mix.next(&w.rand)
 	w.prepare(l.clock, l.kind)
 	l.write = false
 	return w.request()
