@@ -122,6 +122,7 @@ type Virtual struct {
 	next    *waiter
 	run     chan *waiter
 	warmAt  int               // how many tasks the loop runs before it warms them: warmTasks
+	waiters []waiter          // the rest of the array that new tasks' waiters come from (see taskWaiter)
 	watched []<-chan struct{} // the Done of every context a task has slept with
 	unwatch []func() bool     // stops each watch: a context outlives the run's clock
 }
@@ -386,8 +387,8 @@ func Sleeper(ctx context.Context) (_ context.Context, release func()) {
 
 // waiter is a participant's sleep. A task's sleep reads its first cache
 // line alone, which is all that the clock prefetches of the sleeps about
-// to wake (see warmAhead): a waiter is 128 bytes, a size the allocator
-// places on a line's start, and its first 64 bytes are a line.
+// to wake (see warmAhead): a waiter is 128 bytes, its first 64 a line
+// when it begins on one, as a task's do (see taskWaiter).
 type waiter struct {
 	t         steppedTask     // a task's, run by the clock's loop; nil for a goroutine's
 	ctx       context.Context // a task's sleep's context, whose Err its wake-up reports
@@ -979,7 +980,9 @@ const warmTasks = 3000
 // the same whichever way its threads are driven. A task must not wait on the clock inside Step
 // (SleepUntil would wait for the loop that runs it): it returns instead.
 func (c *Virtual) GoTask(t Task) {
-	w := &waiter{}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.taskWaiter()
 	switch wt := t.(type) {
 	case steppedTask: // a DeepWarmer
 		w.t = wt
@@ -988,8 +991,6 @@ func (c *Virtual) GoTask(t Task) {
 	default:
 		w.t = coldTask{t}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.run == nil {
 		c.run = make(chan *waiter, 1)
 	}
@@ -1002,6 +1003,21 @@ func (c *Virtual) GoTask(t Task) {
 		go c.loop()
 	}
 	c.advance()
+}
+
+// taskWaiters is how many waiters of tasks a clock makes at once, in an
+// array: 32 KB, which the allocator begins on a cache line, as each
+// waiter then begins (see waiter).
+const taskWaiters = 256
+
+// taskWaiter returns a new task's waiter. Called with c.mu held.
+func (c *Virtual) taskWaiter() *waiter {
+	if len(c.waiters) == 0 {
+		c.waiters = make([]waiter, taskWaiters)
+	}
+	w := &c.waiters[0]
+	c.waiters = c.waiters[1:]
+	return w
 }
 
 // loop runs tasks, one step at a time, while any lives: those another

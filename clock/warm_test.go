@@ -200,3 +200,16 @@ func TestHintKeepsWhereAndHowMuch(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskWaitersBeginOnALine: a task's waiter begins on a cache line, so
+// that the line warmAhead prefetches of it is all that its sleep reads.
+func TestTaskWaitersBeginOnALine(t *testing.T) {
+	c := NewVirtual(time.Unix(0, 0))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range 2*taskWaiters + 1 {
+		if p := uintptr(unsafe.Pointer(c.taskWaiter())); p%64 != 0 {
+			t.Fatalf("task waiter %d begins %d bytes into a line", i, p%64)
+		}
+	}
+}
