@@ -191,3 +191,21 @@ func TestSequentialRecorderKeepsItsOwnLines(t *testing.T) {
 		t.Errorf("the recorder still holds key %q after Close", r.keys0[0].pk)
 	}
 }
+
+// TestRecordersBeginOnALine: a collector's recorders, which a simulator's
+// threads read at every request, each begin on a cache line.
+func TestRecordersBeginOnALine(t *testing.T) {
+	if size := unsafe.Sizeof(Recorder{}); size%64 != 0 {
+		t.Errorf("a recorder is %d bytes, not whole lines", size)
+	}
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewCollector(start, start, start.Add(time.Second))
+	for i := range 2*recorders + 1 {
+		if p := uintptr(unsafe.Pointer(c.Recorder(&Live{}))); p%64 != 0 {
+			t.Fatalf("recorder %d begins %d bytes into a line", i, p%64)
+		}
+	}
+	if _, err := c.Close(start.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+}
