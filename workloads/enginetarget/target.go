@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -25,7 +26,17 @@ type Target struct {
 	// file and sha256 are the profile file the engine's profile was read
 	// from, when it is not the built-in one of its name.
 	file, sha256 string
+	// made is the rest of the array that new sessions come from (see
+	// sessions), under mu: threads in wall time start theirs at once.
+	mu   sync.Mutex
+	made []session
 }
+
+// sessions is how many sessions a target makes at once, in an array the
+// allocator begins on a cache line, as each of them then begins: a
+// simulator's thread reads its session at every request, and a session
+// is whole lines.
+const sessions = 128
 
 var (
 	_ workloads.Target        = (*Target)(nil)
@@ -133,7 +144,14 @@ var errClientTimeout = fmt.Errorf("the client stopped waiting: %w", context.Dead
 // NewSession returns a worker's session; its random draws come from its own
 // seeded source so runs repeat for a seed.
 func (t *Target) NewSession(seed uint64) workloads.Session {
-	s := &session{e: t.e}
+	t.mu.Lock()
+	if len(t.made) == 0 {
+		t.made = make([]session, sessions)
+	}
+	s := &t.made[0]
+	t.made = t.made[1:]
+	t.mu.Unlock()
+	s.e = t.e
 	s.src.Seed(seed, 0x5e55)
 	s.rand = *rand.New(&s.src)
 	s.call = &s.own
