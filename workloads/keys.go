@@ -36,17 +36,18 @@ func guidFrom(rng *rand.Rand) string {
 
 // keys generates one thread's keys.
 type keys struct {
-	// What every request reads comes first.
-	scheme  PartitionScheme
+	// What every request of a thread with a PartitionKey of its own, or
+	// the shared one, reads comes first, in one cache line.
 	fixedPK bool   // every request's PartitionKey is pk
 	pk      string // guid and shared
-	prefix  string // JobID_VMID_WorkerID_
 	index   int
-	rowBuf  []byte
 	// spelled holds the next RowKeys, each rkLen bytes long, yet to be
 	// handed out: index is the first of them.
 	spelled string
 	rkLen   int
+	scheme  PartitionScheme
+	prefix  string // JobID_VMID_WorkerID_
+	rowBuf  []byte
 	// spread, with more than one bucket, spreads every key over its
 	// buckets, taken in turn: the synthetic-key fix for a shared or
 	// time-ordered key.

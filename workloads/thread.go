@@ -157,8 +157,10 @@ func (w *worker) Warm() {
 // loop, and its operation up to what only some operations read.
 const workerHead = unsafe.Offsetof(worker{}.op) + unsafe.Offsetof(Op{}.PartitionKey)
 
-// keysHead is the part of a thread's keys that a request reads.
-const keysHead = unsafe.Offsetof(keys{}.spread)
+// keysHead is the part of a thread's keys that a request reads, when its
+// PartitionKey is its own or the shared one: a simulation of many threads
+// most often gives each its own.
+const keysHead = unsafe.Offsetof(keys{}.scheme)
 
 // WarmDeep prefetches what the thread's state points at and its next
 // step reads (clock.DeepWarmer): its recorder, its session, its VM, its
