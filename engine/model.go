@@ -777,7 +777,7 @@ func (c *Call) Hints(hs []clock.Hint) []clock.Hint {
 	if n == nil {
 		return hs
 	}
-	hs = append(hs, clock.Hinted(unsafe.Pointer(n), unsafe.Sizeof(bnode{})))
+	hs = append(hs, clock.Hinted(unsafe.Pointer(n), leafHead))
 	if l := len(n.slots); l < cap(n.slots) {
 		hs = append(hs, clock.Hinted(unsafe.Pointer(unsafe.SliceData(n.slots[l:cap(n.slots)])), unsafe.Sizeof(slot{})))
 	}

@@ -190,6 +190,10 @@ type bnode struct {
 	prev, next *bnode // leaves only
 }
 
+// leafHead is the part of a leaf that a write appended to it reads:
+// what an inner node and a split read, after it, is left unwarmed.
+const leafHead = unsafe.Offsetof(bnode{}.keys)
+
 // slot is a record as a leaf holds it, with no pointer in it.
 type slot struct {
 	ts  int64  // Unix nanoseconds, a multiple of 100
