@@ -407,13 +407,9 @@ type waiter struct {
 // waiterHead is the part of a waiter that a task's sleep reads.
 const waiterHead = unsafe.Offsetof(waiter{}.ch)
 
-// The layout waiter's comment says: a line's worth at its head, and 128
-// bytes in all.
-var (
-	_ [64 - waiterHead]struct{}
-	_ [unsafe.Sizeof(waiter{}) - 128]struct{}
-	_ [128 - unsafe.Sizeof(waiter{})]struct{}
-)
+// A task's sleep reads one line of its waiter at most (see waiter; its
+// whole size, two lines on a 64-bit machine, is TestWaiterIsTwoLines').
+var _ [64 - waiterHead]struct{}
 
 // steppedTask is a task as the clock steps and warms it: a DeepWarmer as it
 // is, and any other task through an adapter (see GoTask), which makes a
@@ -1043,6 +1039,7 @@ func (c *Virtual) stillLooping() bool {
 			stop()
 		}
 		c.watched, c.unwatch = nil, nil
+		c.waiters = nil // nor the rest of an array of waiters, the ended tasks'
 	}
 	return c.looping
 }
@@ -1086,6 +1083,9 @@ func (c *Virtual) steps(w *waiter) *waiter {
 		} else {
 			c.tasks--
 			c.active--
+			// The waiter is in an array with others (see taskWaiter):
+			// it must not keep the task's state once the task ends.
+			w.t, w.ctx, w.done = nil, nil, nil
 			c.advance()
 		}
 		c.owner = false

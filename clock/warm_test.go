@@ -3,8 +3,10 @@ package clock
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -212,4 +214,106 @@ func TestTaskWaitersBeginOnALine(t *testing.T) {
 			t.Fatalf("task waiter %d begins %d bytes into a line", i, p%64)
 		}
 	}
+}
+
+// TestWaiterIsTwoLines: on a 64-bit machine a waiter is two cache lines,
+// so that in taskWaiter's arrays each begins on one.
+func TestWaiterIsTwoLines(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) == 8 && unsafe.Sizeof(waiter{}) != 128 {
+		t.Errorf("a waiter is %d bytes, not 128", unsafe.Sizeof(waiter{}))
+	}
+}
+
+// TestEndedTasksAreLetGo: a clock that outlives its tasks (an engine's,
+// over a suite's runs) keeps none of their state, though their waiters
+// came from one array.
+func TestEndedTasksAreLetGo(t *testing.T) {
+	c := NewVirtual(time.Unix(0, 0))
+	const n = 10
+	var freed atomic.Int32
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		task := &countdown{c: c, left: 3, done: wg.Done}
+		runtime.AddCleanup(task, func(*atomic.Int32) { freed.Add(1) }, &freed)
+		c.GoTask(task)
+	}
+	wg.Wait()
+	for range 20 {
+		runtime.GC()
+		if freed.Load() == n {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := freed.Load(); got != n {
+		t.Errorf("%d of %d ended tasks were freed while their clock lives", got, n)
+	}
+	runtime.KeepAlive(c)
+}
+
+// TestEndedTasksAreLetGoAmongLiveOnes: tasks that end while another still
+// lives, their waiters in one array with its, are let go too.
+func TestEndedTasksAreLetGoAmongLiveOnes(t *testing.T) {
+	c := NewVirtual(time.Unix(0, 0))
+	g := &gated{c: c, entered: make(chan struct{}), gate: make(chan struct{}), ended: make(chan struct{})}
+	c.GoTask(g)
+	const n = 10
+	var freed atomic.Int32
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		task := &countdown{c: c, done: wg.Done} // ends at its first step, before g's second
+		runtime.AddCleanup(task, func(*atomic.Int32) { freed.Add(1) }, &freed)
+		c.GoTask(task)
+	}
+	wg.Wait()
+	<-g.entered // g lives, in its second step
+	for range 20 {
+		runtime.GC()
+		if freed.Load() == n {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := freed.Load(); got != n {
+		t.Errorf("%d of %d ended tasks were freed while another task lives", got, n)
+	}
+	close(g.gate)
+	<-g.ended
+}
+
+// gated is a task that sleeps a millisecond, and then, in its second
+// step, waits for its gate before it ends.
+type gated struct {
+	c                    *Virtual
+	steps                int
+	entered, gate, ended chan struct{}
+}
+
+func (g *gated) Step(error) (time.Time, context.Context, bool) {
+	g.steps++
+	if g.steps == 1 {
+		return g.c.Now().Add(time.Millisecond), context.Background(), true
+	}
+	close(g.entered)
+	<-g.gate
+	close(g.ended)
+	return time.Time{}, nil, false
+}
+
+// countdown is a task that sleeps left times, a millisecond each.
+type countdown struct {
+	c    *Virtual
+	left int
+	done func()
+}
+
+func (d *countdown) Step(error) (time.Time, context.Context, bool) {
+	if d.left == 0 {
+		d.done()
+		return time.Time{}, nil, false
+	}
+	d.left--
+	return d.c.Now().Add(time.Millisecond), context.Background(), true
 }
