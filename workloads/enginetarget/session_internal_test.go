@@ -10,10 +10,10 @@ import (
 	"github.com/tablebench/tablebench/engine"
 )
 
-// TestSessionsBeginOnALine: a target's sessions, which a simulator's
-// threads read at every request, are whole cache lines and each begins on
-// one; threads in wall time, which start theirs at once, get sessions of
-// their own.
+// TestSessionsBeginOnALine: a simulation's sessions, which its threads
+// read at every request, are whole cache lines and each begins on one;
+// threads that start theirs at once get sessions of their own; and once
+// the simulation ends the target keeps none of them.
 func TestSessionsBeginOnALine(t *testing.T) {
 	if size := unsafe.Sizeof(session{}); size%64 != 0 {
 		t.Errorf("a session is %d bytes, not whole lines", size)
@@ -22,6 +22,7 @@ func TestSessionsBeginOnALine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tg.Unshared(true)
 	const n = 3*sessions + 1
 	got := make([]*session, n)
 	var wg sync.WaitGroup
@@ -41,5 +42,12 @@ func TestSessionsBeginOnALine(t *testing.T) {
 		if s.call != &s.own || s.call.Rand != &s.rand {
 			t.Fatalf("session %d calls the engine with another's state", i)
 		}
+	}
+	tg.Unshared(false)
+	if tg.made != nil {
+		t.Errorf("the target keeps %d sessions' room after the simulation", len(tg.made))
+	}
+	if s := tg.NewSession(1).(*session); s.call != &s.own {
+		t.Errorf("a session in wall time calls the engine with another's state")
 	}
 }

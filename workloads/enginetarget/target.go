@@ -26,16 +26,17 @@ type Target struct {
 	// file and sha256 are the profile file the engine's profile was read
 	// from, when it is not the built-in one of its name.
 	file, sha256 string
-	// made is the rest of the array that new sessions come from (see
-	// sessions), under mu: threads in wall time start theirs at once.
-	mu   sync.Mutex
-	made []session
+	// made is the rest of the array that a simulation's new sessions come
+	// from (see sessions) while its threads run unshared, under mu.
+	mu       sync.Mutex
+	unshared bool
+	made     []session
 }
 
-// sessions is how many sessions a target makes at once, in an array the
-// allocator begins on a cache line, as each of them then begins: a
-// simulator's thread reads its session at every request, and a session
-// is whole lines.
+// sessions is how many sessions a simulation's target makes at once, in
+// an array the allocator begins on a cache line, as each of them then
+// begins: a simulator's thread reads its session at every request, and a
+// session is whole lines. Threads in wall time get a session each.
 const sessions = 128
 
 var (
@@ -66,7 +67,14 @@ func (t *Target) Engine() *engine.Engine { return t.e }
 // Unshared declares whether the run's requests come one at a time, in the
 // turns of the engine's virtual clock (engine.Engine.Unshared): the
 // coordinator says so while its threads are the clock's tasks.
-func (t *Target) Unshared(on bool) { t.e.Unshared(on) }
+func (t *Target) Unshared(on bool) {
+	t.e.Unshared(on)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// The run's sessions go with its threads: the array they came from
+	// must not keep them, and their state of the run's table, after.
+	t.unshared, t.made = on, nil
+}
 
 // Close stops the engine's load balancer.
 func (t *Target) Close() error { return t.e.Close() }
@@ -144,19 +152,29 @@ var errClientTimeout = fmt.Errorf("the client stopped waiting: %w", context.Dead
 // NewSession returns a worker's session; its random draws come from its own
 // seeded source so runs repeat for a seed.
 func (t *Target) NewSession(seed uint64) workloads.Session {
-	t.mu.Lock()
-	if len(t.made) == 0 {
-		t.made = make([]session, sessions)
-	}
-	s := &t.made[0]
-	t.made = t.made[1:]
-	t.mu.Unlock()
+	s := t.newSession()
 	s.e = t.e
 	s.src.Seed(seed, 0x5e55)
 	s.rand = *rand.New(&s.src)
 	s.call = &s.own
 	s.call.Rand = &s.rand
 	s.cl = t.e.Client(s.call)
+	return s
+}
+
+// newSession returns a zero session: from an array while the target's
+// requests come unshared, in a simulation's turns.
+func (t *Target) newSession() *session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.unshared {
+		return new(session)
+	}
+	if len(t.made) == 0 {
+		t.made = make([]session, sessions)
+	}
+	s := &t.made[0]
+	t.made = t.made[1:]
 	return s
 }
 
