@@ -418,3 +418,32 @@ func TestSequentialCollectorRecordsTheSame(t *testing.T) {
 		t.Errorf("the requests went to too few keys to test the order the collector meets them in")
 	}
 }
+
+// TestErrorsCountedByCode: a thread's failed requests are counted by
+// their code, the first code met and those after it alike, for each
+// operation and in the run's totals.
+func TestErrorsCountedByCode(t *testing.T) {
+	start := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	col := results.NewCollector(start, start, start.Add(time.Minute))
+	col.PerOperation()
+	rec := col.Recorder(&results.Live{})
+	codes := []string{results.OutcomeThrottled, "InternalError", results.OutcomeThrottled, results.OutcomeTimedOut, "InternalError", results.OutcomeThrottled}
+	for i, op := range []string{"insert", "get"} {
+		for j, code := range codes[i:] {
+			due := start.Add(time.Duration(10*i+j) * time.Millisecond)
+			rec.Record(op, "pk", 1, due, due.Add(time.Millisecond), code, 0, false)
+		}
+	}
+	run, err := col.Close(start.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{results.OutcomeThrottled: 5, "InternalError": 4, results.OutcomeTimedOut: 2}
+	if fmt.Sprint(run.Totals.Errors) != fmt.Sprint(want) {
+		t.Errorf("errors %v, want %v", run.Totals.Errors, want)
+	}
+	wantGet := map[string]int64{results.OutcomeThrottled: 2, "InternalError": 2, results.OutcomeTimedOut: 1}
+	if got := run.Ops["get"].Errors; fmt.Sprint(got) != fmt.Sprint(wantGet) {
+		t.Errorf("get's errors %v, want %v", got, wantGet)
+	}
+}
