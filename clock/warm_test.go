@@ -239,14 +239,7 @@ func TestEndedTasksAreLetGo(t *testing.T) {
 		c.GoTask(task)
 	}
 	wg.Wait()
-	for range 20 {
-		runtime.GC()
-		if freed.Load() == n {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := freed.Load(); got != n {
+	if got := collected(&freed, n); got != n {
 		t.Errorf("%d of %d ended tasks were freed while their clock lives", got, n)
 	}
 	runtime.KeepAlive(c)
@@ -269,14 +262,7 @@ func TestEndedTasksAreLetGoAmongLiveOnes(t *testing.T) {
 	}
 	wg.Wait()
 	<-g.entered // g lives, in its second step
-	for range 20 {
-		runtime.GC()
-		if freed.Load() == n {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := freed.Load(); got != n {
+	if got := collected(&freed, n); got != n {
 		t.Errorf("%d of %d ended tasks were freed while another task lives", got, n)
 	}
 	close(g.gate)
@@ -300,6 +286,19 @@ func (g *gated) Step(error) (time.Time, context.Context, bool) {
 	<-g.gate
 	close(g.ended)
 	return time.Time{}, nil, false
+}
+
+// collected collects garbage until freed counts n, for a while at most,
+// and returns what it counts.
+func collected(freed *atomic.Int32, n int32) int32 {
+	for range 20 {
+		runtime.GC()
+		if freed.Load() == n {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return freed.Load()
 }
 
 // countdown is a task that sleeps left times, a millisecond each.
