@@ -170,21 +170,15 @@ func (r *Recorder) Warm() {
 
 // Hints appends where the recorder's next request's sample and key go,
 // for its thread to prefetch a step before it (clock.DeepWarmer): none
-// while they are the recorder's own (vals0, keys0), which Warm warms.
+// while they are the recorder's own (vals0, keys0), which Warm warms. A
+// simulator's recorders, the only ones warmed, are a sequential
+// collector's, whose seconds begin in those again.
 func (r *Recorder) Hints(hs []clock.Hint) []clock.Hint {
 	if v := r.secVals; len(v) < cap(v) && !r.inline(v) {
 		hs = append(hs, clock.Hinted(unsafe.Pointer(unsafe.SliceData(v[len(v):cap(v)])), unsafe.Sizeof(sample{})))
 	}
 	if k := r.secKeys; len(k) > 0 && unsafe.SliceData(k) != &r.keys0[0] {
 		hs = append(hs, clock.Hinted(unsafe.Pointer(&k[len(k)-1]), unsafe.Sizeof(keyRun{})))
-	}
-	if r.c.seq {
-		return hs
-	}
-	// Where its first sample goes, if the next request begins another
-	// second: the spare buffer's first.
-	if b := r.spare.Load(); b != nil && cap(b.samples) > 0 {
-		hs = append(hs, clock.Hinted(unsafe.Pointer(unsafe.SliceData(b.samples)), unsafe.Sizeof(sample{})))
 	}
 	return hs
 }

@@ -9,11 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unsafe"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/tablebench/tablebench/clock"
 )
 
 // Run is the record of one run: what was run, where, and what was measured.
@@ -293,81 +290,18 @@ func NewCollector(start, from, to time.Time) *Collector {
 	return c
 }
 
-// collectBatch is how many seconds of workers the collector takes from its
-// channel at a time, of those already waiting there.
-const collectBatch = 256
-
 // collect adds the workers' seconds as they come, until Close closes the
-// channel. It takes those waiting in a batch, to warm each a few ahead of
-// the one it adds (see warmDelta): a simulator's thousands of threads each
-// send a second of one or two requests, written a whole round of the
-// threads before, and the collector would otherwise wait on the memory
-// of each in turn.
+// channel. A simulation's thousands of threads send theirs in chunks
+// (see Sequential); a second on its own is a thread's in wall time.
 func (c *Collector) collect() {
 	defer close(c.done)
-	batch := make([]secDelta, 0, collectBatch)
 	for d := range c.c {
-		batch = append(batch[:0], d)
-		open := true
-	drain:
-		for len(batch) < cap(batch) {
-			select {
-			case d, ok := <-c.c:
-				if !ok {
-					open = false
-					break drain
-				}
-				batch = append(batch, d)
-			default:
-				break drain
-			}
+		if d.chunk != nil {
+			c.addChunk(d.chunk)
+			continue
 		}
-		for i := range batch {
-			d := &batch[i]
-			if d.chunk != nil { // a sequential collector's: it sends nothing else
-				c.addChunk(d.chunk)
-				continue
-			}
-			if j := i + 4; j < len(batch) && batch[j].buf != nil {
-				clock.Prefetch(unsafe.Pointer(batch[j].buf), unsafe.Sizeof(secBuf{}))
-			}
-			if j := i + 2; j < len(batch) && batch[j].buf != nil {
-				warmDelta(&batch[j], c.recs[batch[j].rec])
-			}
-			if j := i + 1; j < len(batch) && batch[j].buf != nil {
-				warmKey(&batch[j])
-			}
-			c.add(d.rec, d.sec, &d.counts, d.buf.samples, d.buf.keys)
-			d.buf.recycle(c.recs[d.rec])
-		}
-		clear(batch) // the buffers are their recorders' again
-		if !open {
-			return
-		}
-	}
-}
-
-// warmDelta prefetches what adding d reads, its buffer's struct already
-// in the cache: the first of its samples and of its keys, and the
-// recorder's end, where its buffer goes back (most often the recorder's
-// own).
-func warmDelta(d *secDelta, r *Recorder) {
-	b := d.buf
-	if len(b.samples) > 0 {
-		clock.Prefetch(unsafe.Pointer(unsafe.SliceData(b.samples)), unsafe.Sizeof(sample{}))
-	}
-	if len(b.keys) > 0 {
-		clock.Prefetch(unsafe.Pointer(unsafe.SliceData(b.keys)), unsafe.Sizeof(keyRun{}))
-	}
-	clock.Prefetch(unsafe.Pointer(&r.own), unsafe.Offsetof(r.spare)+unsafe.Sizeof(r.spare)-unsafe.Offsetof(r.own))
-}
-
-// warmKey prefetches the bytes of d's first PartitionKey, which the
-// collector looks up among the run's keys: a step after warmDelta, when
-// the key's header has arrived.
-func warmKey(d *secDelta) {
-	if k := d.buf.keys; len(k) > 0 && k[0].pk != "" {
-		clock.Prefetch(unsafe.Pointer(unsafe.StringData(k[0].pk)), uintptr(len(k[0].pk)))
+		c.add(d.rec, d.sec, &d.counts, d.buf.samples, d.buf.keys)
+		d.buf.recycle(c.recs[d.rec])
 	}
 }
 
