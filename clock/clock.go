@@ -122,7 +122,7 @@ type Virtual struct {
 	next    *waiter
 	run     chan *waiter
 	warmAt  int               // how many tasks the loop runs before it warms them: warmTasks
-	waiters []waiter          // the rest of the array that new tasks' waiters come from (see taskWaiter)
+	waiters Arrays[waiter]    // where new tasks' waiters come from (see taskWaiters)
 	watched []<-chan struct{} // the Done of every context a task has slept with
 	unwatch []func() bool     // stops each watch: a context outlives the run's clock
 }
@@ -1007,14 +1007,7 @@ func (c *Virtual) GoTask(t Task) {
 const taskWaiters = 256
 
 // taskWaiter returns a new task's waiter. Called with c.mu held.
-func (c *Virtual) taskWaiter() *waiter {
-	if len(c.waiters) == 0 {
-		c.waiters = make([]waiter, taskWaiters)
-	}
-	w := &c.waiters[0]
-	c.waiters = c.waiters[1:]
-	return w
-}
+func (c *Virtual) taskWaiter() *waiter { return c.waiters.Next(taskWaiters) }
 
 // loop runs tasks, one step at a time, while any lives: those another
 // participant's wait hands it through run, and those it wakes itself.
@@ -1039,7 +1032,7 @@ func (c *Virtual) stillLooping() bool {
 			stop()
 		}
 		c.watched, c.unwatch = nil, nil
-		c.waiters = nil // nor the rest of an array of waiters, the ended tasks'
+		c.waiters.Drop() // nor the rest of an array of waiters, the ended tasks'
 	}
 	return c.looping
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tablebench/tablebench/clock"
 )
 
 // Run is the record of one run: what was run, where, and what was measured.
@@ -240,10 +242,10 @@ type Collector struct {
 	fill    *chunk
 	chunks  int
 	emptied chan *chunk
-	// made is the rest of the array that new recorders come from: a
-	// simulator's thread reads its recorder at every request, and one that
-	// begins on a cache line is read in fewer of them (see recorders).
-	made []Recorder
+	// made is where new recorders come from: a simulator's thread reads
+	// its recorder at every request, and one that begins on a cache line
+	// is read in fewer of them (see recorders).
+	made clock.Arrays[Recorder]
 	// last is the second the collector added to last, and the one that
 	// comes next most often.
 	lastSec int
@@ -406,11 +408,7 @@ const recorders = 128
 // Recorder returns a new worker's recorder, whose live counters go to
 // live. Make every recorder before the workers start, from one goroutine.
 func (c *Collector) Recorder(live *Live) *Recorder {
-	if len(c.made) == 0 {
-		c.made = make([]Recorder, recorders)
-	}
-	r := &c.made[0]
-	c.made = c.made[1:]
+	r := c.made.Next(recorders)
 	*r = Recorder{c: c, live: live, sec: -1, id: int32(len(c.recs))}
 	if c.seq {
 		r.secVals, r.secKeys = r.vals0[:0], r.keys0[:0]

@@ -44,8 +44,8 @@ func TestSessionsBeginOnALine(t *testing.T) {
 		}
 	}
 	tg.Unshared(false)
-	if tg.made != nil {
-		t.Errorf("the target keeps %d sessions' room after the simulation", len(tg.made))
+	if tg.made.Held() {
+		t.Errorf("the target keeps an array of sessions after the simulation")
 	}
 	if s := tg.NewSession(1).(*session); s.call != &s.own {
 		t.Errorf("a session in wall time calls the engine with another's state")

@@ -30,7 +30,7 @@ type Target struct {
 	// from (see sessions) while its threads run unshared, under mu.
 	mu       sync.Mutex
 	unshared bool
-	made     []session
+	made     clock.Arrays[session]
 }
 
 // sessions is how many sessions a simulation's target makes at once, in
@@ -73,7 +73,8 @@ func (t *Target) Unshared(on bool) {
 	defer t.mu.Unlock()
 	// The run's sessions go with its threads: the array they came from
 	// must not keep them, and their state of the run's table, after.
-	t.unshared, t.made = on, nil
+	t.unshared = on
+	t.made.Drop()
 }
 
 // Close stops the engine's load balancer.
@@ -170,12 +171,7 @@ func (t *Target) newSession() *session {
 	if !t.unshared {
 		return new(session)
 	}
-	if len(t.made) == 0 {
-		t.made = make([]session, sessions)
-	}
-	s := &t.made[0]
-	t.made = t.made[1:]
-	return s
+	return t.made.Next(sessions)
 }
 
 type session struct {
