@@ -234,7 +234,7 @@ func TestEndedTasksAreLetGo(t *testing.T) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Add(1)
-		task := &countdown{c: c, left: 3, done: wg.Done}
+		task := &warmTask{c: c, log: new([]string), left: 3, done: wg.Done}
 		runtime.AddCleanup(task, func(*atomic.Int32) { freed.Add(1) }, &freed)
 		c.GoTask(task)
 	}
@@ -256,7 +256,7 @@ func TestEndedTasksAreLetGoAmongLiveOnes(t *testing.T) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Add(1)
-		task := &countdown{c: c, done: wg.Done} // ends at its first step, before g's second
+		task := &warmTask{c: c, log: new([]string), done: wg.Done} // ends at its first step, before g's second
 		runtime.AddCleanup(task, func(*atomic.Int32) { freed.Add(1) }, &freed)
 		c.GoTask(task)
 	}
@@ -299,20 +299,4 @@ func collected(freed *atomic.Int32, n int32) int32 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return freed.Load()
-}
-
-// countdown is a task that sleeps left times, a millisecond each.
-type countdown struct {
-	c    *Virtual
-	left int
-	done func()
-}
-
-func (d *countdown) Step(error) (time.Time, context.Context, bool) {
-	if d.left == 0 {
-		d.done()
-		return time.Time{}, nil, false
-	}
-	d.left--
-	return d.c.Now().Add(time.Millisecond), context.Background(), true
 }
