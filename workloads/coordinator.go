@@ -133,6 +133,7 @@ type worker struct {
 	vmID    int
 	id      int
 	batch   []tables.BatchOp
+	_       [8]byte // ownKeys begins on a line
 	ownKeys keys
 	rks     []string // the batch's RowKeys
 	txn     string   // the transaction id of the insert in flight

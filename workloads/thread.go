@@ -251,9 +251,9 @@ func (p partSender) Hints(hs []clock.Hint) []clock.Hint {
 	return hs
 }
 
-// maxHints is how many hints a thread keeps: its recorder's three and the
+// maxHints is how many hints a thread keeps: its recorder's two and the
 // engine's six at most.
-const maxHints = 9
+const maxHints = 8
 
 var _ clock.DeepWarmer = (*worker)(nil) // the clock warms a thread only if it is one
 
