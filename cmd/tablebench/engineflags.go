@@ -89,10 +89,12 @@ func (f *engineFlags) config(seed uint64) (engine.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	// Each range is written as what is in it, so that NaN, which no
+	// comparison holds for, is out of it.
 	switch {
-	case f.use == served && (f.timeScale <= 0 || f.timeScale > 1000):
+	case f.use == served && !(f.timeScale > 0 && f.timeScale <= 1000):
 		return cfg, usagef("--time-scale %g is out of range: use a factor above 0 up to 1000", f.timeScale)
-	case f.timeScale < 0 || f.timeScale > 1000:
+	case !(f.timeScale >= 0 && f.timeScale <= 1000):
 		return cfg, usagef("--time-scale %g is out of range: use 0 (virtual time, the default) or a factor up to 1000; 1 is wall time", f.timeScale)
 	}
 	switch f.balancer {
@@ -104,10 +106,10 @@ func (f *engineFlags) config(seed uint64) (engine.Config, error) {
 	default:
 		return cfg, usagef("--balancer %q is not known: use default, accelerated or off", f.balancer)
 	}
-	if f.partitionRate < 0 || f.accountRate < 0 {
+	if !(f.partitionRate >= 0 && f.accountRate >= 0) {
 		return cfg, usagef("--partition-rate and --account-rate must be positive entities/s, such as 200")
 	}
-	if f.latencyScale <= 0 || f.latencyScale > 1000 {
+	if !(f.latencyScale > 0 && f.latencyScale <= 1000) {
 		return cfg, usagef("--latency-scale %g is out of range: use a factor above 0 up to 1000", f.latencyScale)
 	}
 	if f.latencyScale != 1 && !p.Model {
