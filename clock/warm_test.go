@@ -249,6 +249,9 @@ func TestEndedTasksAreLetGo(t *testing.T) {
 // lives, their waiters in one array with its, are let go too.
 func TestEndedTasksAreLetGoAmongLiveOnes(t *testing.T) {
 	c := NewVirtual(time.Unix(0, 0))
+	// No time passes until every task is started: the others' first
+	// steps, at time 0, come before g's second, which holds the loop.
+	c.Hold(1)
 	g := &gated{c: c, entered: make(chan struct{}), gate: make(chan struct{}), ended: make(chan struct{})}
 	c.GoTask(g)
 	const n = 10
@@ -260,6 +263,7 @@ func TestEndedTasksAreLetGoAmongLiveOnes(t *testing.T) {
 		runtime.AddCleanup(task, func(*atomic.Int32) { freed.Add(1) }, &freed)
 		c.GoTask(task)
 	}
+	c.Release()
 	wg.Wait()
 	<-g.entered // g lives, in its second step
 	if got := collected(&freed, n); got != n {
